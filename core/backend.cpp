@@ -1,0 +1,28 @@
+// core/backend.cpp — the registry that maps a device type to its Backend.
+#include <ember/core/backend.h>
+
+#include <array>
+
+#include <ember/core/error.h>
+
+namespace ember {
+
+Backend& cpu_backend();  // core/cpu/cpu_backend.cpp
+
+namespace {
+std::array<Backend*, kNumDeviceTypes>& backend_table() {
+  static std::array<Backend*, kNumDeviceTypes> table{&cpu_backend(), nullptr};
+  return table;
+}
+}  // namespace
+
+Backend& backend_for(DeviceType type) {
+  Backend* backend = backend_table()[static_cast<int>(type)];
+  EMBER_CHECK(backend != nullptr, DeviceError,
+              "Torch not compiled with CUDA enabled (ember was built without its CUDA backend)");
+  return *backend;
+}
+
+void register_backend(DeviceType type, Backend* backend) { backend_table()[static_cast<int>(type)] = backend; }
+
+}  // namespace ember

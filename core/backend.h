@@ -1,0 +1,79 @@
+// core/backend.h — the interface a device implements: CPU always, CUDA when built.
+//
+// native:: functions (core/native.h) check arguments, allocate outputs, describe the work
+// as plain plans (core/strided_index.h) and call backend_for(device).<op>(plan). A backend
+// only computes; it never checks user input. CPU: core/cpu/cpu_backend.cpp. CUDA:
+// cuda/cuda_backend.cu, registered at start-up when ember_cuda is linked.
+//
+// Adding an elementwise op = a new enum value here + one functor per backend
+// (docs/adding-an-op.md walks through it).
+#pragma once
+
+#include <cstddef>
+
+#include <ember/core/device.h>
+#include <ember/core/scalar.h>
+#include <ember/core/strided_index.h>
+
+namespace ember {
+
+enum class UnaryOp {
+  Neg, Exp, Log, Sqrt, Abs, Sign, Sigmoid, Tanh, Relu,
+  Clamp,      // params.low/high with has_low/has_high
+  PowScalar,  // params.exponent
+};
+
+struct UnaryParams {
+  double low = 0.0, high = 0.0;
+  bool has_low = false, has_high = false;
+  double exponent = 1.0;
+};
+
+enum class BinaryOp {
+  Add,  // out = a + alpha * b
+  Sub,  // out = a - alpha * b
+  Mul, Div, Pow, Maximum, Minimum,
+  Eq, Ne, Lt, Le, Gt, Ge,   // output dtype Bool
+  LogicalAnd,               // output dtype Bool
+};
+
+inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
+
+enum class ReduceOp { Sum, Mean, Prod, Max, Min, ArgMax, ArgMin };
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // plan operands: [out]. Writes value (cast to out's dtype) everywhere.
+  virtual void fill(const StridedPlan& plan, Scalar value) = 0;
+  // plan operands: [dst, src], same device; dtypes may differ (the copy casts).
+  virtual void copy(const StridedPlan& plan) = 0;
+  // Raw byte copy between any two devices, at least one of them this backend's.
+  virtual void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t nbytes) = 0;
+
+  // plan operands: [out, in], both of one dtype.
+  virtual void unary(UnaryOp op, const StridedPlan& plan, const UnaryParams& params) = 0;
+  // plan operands: [out, a, b]; a and b share a dtype; out has it too, or Bool for
+  // comparisons. alpha only for Add/Sub.
+  virtual void binary(BinaryOp op, const StridedPlan& plan, Scalar alpha) = 0;
+  // plan operands: [out, condition (Bool), a, b]; out, a, b share a dtype.
+  virtual void where(const StridedPlan& plan) = 0;
+
+  virtual void reduce(ReduceOp op, const ReducePlan& plan) = 0;
+  virtual void softmax(const SoftmaxPlan& plan, bool log) = 0;
+  virtual void gemm(const GemmPlan& plan) = 0;
+
+  virtual void index_select(const IndexPlan& plan) = 0;
+  virtual void index_add(const IndexPlan& plan) = 0;   // output already holds self
+  virtual void gather(const IndexPlan& plan) = 0;
+  virtual void scatter_add(const IndexPlan& plan) = 0; // output already holds self
+};
+
+// The backend that serves a device type; DeviceError when none is registered
+// ("Torch not compiled with CUDA enabled").
+Backend& backend_for(DeviceType type);
+inline Backend& backend_for(Device device) { return backend_for(device.type()); }
+void register_backend(DeviceType type, Backend* backend);
+
+}  // namespace ember

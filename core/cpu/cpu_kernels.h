@@ -1,0 +1,30 @@
+// core/cpu/cpu_kernels.h — the CPU backend's kernels, one free function per backend entry.
+//
+// core/cpu/cpu_backend.cpp forwards each Backend method here. Files:
+//   elementwise_kernels.cpp  fill, copy (with casts), unary, binary, where
+//   reduce_kernels.cpp       reductions, softmax / log_softmax
+//   gemm.cpp                 batched strided matrix multiply
+//   index_kernels.cpp        index_select, index_add, gather, scatter_add
+#pragma once
+
+#include <ember/core/backend.h>
+
+namespace ember::cpu {
+
+void fill(const StridedPlan& plan, Scalar value);
+void copy(const StridedPlan& plan);
+void unary(UnaryOp op, const StridedPlan& plan, const UnaryParams& params);
+void binary(BinaryOp op, const StridedPlan& plan, Scalar alpha);
+void where(const StridedPlan& plan);
+
+void reduce(ReduceOp op, const ReducePlan& plan);
+void softmax(const SoftmaxPlan& plan, bool log);
+
+void gemm(const GemmPlan& plan);
+
+void index_select(const IndexPlan& plan);
+void index_add(const IndexPlan& plan);
+void gather(const IndexPlan& plan);
+void scatter_add(const IndexPlan& plan);
+
+}  // namespace ember::cpu

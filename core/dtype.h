@@ -1,0 +1,96 @@
+// core/dtype.h — element types (PyTorch: torch.dtype) and type promotion.
+//
+// Tensor §2.2 of the tutorial: integers default to int64, floats to float32, and
+// `.to(float32)` converts. Promotion follows torch.result_type: categories rank
+// bool < integral < floating; within a category the wider type wins; and 0-d tensors and
+// Python-style scalars only raise the *category*, never the width (see promote_operands in
+// core/type_promotion.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+namespace ember {
+
+enum class DType : std::uint8_t {
+  Bool,
+  UInt8,
+  Int32,
+  Int64,
+  Float32,
+  Float64,
+  // Room for Float16 / BFloat16: add here, in dtype.cpp's tables, and in the dispatch macro.
+};
+
+constexpr int kNumDTypes = 6;
+
+// Shorthand constants in PyTorch's spelling: ember::kFloat32, ember::kInt64, ...
+constexpr DType kBool = DType::Bool;
+constexpr DType kUInt8 = DType::UInt8;
+constexpr DType kInt32 = DType::Int32;
+constexpr DType kInt64 = DType::Int64;
+constexpr DType kFloat32 = DType::Float32;
+constexpr DType kFloat64 = DType::Float64;
+constexpr DType kFloat = DType::Float32;
+constexpr DType kDouble = DType::Float64;
+constexpr DType kLong = DType::Int64;
+constexpr DType kInt = DType::Int32;
+
+std::size_t itemsize(DType dtype);
+bool is_floating_point(DType dtype);
+bool is_integral(DType dtype, bool include_bool = false);
+// "float32", "int64", ... (what PyTorch prints after "torch.").
+std::string dtype_name(DType dtype);
+// "Float", "Long", ... (PyTorch's ScalarType names, used in its error messages).
+std::string scalar_type_name(DType dtype);
+// Promotion of two dtypes of equal priority (torch.promote_types).
+DType promote_types(DType a, DType b);
+
+// The default floating dtype (torch.get_default_dtype): float32.
+DType default_float_dtype();
+
+// C++ type <-> DType.
+template <class T> struct dtype_of;
+template <> struct dtype_of<bool> { static constexpr DType value = DType::Bool; };
+template <> struct dtype_of<std::uint8_t> { static constexpr DType value = DType::UInt8; };
+template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType::Int32; };
+template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType::Int64; };
+template <> struct dtype_of<float> { static constexpr DType value = DType::Float32; };
+template <> struct dtype_of<double> { static constexpr DType value = DType::Float64; };
+template <class T> constexpr DType dtype_of_v = dtype_of<std::remove_cv_t<T>>::value;
+
+std::ostream& operator<<(std::ostream& out, DType dtype);  // prints "torch.float32"
+
+}  // namespace ember
+
+// EMBER_DISPATCH_ALL(dtype, T, body): runs body with `T` bound to the C++ type of dtype.
+// The one place that turns a runtime dtype into a compile-time type.
+#define EMBER_DISPATCH_CASE(enum_value, cpp_type, ...) \
+  case ::ember::DType::enum_value: {                   \
+    using scalar_t = cpp_type;                         \
+    __VA_ARGS__;                                       \
+    break;                                             \
+  }
+#define EMBER_DISPATCH_ALL(dtype, ...)                                                  \
+  do {                                                                                  \
+    switch (dtype) {                                                                    \
+      EMBER_DISPATCH_CASE(Bool, bool, __VA_ARGS__)                                      \
+      EMBER_DISPATCH_CASE(UInt8, std::uint8_t, __VA_ARGS__)                             \
+      EMBER_DISPATCH_CASE(Int32, std::int32_t, __VA_ARGS__)                             \
+      EMBER_DISPATCH_CASE(Int64, std::int64_t, __VA_ARGS__)                             \
+      EMBER_DISPATCH_CASE(Float32, float, __VA_ARGS__)                                  \
+      EMBER_DISPATCH_CASE(Float64, double, __VA_ARGS__)                                 \
+    }                                                                                   \
+  } while (0)
+#define EMBER_DISPATCH_FLOATING(dtype, ...)                                             \
+  do {                                                                                  \
+    switch (dtype) {                                                                    \
+      EMBER_DISPATCH_CASE(Float32, float, __VA_ARGS__)                                  \
+      EMBER_DISPATCH_CASE(Float64, double, __VA_ARGS__)                                 \
+      default:                                                                          \
+        throw ::ember::DTypeError(::ember::make_message("expected a floating point dtype, got ", \
+                                                        ::ember::dtype_name(dtype)));   \
+    }                                                                                   \
+  } while (0)

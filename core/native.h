@@ -1,0 +1,133 @@
+// core/native.h — the kernel-level op API: checks, output allocation, dispatch. No autograd.
+//
+// Every public op (ember::add, Tensor::sum, ...) is defined in autograd/, which records the
+// op on the tape and calls the function of the same name here. These functions:
+//   1. check their arguments (shapes, dtypes, devices) and throw PyTorch-worded errors,
+//   2. work out the output's shape and dtype (broadcasting, type promotion),
+//   3. allocate the output and hand the work to the backend of the inputs' device
+//      (core/backend.h: CPU always, CUDA when built).
+// Views (view, transpose, ...) only build new TensorImpls over the same storage.
+// Files: core/views.cpp, core/copy.cpp, core/elementwise.cpp, core/reduce.cpp,
+//        core/linalg.cpp, core/indexing.cpp.
+#pragma once
+
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include <ember/core/tensor.h>
+
+namespace ember::native {
+
+// ----------------------------------------------------------------- views (views.cpp)
+Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, std::int64_t storage_offset);
+// view: "view size is not compatible with input tensor's size and stride (at least one
+// dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+Tensor view(const Tensor& self, IntArrayRef sizes);
+Tensor reshape(const Tensor& self, IntArrayRef sizes);  // a view when possible, else a copy
+Tensor transpose(const Tensor& self, std::int64_t dim0, std::int64_t dim1);
+Tensor t(const Tensor& self);                 // "t() expects a tensor with <= 2 dimensions, but self is 3D"
+Tensor permute(const Tensor& self, IntArrayRef dims);
+Tensor reverse_dims(const Tensor& self);      // .T
+Tensor squeeze(const Tensor& self);
+Tensor squeeze(const Tensor& self, std::int64_t dim);
+Tensor unsqueeze(const Tensor& self, std::int64_t dim);
+Tensor flatten(const Tensor& self, std::int64_t start_dim, std::int64_t end_dim);
+// expand: "The expanded size of the tensor (4) must match the existing size (3) at
+// non-singleton dimension 1.  Target sizes: [2, 4].  Tensor sizes: [2, 3]"
+Tensor expand(const Tensor& self, IntArrayRef sizes);
+Tensor select(const Tensor& self, std::int64_t dim, std::int64_t index);
+Tensor narrow(const Tensor& self, std::int64_t dim, std::int64_t start, std::int64_t length);
+Tensor slice(const Tensor& self, std::int64_t dim, std::optional<std::int64_t> start,
+             std::optional<std::int64_t> end, std::int64_t step);
+Tensor alias(const Tensor& self);  // a new handle on the same data with no autograd meta (detach)
+
+// ----------------------------------------------------------------- copies (copy.cpp)
+Tensor contiguous(const Tensor& self);  // self itself when already contiguous
+Tensor clone(const Tensor& self);       // always a fresh contiguous copy
+Tensor to_dtype(const Tensor& self, DType dtype);    // self when dtype matches
+Tensor to_device(const Tensor& self, Device device); // self when device matches
+// dst <- src, broadcasting src to dst's shape and casting to dst's dtype; any devices.
+void copy_(const Tensor& dst, const Tensor& src);
+void fill_(const Tensor& self, Scalar value);
+
+// ----------------------------------------------------------------- elementwise (elementwise.cpp)
+// Binary ops broadcast and promote (torch.result_type); comparisons return bool.
+// Unary float ops (exp, log, sqrt, sigmoid, tanh) turn integer inputs into float32.
+Tensor add(const Tensor& a, const Tensor& b, Scalar alpha = 1);
+Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha = 1);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);  // true division: int / int -> float32
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, Scalar exponent);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor neg(const Tensor& self);
+Tensor exp(const Tensor& self);
+Tensor log(const Tensor& self);
+Tensor sqrt(const Tensor& self);
+Tensor abs(const Tensor& self);
+Tensor sign(const Tensor& self);
+Tensor sigmoid(const Tensor& self);
+Tensor tanh(const Tensor& self);
+Tensor relu(const Tensor& self);
+Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max);
+// where(condition, a, b): condition must be bool: "where expected condition to be a boolean
+// tensor, but got a tensor with dtype Float".
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+// In place: the result is written into self (broadcast to self's shape, cast to self's
+// dtype; "result type Float can't be cast to the desired output type Long").
+void add_(const Tensor& self, const Tensor& other, Scalar alpha = 1);
+void sub_(const Tensor& self, const Tensor& other, Scalar alpha = 1);
+void mul_(const Tensor& self, const Tensor& other);
+void div_(const Tensor& self, const Tensor& other);
+
+// ----------------------------------------------------------------- reductions (reduce.cpp)
+// dims empty = all dims. sum/prod of integers (and bool) give int64, as PyTorch.
+Tensor sum(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<DType> dtype = std::nullopt);
+Tensor mean(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<DType> dtype = std::nullopt);
+Tensor prod(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<DType> dtype = std::nullopt);
+Tensor amax(const Tensor& self, IntArrayRef dims, bool keepdim);
+Tensor amin(const Tensor& self, IntArrayRef dims, bool keepdim);
+std::tuple<Tensor, Tensor> max(const Tensor& self, std::int64_t dim, bool keepdim);
+std::tuple<Tensor, Tensor> min(const Tensor& self, std::int64_t dim, bool keepdim);
+Tensor argmax(const Tensor& self, std::optional<std::int64_t> dim, bool keepdim);
+Tensor argmin(const Tensor& self, std::optional<std::int64_t> dim, bool keepdim);
+Tensor softmax(const Tensor& self, std::int64_t dim);      // numerically stable (max subtracted)
+Tensor log_softmax(const Tensor& self, std::int64_t dim);
+bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan);
+bool equal(const Tensor& a, const Tensor& b);  // same sizes and same values
+
+// ----------------------------------------------------------------- linear algebra (linalg.cpp)
+// mm: "mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)".
+Tensor mm(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+// beta * bias + alpha * (a @ b), bias broadcast to [n, m].
+Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, Scalar beta = 1, Scalar alpha = 1);
+// torch.matmul's rules: 1-D·1-D dot, 2-D mm, 1-D promoted and squeezed, batched broadcast.
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// ----------------------------------------------------------------- indexing (indexing.cpp)
+Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim);
+Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim);
+Tensor index_select(const Tensor& self, std::int64_t dim, const Tensor& index);
+// out = self.clone(); out.index_add_(dim, index, source)
+Tensor index_add(const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& source);
+Tensor gather(const Tensor& self, std::int64_t dim, const Tensor& index);
+// out = self.clone(); out.scatter_add_(dim, index, source)
+Tensor scatter_add(const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& source);
+// int64 class indices -> int64 one-hot; num_classes -1 = max + 1.
+Tensor one_hot(const Tensor& self, std::int64_t num_classes = -1);
+
+// ----------------------------------------------------------------- checks shared by ops
+// "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+void check_same_device(const Tensor& a, const Tensor& b);
+
+}  // namespace ember::native

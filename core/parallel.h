@@ -1,0 +1,22 @@
+// core/parallel.h — splitting a loop across the CPU's cores.
+//
+// parallel_for(begin, end, grain_size, body) calls body(chunk_begin, chunk_end) on
+// disjoint chunks covering [begin, end), in parallel when the range is larger than
+// grain_size, inline otherwise (so small tensors pay no thread overhead). A persistent
+// pool of std::threads serves every call (core/parallel.cpp). Nested calls run inline.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace ember {
+
+// Below this many elements an elementwise op runs on one thread.
+constexpr std::int64_t kDefaultGrainSize = 32768;
+
+void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain_size,
+                  const std::function<void(std::int64_t, std::int64_t)>& body);
+int get_num_threads();
+void set_num_threads(int threads);  // 1 = no threads at all
+
+}  // namespace ember

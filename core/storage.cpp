@@ -1,0 +1,70 @@
+// core/storage.cpp — Storage and the CPU allocator.
+#include <ember/core/storage.h>
+
+#include <array>
+#include <cstdlib>
+#include <new>
+
+#include <ember/core/allocator.h>
+#include <ember/core/error.h>
+
+namespace ember {
+
+namespace {
+
+class CpuAllocator final : public Allocator {
+ public:
+  void* allocate(std::size_t nbytes, Device) override {
+    if (nbytes == 0) return nullptr;
+    // aligned_alloc needs a size that is a multiple of the alignment.
+    std::size_t rounded = (nbytes + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
+    void* pointer = std::aligned_alloc(kCpuAlignment, rounded);
+    EMBER_CHECK(pointer != nullptr, Error, "DefaultCPUAllocator: can't allocate memory: you tried to allocate ",
+                nbytes, " bytes.");
+    return pointer;
+  }
+  void deallocate(void* pointer, std::size_t, Device) override { std::free(pointer); }
+};
+
+std::array<Allocator*, kNumDeviceTypes>& allocator_table() {
+  static std::array<Allocator*, kNumDeviceTypes> table{&cpu_allocator(), nullptr};
+  return table;
+}
+
+}  // namespace
+
+Allocator& cpu_allocator() {
+  static CpuAllocator allocator;
+  return allocator;
+}
+
+Allocator& allocator_for(DeviceType type) {
+  Allocator* allocator = allocator_table()[static_cast<int>(type)];
+  EMBER_CHECK(allocator != nullptr, DeviceError,
+              "Torch not compiled with CUDA enabled (ember was built without its CUDA backend)");
+  return *allocator;
+}
+
+void register_allocator(DeviceType type, Allocator* allocator) {
+  allocator_table()[static_cast<int>(type)] = allocator;
+}
+
+StorageImpl::StorageImpl(std::size_t nbytes, Device device)
+    : data_(allocator_for(device.type()).allocate(nbytes, device)), nbytes_(nbytes), device_(device) {}
+
+StorageImpl::StorageImpl(void* data, std::size_t nbytes, Device device, std::function<void(void*)> deleter)
+    : data_(data), nbytes_(nbytes), device_(device), deleter_(std::move(deleter)) {
+  if (!deleter_) deleter_ = [](void*) {};  // borrowed memory: never freed by us
+}
+
+StorageImpl::~StorageImpl() {
+  if (deleter_) {
+    deleter_(data_);
+  } else if (data_ != nullptr) {
+    allocator_for(device_.type()).deallocate(data_, nbytes_, device_);
+  }
+}
+
+Storage make_storage(std::size_t nbytes, Device device) { return std::make_shared<StorageImpl>(nbytes, device); }
+
+}  // namespace ember

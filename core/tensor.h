@@ -1,0 +1,316 @@
+// core/tensor.h — the Tensor: a view (sizes, strides, offset, dtype) onto a shared Storage.
+//
+// Tutorial §2. A Tensor is a cheap handle (a shared pointer to a TensorImpl): copying a
+// Tensor copies the handle, never the data, exactly as assigning a Python variable does.
+// Views (`view`, `transpose`, `slice`, ...) make a new TensorImpl that shares the Storage.
+//
+// Who defines what:
+//   - metadata, data access and autograd *fields* (requires_grad, grad, grad_fn) are core's
+//     and defined in core/tensor.cpp;
+//   - every op method (views, math, reductions, ...) is differentiable, so it is defined in
+//     autograd/ (autograd/tensor_methods.cpp), which records the op on the tape and then
+//     calls the non-differentiable kernel-level function of the same name in ember::native
+//     (core/native.h). Code inside core itself only ever calls ember::native.
+// This mirrors PyTorch, where TensorBody.h declares methods and the autograd layer
+// (VariableType) wraps the ATen kernels.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include <ember/core/device.h>
+#include <ember/core/dtype.h>
+#include <ember/core/error.h>
+#include <ember/core/scalar.h>
+#include <ember/core/shape.h>
+#include <ember/core/storage.h>
+
+namespace ember {
+
+class Tensor;
+struct AutogradMeta;  // core/autograd_meta.h
+class GradFn;         // core/autograd_meta.h: the base of autograd's graph nodes
+
+// The state behind a Tensor handle.
+struct TensorImpl {
+  Storage storage;
+  Shape sizes;
+  Shape strides;  // in elements, not bytes
+  std::int64_t storage_offset = 0;
+  DType dtype = DType::Float32;
+  // A 0-d tensor made from a C++ number (x * 2.0). It ranks below every dimensioned tensor
+  // and 0-d tensor in type promotion, like a Python scalar in PyTorch.
+  bool is_wrapped_number = false;
+  std::shared_ptr<AutogradMeta> autograd_meta;  // null until autograd needs it
+};
+
+// How to build a tensor: dtype (default: float32 for floating data), device, requires_grad.
+// libtorch style: ember::zeros({2, 3}, ember::TensorOptions().dtype(ember::kInt64)).
+class TensorOptions {
+ public:
+  TensorOptions() = default;
+  TensorOptions(DType dtype) : dtype_(dtype) {}        // NOLINT: zeros({2}, kInt64)
+  TensorOptions(Device device) : device_(device) {}     // NOLINT: zeros({2}, Device("cuda"))
+  TensorOptions(DeviceType type) : device_(type) {}     // NOLINT
+
+  TensorOptions dtype(DType dtype) const { auto copy = *this; copy.dtype_ = dtype; return copy; }
+  TensorOptions device(Device device) const { auto copy = *this; copy.device_ = device; return copy; }
+  TensorOptions requires_grad(bool value) const { auto copy = *this; copy.requires_grad_ = value; return copy; }
+
+  std::optional<DType> dtype_opt() const { return dtype_; }
+  DType dtype_or(DType fallback) const { return dtype_.value_or(fallback); }
+  Device device() const { return device_; }
+  bool requires_grad() const { return requires_grad_; }
+
+ private:
+  std::optional<DType> dtype_;
+  Device device_ = kCPU;
+  bool requires_grad_ = false;
+};
+
+inline TensorOptions dtype(DType value) { return TensorOptions().dtype(value); }
+inline TensorOptions device(Device value) { return TensorOptions().device(value); }
+inline TensorOptions requires_grad(bool value = true) { return TensorOptions().requires_grad(value); }
+
+// Hook signatures (autograd/hooks.h explains them).
+using TensorHook = std::function<Tensor(const Tensor& grad)>;  // may return an undefined tensor: keep grad
+using PostAccumulateGradHook = std::function<void(const Tensor& leaf)>;
+
+class Tensor {
+ public:
+  Tensor() = default;  // an undefined tensor (defined() == false), like at::Tensor()
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // ---------------------------------------------------------------- metadata (core)
+  bool defined() const { return impl_ != nullptr; }
+  std::int64_t dim() const { return static_cast<std::int64_t>(impl().sizes.size()); }
+  std::int64_t ndimension() const { return dim(); }
+  const Shape& sizes() const { return impl().sizes; }
+  const Shape& shape() const { return impl().sizes; }
+  const Shape& strides() const { return impl().strides; }
+  std::int64_t size(std::int64_t dim) const;    // negative dims count from the end
+  std::int64_t stride(std::int64_t dim) const;
+  std::int64_t numel() const { return compute_numel(impl().sizes); }
+  std::int64_t storage_offset() const { return impl().storage_offset; }
+  DType dtype() const { return impl().dtype; }
+  DType scalar_type() const { return impl().dtype; }
+  Device device() const { return impl().storage->device(); }
+  bool is_cuda() const { return device().is_cuda(); }
+  bool is_cpu() const { return device().is_cpu(); }
+  bool is_floating_point() const { return ember::is_floating_point(dtype()); }
+  std::size_t element_size() const { return itemsize(dtype()); }
+  bool is_contiguous() const { return is_contiguous_layout(impl().sizes, impl().strides); }
+  bool is_wrapped_number() const { return impl().is_wrapped_number; }
+  TensorOptions options() const { return TensorOptions().dtype(dtype()).device(device()); }
+  const Storage& storage() const { return impl().storage; }
+  TensorImpl& impl() const;  // throws on an undefined tensor
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+  long use_count() const { return impl_.use_count(); }
+
+  // Pointer to the first element. data_ptr<T>() checks T against dtype():
+  // "expected scalar type Long but found Float". CPU tensors only for typed access.
+  void* data_ptr() const;
+  template <class T>
+  T* data_ptr() const {
+    check_dtype_for_access(dtype_of_v<T>);
+    return static_cast<T*>(data_ptr());
+  }
+  // The single value of a one-element tensor (copied to the CPU if needed):
+  // "a Tensor with 2 elements cannot be converted to Scalar".
+  Scalar item() const;
+  template <class T>
+  T item() const { return item().to<T>(); }
+
+  // Version counter, shared by all views of the same storage (core/storage.h).
+  std::uint64_t version() const { return impl().storage->version(); }
+  void bump_version() const { impl().storage->bump_version(); }
+
+  // ---------------------------------------------------------------- autograd fields (core)
+  bool requires_grad() const;
+  // Sets requires_grad on a leaf. PyTorch's errors: only floating tensors can require grad;
+  // a non-leaf can only be switched on this way by its graph.
+  Tensor& requires_grad_(bool value = true);
+  Tensor& set_requires_grad(bool value) { return requires_grad_(value); }
+  const Tensor& grad() const;   // undefined tensor when no gradient has been accumulated
+  Tensor& mutable_grad();       // for optimizers and the engine
+  bool is_leaf() const;         // no grad_fn
+  std::shared_ptr<GradFn> grad_fn() const;
+  std::uint32_t output_nr() const;
+  bool retains_grad() const;
+  AutogradMeta* autograd_meta() const { return impl().autograd_meta.get(); }
+  AutogradMeta& ensure_autograd_meta() const;
+  // A Python-style name for the graph inspector (set by the user, optional).
+  void set_name(const std::string& name) const;
+  std::string name() const;
+
+  // ---------------------------------------------------------------- autograd (autograd/)
+  void backward(const Tensor& gradient = {}, bool retain_graph = false, bool create_graph = false) const;
+  void retain_grad() const;
+  Tensor detach() const;
+  Tensor& detach_();
+  // Runs during backward with the gradient w.r.t. this tensor; may return a replacement.
+  void register_hook(TensorHook hook) const;
+  // Runs after a leaf's .grad has been accumulated (used by DDP to overlap communication).
+  void register_post_accumulate_grad_hook(PostAccumulateGradHook hook) const;
+
+  // ---------------------------------------------------------------- views (autograd/)
+  Tensor view(IntArrayRef sizes) const;
+  Tensor reshape(IntArrayRef sizes) const;
+  template <class... I, std::enable_if_t<(std::is_integral_v<I> && ...), int> = 0>
+  Tensor view(I... sizes) const { return view(IntArrayRef({static_cast<std::int64_t>(sizes)...})); }
+  template <class... I, std::enable_if_t<(std::is_integral_v<I> && ...), int> = 0>
+  Tensor reshape(I... sizes) const { return reshape(IntArrayRef({static_cast<std::int64_t>(sizes)...})); }
+  Tensor view_as(const Tensor& other) const { return view(other.sizes()); }
+  Tensor reshape_as(const Tensor& other) const { return reshape(other.sizes()); }
+  Tensor transpose(std::int64_t dim0, std::int64_t dim1) const;
+  Tensor t() const;  // 2-D (or fewer) transpose
+  Tensor T() const;  // reverses all dims (tutorial's tensor2d.T)
+  Tensor permute(IntArrayRef dims) const;
+  Tensor squeeze() const;
+  Tensor squeeze(std::int64_t dim) const;
+  Tensor unsqueeze(std::int64_t dim) const;
+  Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const;
+  Tensor expand(IntArrayRef sizes) const;
+  Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
+  Tensor select(std::int64_t dim, std::int64_t index) const;
+  Tensor narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const;
+  Tensor slice(std::int64_t dim, std::optional<std::int64_t> start = std::nullopt,
+               std::optional<std::int64_t> end = std::nullopt, std::int64_t step = 1) const;
+  Tensor operator[](std::int64_t index) const { return select(0, index); }
+  Tensor contiguous() const;
+  Tensor clone() const;
+  Tensor to(DType dtype) const;
+  Tensor to(Device device) const;
+  Tensor to(Device device, DType dtype) const;
+  Tensor to(const char* device) const { return to(Device(device)); }
+  Tensor cpu() const { return to(kCPU); }
+  Tensor cuda() const { return to(Device(DeviceType::CUDA, 0)); }
+
+  // ---------------------------------------------------------------- in place (autograd/)
+  Tensor& add_(const Tensor& other, Scalar alpha = 1);
+  Tensor& add_(Scalar other);
+  Tensor& sub_(const Tensor& other, Scalar alpha = 1);
+  Tensor& sub_(Scalar other);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(Scalar other);
+  Tensor& div_(const Tensor& other);
+  Tensor& div_(Scalar other);
+  Tensor& copy_(const Tensor& source);
+  Tensor& fill_(Scalar value);
+  Tensor& zero_();
+
+  // ---------------------------------------------------------------- math (autograd/)
+  Tensor add(const Tensor& other, Scalar alpha = 1) const;
+  Tensor sub(const Tensor& other, Scalar alpha = 1) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor neg() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor abs() const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(Scalar exponent) const;
+  Tensor sigmoid() const;
+  Tensor tanh() const;
+  Tensor relu() const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor eq(const Tensor& other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor eq(Scalar other) const;
+  Tensor ne(Scalar other) const;
+  Tensor lt(Scalar other) const;
+  Tensor le(Scalar other) const;
+  Tensor gt(Scalar other) const;
+  Tensor ge(Scalar other) const;
+  Tensor maximum(const Tensor& other) const;
+  Tensor minimum(const Tensor& other) const;
+
+  // ---------------------------------------------------------------- reductions (autograd/)
+  // dims empty = all dims. dtype: accumulate/return type (sum of ints is int64, as PyTorch).
+  Tensor sum(std::optional<DType> dtype = std::nullopt) const;
+  Tensor sum(IntArrayRef dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor mean(std::optional<DType> dtype = std::nullopt) const;
+  Tensor mean(IntArrayRef dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor prod(std::optional<DType> dtype = std::nullopt) const;
+  Tensor prod(std::int64_t dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor max() const;  // all elements
+  Tensor min() const;
+  std::tuple<Tensor, Tensor> max(std::int64_t dim, bool keepdim = false) const;  // (values, indices)
+  std::tuple<Tensor, Tensor> min(std::int64_t dim, bool keepdim = false) const;
+  Tensor amax(IntArrayRef dims, bool keepdim = false) const;
+  Tensor amin(IntArrayRef dims, bool keepdim = false) const;
+  Tensor argmax(std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor softmax(std::int64_t dim) const;
+  Tensor log_softmax(std::int64_t dim) const;
+
+  // ---------------------------------------------------------------- linear algebra, indexing
+  Tensor matmul(const Tensor& other) const;
+  Tensor mm(const Tensor& other) const;
+  Tensor index_select(std::int64_t dim, const Tensor& index) const;
+  Tensor gather(std::int64_t dim, const Tensor& index) const;
+
+  // ---------------------------------------------------------------- comparisons (core, no grad)
+  bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
+  bool equal(const Tensor& other) const;
+
+ private:
+  void check_dtype_for_access(DType requested) const;
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+// ---------------------------------------------------------------- operators (autograd/)
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, Scalar b);
+Tensor operator-(const Tensor& a, Scalar b);
+Tensor operator*(const Tensor& a, Scalar b);
+Tensor operator/(const Tensor& a, Scalar b);
+Tensor operator+(Scalar a, const Tensor& b);
+Tensor operator-(Scalar a, const Tensor& b);
+Tensor operator*(Scalar a, const Tensor& b);
+Tensor operator/(Scalar a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+Tensor operator==(const Tensor& a, const Tensor& b);
+Tensor operator!=(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator<=(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor operator==(const Tensor& a, Scalar b);
+Tensor operator!=(const Tensor& a, Scalar b);
+Tensor operator<(const Tensor& a, Scalar b);
+Tensor operator<=(const Tensor& a, Scalar b);
+Tensor operator>(const Tensor& a, Scalar b);
+Tensor operator>=(const Tensor& a, Scalar b);
+Tensor& operator+=(Tensor& a, const Tensor& b);
+Tensor& operator-=(Tensor& a, const Tensor& b);
+Tensor& operator*=(Tensor& a, const Tensor& b);
+Tensor& operator/=(Tensor& a, const Tensor& b);
+Tensor& operator+=(Tensor& a, Scalar b);
+Tensor& operator-=(Tensor& a, Scalar b);
+Tensor& operator*=(Tensor& a, Scalar b);
+Tensor& operator/=(Tensor& a, Scalar b);
+
+// Builds a fresh TensorImpl (used by native code; users call the factories).
+Tensor make_tensor(Storage storage, Shape sizes, Shape strides, std::int64_t storage_offset, DType dtype);
+// An uninitialised contiguous tensor.
+Tensor empty(IntArrayRef sizes, TensorOptions options = {});
+// A 0-d "wrapped number" tensor holding a C++ scalar on `device` (for x + 2.0).
+Tensor scalar_to_tensor(Scalar value, Device device = kCPU);
+
+}  // namespace ember

@@ -1,0 +1,31 @@
+// tests/support/test_support.h — helpers shared by every test binary.
+//
+// Reference values come from PyTorch via the scripts in tests/reference/ (run with
+// Debian's python3-torch: `/usr/bin/python3 tests/reference/gen_X.py`). Their JSON output
+// is committed, so tests never need PyTorch. A tensor in JSON is
+//   {"shape": [2, 3], "dtype": "float32", "data": [flat row-major values]}
+// (non-finite floats are the strings "nan", "inf", "-inf").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <ember/core/tensor.h>
+
+namespace ember::testing {
+
+// Loads tests/reference/<name> (e.g. "rng.json").
+nlohmann::json load_reference(const std::string& name);
+// Builds a CPU tensor from the JSON form above.
+Tensor tensor_from_json(const nlohmann::json& value);
+// Flat row-major values of any tensor as doubles (copied to the CPU, any strides).
+std::vector<double> to_vector(const Tensor& tensor);
+// Runs a program from build/bin with arguments and returns its standard output;
+// `exit_code` receives its status.
+std::string run_program(const std::string& name, const std::string& arguments, int* exit_code = nullptr);
+// Reads a whole file.
+std::string read_file(const std::string& path);
+
+}  // namespace ember::testing
