@@ -76,7 +76,14 @@ Shape infer_size(IntArrayRef requested, std::int64_t numel) {
       known *= out[i];
     }
   }
-  bool ok = infer_at >= 0 ? (known != 0 && numel % known == 0) : known == numel;
+  if (infer_at >= 0 && known == 0) {
+    // 0 elements and a 0 among the given sizes: any value fits the -1 (PyTorch refuses too).
+    EMBER_CHECK(numel == 0, ShapeError, "shape '", shape_to_string(requested), "' is invalid for input of size ",
+                numel);
+    throw ShapeError(make_message("cannot reshape tensor of 0 elements into shape ", shape_to_string(requested),
+                                  " because the unspecified dimension size -1 can be any value and is ambiguous"));
+  }
+  bool ok = infer_at >= 0 ? numel % known == 0 : known == numel;
   EMBER_CHECK(ok, ShapeError, "shape '", shape_to_string(requested), "' is invalid for input of size ", numel);
   if (infer_at >= 0) out[infer_at] = numel / known;
   return out;

@@ -17,3 +17,4 @@
 #include <ember/autograd/autograd.h>
 #include <ember/nn/nn.h>
 #include <ember/data/data.h>
+#include <ember/distributed/distributed.h>

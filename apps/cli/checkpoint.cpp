@@ -1,0 +1,135 @@
+// apps/cli/checkpoint.cpp — packs a training state into safetensors and back (see checkpoint.h).
+#include "checkpoint.h"
+
+#include <nlohmann/json.hpp>
+
+#include <ember/core/error.h>
+#include <ember/nn/serialize.h>
+
+namespace ember::cli {
+
+namespace {
+
+constexpr const char* kFormat = "ember-cli-checkpoint/1";
+
+std::string to_hex(const std::vector<std::uint8_t>& bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string text;
+  text.reserve(bytes.size() * 2);
+  for (std::uint8_t byte : bytes) {
+    text += digits[byte >> 4];
+    text += digits[byte & 15];
+  }
+  return text;
+}
+
+std::vector<std::uint8_t> from_hex(const std::string& text, const std::string& path) {
+  auto value = [&](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    throw IOError(path + ": the checkpoint's generator state is not hexadecimal");
+  };
+  EMBER_CHECK(text.size() % 2 == 0, IOError, path, ": the checkpoint's generator state has an odd length");
+  std::vector<std::uint8_t> bytes(text.size() / 2);
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    bytes[i] = static_cast<std::uint8_t>(value(text[2 * i]) * 16 + value(text[2 * i + 1]));
+  }
+  return bytes;
+}
+
+nlohmann::json config_json(const Checkpoint& c) {
+  const TrainOptions& t = c.train;
+  return {{"in_features", c.model.in_features},
+          {"hidden", c.model.hidden},
+          {"num_classes", c.model.num_classes},
+          {"dropout", c.model.dropout},
+          {"data", c.data_spec},
+          {"class_names", c.class_names},
+          {"train",
+           {{"epochs", t.epochs},
+            {"batch_size", t.batch_size},
+            {"lr", t.lr},
+            {"momentum", t.momentum},
+            {"weight_decay", t.weight_decay},
+            {"nesterov", t.nesterov},
+            {"optimizer", t.optimizer},
+            {"seed", t.seed},
+            {"drop_last", t.drop_last},
+            {"val_split", t.val_split},
+            {"csv_label_column", t.data.csv_label_column},
+            {"csv_header", t.data.csv_header}}}};
+}
+
+// Splits "prefix.rest" entries of a state dict into their own dict without the prefix.
+nn::StateDict with_prefix_removed(const nn::StateDict& all, const std::string& prefix) {
+  nn::StateDict part;
+  for (const auto& [name, tensor] : all) {
+    if (name.rfind(prefix, 0) == 0) part.insert(name.substr(prefix.size()), tensor);
+  }
+  return part;
+}
+
+}  // namespace
+
+void save_checkpoint(const Checkpoint& checkpoint, const std::string& path) {
+  nn::StateDict tensors;
+  for (const auto& [name, tensor] : checkpoint.model_state) tensors.insert("model." + name, tensor);
+  for (const auto& [name, tensor] : checkpoint.optimizer_state) tensors.insert("optimizer." + name, tensor);
+  Metadata metadata = {{"format", kFormat},
+                       {"epoch", std::to_string(checkpoint.epoch)},
+                       {"step", std::to_string(checkpoint.step)},
+                       {"generator", to_hex(checkpoint.generator_state)},
+                       {"config", config_json(checkpoint).dump()}};
+  save(tensors, path, metadata);
+}
+
+Checkpoint load_checkpoint(const std::string& path) {
+  Metadata metadata;
+  nn::StateDict tensors = load(path, &metadata);
+  auto field = [&](const std::string& key) -> const std::string& {
+    auto found = metadata.find(key);
+    EMBER_CHECK(found != metadata.end(), IOError, path, ": not an ember train checkpoint (no \"", key,
+                "\" in its metadata)");
+    return found->second;
+  };
+  EMBER_CHECK(field("format") == kFormat, IOError, path, ": unsupported checkpoint format \"", field("format"),
+              "\" (expected ", kFormat, ")");
+  Checkpoint checkpoint;
+  try {
+    checkpoint.epoch = std::stoll(field("epoch"));
+    checkpoint.step = std::stoll(field("step"));
+    nlohmann::json config = nlohmann::json::parse(field("config"));
+    checkpoint.model.in_features = config.at("in_features").get<std::int64_t>();
+    checkpoint.model.hidden = config.at("hidden").get<std::vector<std::int64_t>>();
+    checkpoint.model.num_classes = config.at("num_classes").get<std::int64_t>();
+    checkpoint.model.dropout = config.at("dropout").get<double>();
+    checkpoint.data_spec = config.at("data").get<std::string>();
+    checkpoint.class_names = config.at("class_names").get<std::vector<std::string>>();
+    const nlohmann::json& train = config.at("train");
+    checkpoint.train.data.spec = checkpoint.data_spec;
+    checkpoint.train.data.csv_label_column = train.at("csv_label_column").get<std::int64_t>();
+    checkpoint.train.data.csv_header = train.at("csv_header").get<bool>();
+    checkpoint.train.hidden = checkpoint.model.hidden;
+    checkpoint.train.dropout = checkpoint.model.dropout;
+    checkpoint.train.epochs = train.at("epochs").get<std::int64_t>();
+    checkpoint.train.batch_size = train.at("batch_size").get<std::int64_t>();
+    checkpoint.train.lr = train.at("lr").get<double>();
+    checkpoint.train.momentum = train.at("momentum").get<double>();
+    checkpoint.train.weight_decay = train.at("weight_decay").get<double>();
+    checkpoint.train.nesterov = train.at("nesterov").get<bool>();
+    checkpoint.train.optimizer = train.at("optimizer").get<std::string>();
+    checkpoint.train.seed = train.at("seed").get<std::uint64_t>();
+    checkpoint.train.drop_last = train.at("drop_last").get<bool>();
+    checkpoint.train.val_split = train.at("val_split").get<double>();
+  } catch (const nlohmann::json::exception& error) {
+    throw IOError(path + ": the checkpoint's config metadata is damaged (" + error.what() + ")");
+  } catch (const std::logic_error& error) {  // std::stoll
+    throw IOError(path + ": the checkpoint's epoch/step metadata is not a number");
+  }
+  checkpoint.generator_state = from_hex(field("generator"), path);
+  checkpoint.model_state = with_prefix_removed(tensors, "model.");
+  checkpoint.optimizer_state = with_prefix_removed(tensors, "optimizer.");
+  return checkpoint;
+}
+
+}  // namespace ember::cli

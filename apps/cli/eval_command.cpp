@@ -1,0 +1,82 @@
+// apps/cli/eval_command.cpp — `ember eval`: how good is a checkpoint, class by class.
+//
+// Rebuilds the MLP from the checkpoint's config, loads its parameters and runs it over a
+// data split: by default the test split of the data it was trained on (the file itself
+// for csv:FILE). Prints the accuracy, the accuracy of each class (with Fashion-MNIST's
+// class names) and the confusion matrix, rows = true class, columns = predicted class.
+#include <cstdio>
+#include <iostream>
+#include <vector>
+
+#include <ember/core/error.h>
+
+#include "checkpoint.h"
+#include "datasets.h"
+#include "device_choice.h"
+#include "evaluation.h"
+#include "model.h"
+#include "options.h"
+
+namespace ember::cli {
+
+int run_eval(const EvalOptions& options) {
+  Device device = choose_device(options.device);
+  Checkpoint checkpoint = load_checkpoint(options.checkpoint_path);
+  std::shared_ptr<nn::Sequential> model = build_mlp(checkpoint.model);
+  check_state_fits(checkpoint.model_state, *model);
+  model->load_state_dict(checkpoint.model_state);
+  model->to(device);
+
+  DataOptions data_options = options.data_given ? options.data : checkpoint.train.data;
+  LoadedData data = load_data(data_options);
+  bool has_test = data.test.has_value();
+  const DataSplit& split = has_test ? *data.test : data.train;
+  std::string source = data.spec + (has_test ? " test split" : "");
+  EMBER_CHECK(data.num_features == checkpoint.model.in_features, ValueError, source, " has ", data.num_features,
+              " features per example but the checkpoint's model expects ", checkpoint.model.in_features);
+  std::int64_t classes = checkpoint.model.num_classes;
+  check_labels(split.labels, classes, source);
+
+  Evaluation result = evaluate(*model, split, device, options.batch_size);
+  std::vector<std::int64_t> confusion(classes * classes, 0);
+  const std::int64_t* truth = split.labels.contiguous().data_ptr<std::int64_t>();
+  const std::int64_t* predicted =
+      result.total > 0 ? result.predictions.contiguous().data_ptr<std::int64_t>() : nullptr;
+  for (std::int64_t i = 0; i < result.total; ++i) ++confusion[truth[i] * classes + predicted[i]];
+
+  const std::vector<std::string>& names = checkpoint.class_names;
+  auto name_of = [&](std::int64_t c) { return c < static_cast<std::int64_t>(names.size()) ? names[c] : std::to_string(c); };
+  std::printf("checkpoint: %s (%s MLP, epoch %lld, trained on %s)\n", options.checkpoint_path.c_str(),
+              describe_layers(checkpoint.model).c_str(), static_cast<long long>(checkpoint.epoch),
+              checkpoint.data_spec.c_str());
+  std::printf("data:       %s (%lld examples) on %s\n", source.c_str(), static_cast<long long>(result.total),
+              device.str().c_str());
+  std::printf("accuracy:   %.2f%% (%lld/%lld)\n\n", 100.0 * result.accuracy(), static_cast<long long>(result.correct),
+              static_cast<long long>(result.total));
+
+  std::printf("per-class accuracy:\n");
+  for (std::int64_t c = 0; c < classes; ++c) {
+    std::int64_t total = 0;
+    for (std::int64_t p = 0; p < classes; ++p) total += confusion[c * classes + p];
+    std::int64_t right = confusion[c * classes + c];
+    if (total == 0) {
+      std::printf("  %3lld %-12s      -   (0 examples)\n", static_cast<long long>(c), name_of(c).c_str());
+    } else {
+      std::printf("  %3lld %-12s %6.2f%%  (%lld/%lld)\n", static_cast<long long>(c), name_of(c).c_str(),
+                  100.0 * static_cast<double>(right) / static_cast<double>(total), static_cast<long long>(right),
+                  static_cast<long long>(total));
+    }
+  }
+
+  std::printf("\nconfusion matrix (rows: true class, columns: predicted class):\n      ");
+  for (std::int64_t p = 0; p < classes; ++p) std::printf(" %5lld", static_cast<long long>(p));
+  std::printf("\n");
+  for (std::int64_t c = 0; c < classes; ++c) {
+    std::printf("  %3lld ", static_cast<long long>(c));
+    for (std::int64_t p = 0; p < classes; ++p) std::printf(" %5lld", static_cast<long long>(confusion[c * classes + p]));
+    std::printf("\n");
+  }
+  return 0;
+}
+
+}  // namespace ember::cli

@@ -1,0 +1,214 @@
+// apps/cli/main.cpp — `ember`, the command-line trainer: parses arguments, runs a command.
+//
+//   ember train   [--data fashion-mnist|toy|idx:DIR|csv:FILE] [--hidden 256,128] ...
+//   ember eval    --checkpoint PATH [--data ...]
+//   ember predict --checkpoint PATH --input FILE [--json]
+//   ember info
+// This is the only file that includes CLI11 (a slow header). It turns the command line
+// into the plain structs of options.h and maps outcomes to exit codes:
+//   0  success
+//   1  the command failed: missing or corrupt data, a checkpoint that does not fit, no GPU
+//      (an ember::Error, printed as one line "ember: error: ...")
+//   2  the command line itself is wrong: CLI11's message followed by the usage
+//   130 interrupted by Ctrl-C (the shell convention 128 + SIGINT)
+// The tutorial's training loop (§7) lives in train_command.cpp; see docs/cli.md.
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include <ember/core/error.h>
+
+#include "options.h"
+
+namespace {
+
+using namespace ember::cli;
+
+// The command chosen on the command line, set by its sub-command's callback during parsing
+// and run afterwards (so a failure inside it is not mistaken for a parse error).
+using Command = std::function<int()>;
+
+// --data: "fashion-mnist", "toy", "idx:DIR" or "csv:FILE" (the files are checked later,
+// when they are read, so a missing file is an exit-1 data error, not a usage error).
+std::string check_data_spec(const std::string& spec) {
+  if (spec == "fashion-mnist" || spec == "toy") return "";
+  if ((spec.rfind("idx:", 0) == 0 || spec.rfind("csv:", 0) == 0) && spec.size() > 4) return "";
+  return "expected fashion-mnist, toy, idx:DIR or csv:FILE, got '" + spec + "'";
+}
+
+// --device: "auto", "cpu", "cuda" or "cuda:N".
+std::string check_device(const std::string& device) {
+  if (device == "auto" || device == "cpu" || device == "cuda") return "";
+  if (device.rfind("cuda:", 0) == 0 && device.size() > 5 &&
+      device.find_first_not_of("0123456789", 5) == std::string::npos) {
+    return "";
+  }
+  return "expected auto, cpu, cuda or cuda:N, got '" + device + "'";
+}
+
+// Number checks with short messages (CLI11's PositiveNumber prints the whole double range).
+// Validators see the text before conversion; CLI11 reports a non-number itself as well,
+// but checking here keeps every message in one style.
+CLI::Validator whole_number_at_least(long long minimum) {
+  return CLI::Validator(
+      [minimum](const std::string& text) -> std::string {
+        std::size_t used = 0;
+        long long value = 0;
+        try {
+          value = std::stoll(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != text.size()) return "expected a whole number, got '" + text + "'";
+        if (value < minimum) return "must be at least " + std::to_string(minimum) + ", got " + text;
+        return "";
+      },
+      "INT>=" + std::to_string(minimum));
+}
+
+CLI::Validator real_number(bool allow_zero) {
+  return CLI::Validator(
+      [allow_zero](const std::string& text) -> std::string {
+        std::size_t used = 0;
+        double value = 0;
+        try {
+          value = std::stod(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != text.size()) return "expected a number, got '" + text + "'";
+        if (allow_zero ? value < 0 : value <= 0) {
+          return std::string("must be ") + (allow_zero ? "non-negative" : "positive") + ", got " + text;
+        }
+        return "";
+      },
+      allow_zero ? "FLOAT>=0" : "FLOAT>0");
+}
+
+void add_data_options(CLI::App& command, DataOptions& data, const std::string& what) {
+  command.add_option("--data", data.spec, what)->check(CLI::Validator(check_data_spec, "DATA"));
+  command.add_option("--label-column", data.csv_label_column, "CSV: index of the column holding the class")
+      ->check(whole_number_at_least(0));
+  command.add_flag("!--no-header", data.csv_header, "CSV: the first line is data, not a header");
+}
+
+void add_device_option(CLI::App& command, std::string& device) {
+  command.add_option("--device", device, "auto (CUDA when available), cpu, cuda or cuda:N")
+      ->check(CLI::Validator(check_device, "DEVICE"));
+}
+
+void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
+  CLI::App* command = app.add_subcommand("train", "Train an MLP classifier (the tutorial's training loop)");
+  add_data_options(*command, train.data, "Training data: fashion-mnist, toy, idx:DIR or csv:FILE");
+  command->add_option("--val-split", train.val_split, "Fraction of the training set held out for validation")
+      ->check(CLI::Range(0.0, 0.99));
+  command->add_option("--hidden", train.hidden, "Hidden layer widths, e.g. 256,128")
+      ->delimiter(',')
+      ->check(whole_number_at_least(1));
+  command->add_option("--dropout", train.dropout, "Dropout probability after each hidden ReLU")
+      ->check(CLI::Range(0.0, 1.0));
+  command->add_option("--epochs", train.epochs, "Number of passes over the training set (in total, also with --resume)")
+      ->check(whole_number_at_least(1));
+  command->add_option("--batch-size", train.batch_size, "Examples per optimiser step")
+      ->check(whole_number_at_least(1));
+  command->add_option("--lr", train.lr, "Learning rate")->check(real_number(false));
+  command->add_option("--momentum", train.momentum, "SGD momentum")->check(real_number(true));
+  command->add_option("--weight-decay", train.weight_decay, "L2 penalty (decoupled for adamw)")
+      ->check(real_number(true));
+  command->add_flag("--nesterov", train.nesterov, "Nesterov momentum (SGD)");
+  command->add_option("--optimizer", train.optimizer, "sgd, adam or adamw")
+      ->check(CLI::IsMember({"sgd", "adam", "adamw"}));
+  command->add_option("--seed", train.seed, "Seed of the random generator (model init, shuffling, dropout)");
+  command->add_flag("--drop-last", train.drop_last, "Skip the last batch of an epoch when it is incomplete");
+  command->add_option("--workers", train.workers, "DataLoader worker threads")
+      ->check(whole_number_at_least(0));
+  add_device_option(*command, train.device);
+  command->add_option("--save", train.save_path, "Checkpoint (safetensors) written at each epoch end");
+  command->add_option("--resume", train.resume_path, "Continue exactly from this checkpoint")
+      ->check(CLI::ExistingFile);
+  command->add_option("--log", train.log_path, "Metrics log: one JSON object per line");
+  command->add_option("--log-every", train.log_every, "Also log the loss every N optimiser steps")
+      ->check(whole_number_at_least(0));
+  command->add_flag("-q,--quiet", train.quiet, "No progress output, only the summary");
+  command->callback([&train, &run] { run = [&train] { return run_train(train); }; });
+}
+
+void add_eval_command(CLI::App& app, EvalOptions& eval, Command& run) {
+  CLI::App* command = app.add_subcommand("eval", "Accuracy, per-class accuracy and confusion matrix of a checkpoint");
+  command->add_option("--checkpoint", eval.checkpoint_path, "Checkpoint written by ember train --save")
+      ->required()
+      ->check(CLI::ExistingFile);
+  add_data_options(*command, eval.data, "Data to evaluate on (default: the checkpoint's; its test split)");
+  add_device_option(*command, eval.device);
+  command->add_option("--batch-size", eval.batch_size, "Examples per forward pass")
+      ->check(whole_number_at_least(1));
+  command->callback([&eval, &run, command] {
+    eval.data_given = command->count("--data") > 0;
+    run = [&eval] { return run_eval(eval); };
+  });
+}
+
+void add_predict_command(CLI::App& app, PredictOptions& predict, Command& run) {
+  CLI::App* command = app.add_subcommand("predict", "Predicted class and probabilities for each input example");
+  command->add_option("--checkpoint", predict.checkpoint_path, "Checkpoint written by ember train --save")
+      ->required()
+      ->check(CLI::ExistingFile);
+  command->add_option("--input", predict.input_path, "IDX images (.gz or not) or CSV rows (.csv)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  command->add_option("--label-column", predict.csv.csv_label_column,
+                      "CSV: index of the column holding the label")
+      ->check(whole_number_at_least(0));
+  command->add_flag("!--no-header", predict.csv.csv_header, "CSV: the first line is data, not a header");
+  command->add_flag("--json", predict.json, "Print JSON instead of a table");
+  add_device_option(*command, predict.device);
+  command->callback([&predict, &run] { run = [&predict] { return run_predict(predict); }; });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ember — train, evaluate and use MLP classifiers with the ember tensor engine", "ember"};
+  app.require_subcommand(1);
+  // On a usage error print CLI11's message and then the usage, as the issue asks.
+  app.failure_message(CLI::FailureMessage::help);
+
+  TrainOptions train;
+  EvalOptions eval;
+  PredictOptions predict;
+  Command run;
+  add_train_command(app, train, run);
+  add_eval_command(app, eval, run);
+  add_predict_command(app, predict, run);
+  app.add_subcommand("info", "Version, build options, devices and CPU features")->callback([&run] {
+    run = [] { return run_info(); };
+  });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::CallForAllHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::CallForVersion& version) {
+    return app.exit(version);
+  } catch (const CLI::ParseError& error) {
+    app.exit(error);  // prints the message and the usage to stderr
+    return 2;
+  }
+  try {
+    return run();
+  } catch (const ember::Error& error) {
+    std::cout.flush();
+    std::cerr << "ember: error: " << error.what() << "\n";
+    return 1;
+  } catch (const std::exception& error) {
+    std::cout.flush();
+    std::cerr << "ember: internal error: " << error.what() << "\n";
+    return 1;
+  }
+}

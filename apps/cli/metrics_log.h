@@ -1,0 +1,51 @@
+// apps/cli/metrics_log.h — `ember train --log FILE.jsonl`: one JSON object per line.
+//
+//   {"event": "step", "epoch": 1, "step": 100, "loss": 0.6931471824645996}
+//   {"event": "epoch", "epoch": 1, "train_loss": ..., "train_acc": ..., "val_acc": ...,
+//    "samples_per_s": ..., "elapsed_s": ...}
+//   {"event": "summary", "train_acc": ..., "val_acc": ..., "test_acc": ..., "elapsed_s": ...,
+//    "device": "cpu"}
+// Epochs are 1-based, steps count optimiser steps from the start of training (so they keep
+// counting across a --resume). A metric that does not exist (no validation set) is null.
+// Losses are written with every digit of the float32 they came from, so a log can be
+// compared with PyTorch's numbers exactly (tests/apps/test_cli_parity.cpp does).
+// Lines are flushed as written: a log of an interrupted run is complete up to the stop.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+namespace ember::cli {
+
+struct EpochMetrics {
+  std::int64_t epoch = 0;  // 1-based
+  double train_loss = 0, train_acc = 0;
+  double val_acc = 0;
+  bool has_val = false;
+  double samples_per_s = 0, elapsed_s = 0;
+};
+
+struct SummaryMetrics {
+  double train_acc = 0, val_acc = 0, test_acc = 0;
+  bool has_val = false, has_test = false;
+  double elapsed_s = 0;
+  std::string device;
+};
+
+class MetricsLog {
+ public:
+  MetricsLog() = default;  // disabled: every call does nothing
+  // Opens `path` (appending when `append`, as a resumed run does); IOError when it cannot.
+  MetricsLog(const std::string& path, bool append);
+
+  bool enabled() const { return file_.is_open(); }
+  void step(std::int64_t epoch, std::int64_t step, float loss);
+  void epoch(const EpochMetrics& metrics);
+  void summary(const SummaryMetrics& metrics);
+
+ private:
+  std::ofstream file_;
+};
+
+}  // namespace ember::cli

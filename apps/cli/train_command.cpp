@@ -1,0 +1,256 @@
+// apps/cli/train_command.cpp — `ember train`: the tutorial's §7 training loop, as a tool.
+//
+// The loop is, step for step, tests/reference/cli_reference.py:
+//   manual_seed(seed); model = MLP(...); loader = DataLoader(train, shuffle=True, ...)
+//   for each epoch, for each batch (x, y):
+//       loss = cross_entropy(model(x), y); optimizer.zero_grad(); loss.backward(); optimizer.step()
+// so for the same flags ember's per-batch losses are PyTorch's. Around that loop sit the
+// tool's parts: the device (--device), a validation split, progress output, the metrics
+// log, a checkpoint at every epoch end, exact --resume and a clean stop on Ctrl-C.
+//
+// Exact resume: everything the remaining epochs depend on is in the checkpoint — the
+// parameters, the optimizer's state (momentum buffers, Adam moments and step counts) and
+// the default generator's state, from which each epoch's shuffle (and dropout masks) are
+// drawn. Restoring the three and running the same loop gives bit-identical parameters.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <limits>
+#include <memory>
+
+#include <ember/autograd/grad_mode.h>
+#include <ember/autograd/ops.h>
+#include <ember/core/error.h>
+#include <ember/core/random.h>
+#include <ember/data/dataloader.h>
+#include <ember/nn/adam.h>
+#include <ember/nn/functional.h>
+#include <ember/nn/sgd.h>
+
+#include "checkpoint.h"
+#include "datasets.h"
+#include "device_choice.h"
+#include "evaluation.h"
+#include "interrupt.h"
+#include "metrics_log.h"
+#include "model.h"
+#include "options.h"
+#include "progress.h"
+
+namespace ember::cli {
+
+namespace {
+
+namespace F = ember::nn::functional;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::unique_ptr<optim::Optimizer> make_optimizer(const TrainOptions& options, std::vector<Tensor> parameters) {
+  if (options.optimizer == "adam" || options.optimizer == "adamw") {
+    optim::AdamOptions adam;
+    adam.lr = options.lr;
+    adam.weight_decay = options.weight_decay;
+    if (options.optimizer == "adam") return std::make_unique<optim::Adam>(std::move(parameters), adam);
+    return std::make_unique<optim::AdamW>(std::move(parameters), adam);
+  }
+  optim::SGDOptions sgd;
+  sgd.lr = options.lr;
+  sgd.momentum = options.momentum;
+  sgd.weight_decay = options.weight_decay;
+  sgd.nesterov = options.nesterov;
+  return std::make_unique<optim::SGD>(std::move(parameters), sgd);
+}
+
+// Tensors moved to the CPU (a checkpoint is written from host memory).
+nn::StateDict to_cpu(const nn::StateDict& state) {
+  nn::StateDict result;
+  for (const auto& [name, tensor] : state) result.insert(name, tensor.cpu());
+  return result;
+}
+
+nn::StateDict to_device(const nn::StateDict& state, Device device) {
+  nn::StateDict result;
+  for (const auto& [name, tensor] : state) result.insert(name, tensor.to(device));
+  return result;
+}
+
+std::string percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f%%", 100.0 * fraction);
+  return text;
+}
+
+}  // namespace
+
+int run_train(const TrainOptions& options) {
+  Clock::time_point start = Clock::now();
+  Device device = choose_device(options.device);
+  LoadedData data = load_data(options.data);
+  TrainValidation split = split_validation(data.train, options.val_split, options.seed);
+  ModelConfig config{data.num_features, options.hidden, data.num_classes, options.dropout};
+
+  // --- Tutorial §7: seed, model, optimizer, loader --------------------------------------
+  manual_seed(options.seed);
+  std::shared_ptr<nn::Sequential> model = build_mlp(config);
+  model->to(device);
+  std::unique_ptr<optim::Optimizer> optimizer = make_optimizer(options, model->parameters());
+  auto train_set = std::make_shared<data::TensorDataset>(split.train.features, split.train.labels);
+  data::DataLoaderOptions loader_options;
+  loader_options.batch_size = options.batch_size;
+  loader_options.shuffle = true;
+  loader_options.drop_last = options.drop_last;
+  loader_options.num_workers = options.workers;
+  data::DataLoader loader(train_set, loader_options);
+  EMBER_CHECK(loader.size() > 0, ValueError, "--batch-size ", options.batch_size, " with --drop-last leaves no batch of the ",
+              split.train.size(), " training examples");
+
+  // --- --resume: parameters, optimizer state and generator state -----------------------
+  std::int64_t first_epoch = 0, step = 0;
+  if (!options.resume_path.empty()) {
+    Checkpoint checkpoint = load_checkpoint(options.resume_path);
+    check_state_fits(checkpoint.model_state, *model);
+    model->load_state_dict(checkpoint.model_state);
+    optimizer->load_state_dict(to_device(checkpoint.optimizer_state, device));
+    default_generator().set_state(checkpoint.generator_state);
+    first_epoch = checkpoint.epoch;
+    step = checkpoint.step;
+  }
+
+  ProgressReporter::Style style = ProgressReporter::detect_style(options.quiet);
+  if (style != ProgressReporter::Style::Quiet) {
+    std::cout << "Training a " << describe_layers(config) << " MLP on " << data.spec << " (" << split.train.size()
+              << " training, " << (split.validation ? split.validation->size() : 0) << " validation, "
+              << (data.test ? data.test->size() : 0) << " test examples) on " << device.str() << "\n";
+    std::cout << "  " << options.optimizer << " lr " << options.lr << ", batch size " << options.batch_size << ", "
+              << options.epochs << " epochs, seed " << options.seed;
+    if (first_epoch > 0) std::cout << ", resuming after epoch " << first_epoch;
+    std::cout << "\n" << std::flush;
+  }
+
+  MetricsLog log = options.log_path.empty() ? MetricsLog() : MetricsLog(options.log_path, first_epoch > 0);
+  ProgressReporter progress(style, options.epochs, loader.size());
+  install_interrupt_handler();
+  std::int64_t examples_trained = 0;
+  double training_seconds = 0;
+  std::int64_t saved_epoch = first_epoch;
+
+  for (std::int64_t epoch = first_epoch; epoch < options.epochs; ++epoch) {
+    Clock::time_point epoch_start = Clock::now();
+    model->train();
+    progress.start_epoch(epoch);
+    double loss_sum = 0;
+    std::int64_t correct = 0, seen = 0, batch = 0;
+    for (data::Example& example : loader) {
+      Tensor features = example.data.to(device);
+      Tensor labels = example.target.to(device);
+      Tensor logits = (*model)(features);
+      Tensor loss = F::cross_entropy(logits, labels);
+      optimizer->zero_grad();
+      loss.backward();
+      optimizer->step();
+      ++step;
+
+      auto loss_value = loss.item<float>();
+      std::int64_t batch_examples = labels.size(0);
+      {
+        NoGradGuard no_grad;
+        correct += logits.argmax(1).eq(labels).sum().item<std::int64_t>();
+      }
+      seen += batch_examples;
+      loss_sum += static_cast<double>(loss_value) * static_cast<double>(batch_examples);
+      progress.batch_done(batch, loss_value, batch_examples);
+      if (options.log_every > 0 && step % options.log_every == 0) log.step(epoch + 1, step, loss_value);
+      ++batch;
+      if (interrupt_requested()) break;
+    }
+    if (interrupt_requested()) {
+      std::cout.flush();
+      std::cerr << "\nember: interrupted during epoch " << epoch + 1 << " (after batch " << batch << " of "
+                << loader.size() << "); ";
+      if (options.save_path.empty()) {
+        std::cerr << "nothing was saved (no --save)\n";
+      } else if (saved_epoch > first_epoch || first_epoch > 0) {
+        std::cerr << "the checkpoint of epoch " << saved_epoch << " in " << options.save_path << " is intact\n";
+      } else {
+        std::cerr << "no epoch was completed, so no checkpoint was written\n";
+      }
+      return 130;
+    }
+    double epoch_seconds = seconds_since(epoch_start);
+    training_seconds += epoch_seconds;
+    examples_trained += seen;
+
+    EpochMetrics metrics;
+    metrics.epoch = epoch + 1;
+    metrics.train_loss = seen > 0 ? loss_sum / static_cast<double>(seen) : 0.0;
+    metrics.train_acc = seen > 0 ? static_cast<double>(correct) / static_cast<double>(seen) : 0.0;
+    metrics.has_val = split.validation.has_value();
+    if (metrics.has_val) metrics.val_acc = evaluate(*model, *split.validation, device).accuracy();
+    metrics.samples_per_s = epoch_seconds > 0 ? static_cast<double>(seen) / epoch_seconds : 0.0;
+    metrics.elapsed_s = seconds_since(start);
+    log.epoch(metrics);
+    progress.end_epoch(metrics.train_loss, metrics.train_acc,
+                       metrics.has_val ? metrics.val_acc : std::numeric_limits<double>::quiet_NaN(),
+                       metrics.samples_per_s);
+
+    if (!options.save_path.empty()) {
+      Checkpoint checkpoint;
+      checkpoint.model = config;
+      checkpoint.data_spec = data.spec;
+      checkpoint.class_names = data.class_names;
+      checkpoint.train = options;
+      checkpoint.epoch = epoch + 1;
+      checkpoint.step = step;
+      checkpoint.generator_state = default_generator().get_state();
+      checkpoint.model_state = to_cpu(model->state_dict());
+      checkpoint.optimizer_state = to_cpu(optimizer->state_dict());
+      save_checkpoint(checkpoint, options.save_path);
+      saved_epoch = epoch + 1;
+    }
+  }
+
+  // --- Summary: accuracy of the final model on every split -----------------------------
+  SummaryMetrics summary;
+  summary.train_acc = evaluate(*model, split.train, device).accuracy();
+  summary.has_val = split.validation.has_value();
+  if (summary.has_val) summary.val_acc = evaluate(*model, *split.validation, device).accuracy();
+  summary.has_test = data.test.has_value();
+  if (summary.has_test) summary.test_acc = evaluate(*model, *data.test, device).accuracy();
+  summary.elapsed_s = seconds_since(start);
+  summary.device = device.str();
+  log.summary(summary);
+
+  double throughput = training_seconds > 0 ? static_cast<double>(examples_trained) / training_seconds : 0.0;
+  std::printf("Summary\n");
+  std::printf("  model:           %s MLP, %lld parameters\n", describe_layers(config).c_str(),
+              static_cast<long long>(nn::count_parameters(*model)));
+  std::printf("  train accuracy:  %s (%lld examples)\n", percent(summary.train_acc).c_str(),
+              static_cast<long long>(split.train.size()));
+  if (summary.has_val) {
+    std::printf("  val accuracy:    %s (%lld examples)\n", percent(summary.val_acc).c_str(),
+                static_cast<long long>(split.validation->size()));
+  } else {
+    std::printf("  val accuracy:    - (no --val-split)\n");
+  }
+  if (summary.has_test) {
+    std::printf("  test accuracy:   %s (%lld examples)\n", percent(summary.test_acc).c_str(),
+                static_cast<long long>(data.test->size()));
+  } else {
+    std::printf("  test accuracy:   - (%s has no test split)\n", data.spec.c_str());
+  }
+  std::printf("  time:            %.1f s (%s), %.0f samples/s while training\n", summary.elapsed_s,
+              format_duration(summary.elapsed_s).c_str(), throughput);
+  std::printf("  device:          %s\n", summary.device.c_str());
+  if (options.save_path.empty()) {
+    std::printf("  checkpoint:      not saved (use --save PATH)\n");
+  } else {
+    std::printf("  checkpoint:      %s (epoch %lld)\n", options.save_path.c_str(), static_cast<long long>(saved_epoch));
+  }
+  return 0;
+}
+
+}  // namespace ember::cli

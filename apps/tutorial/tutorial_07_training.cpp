@@ -1,0 +1,139 @@
+// apps/tutorial/tutorial_07_training.cpp — tutorial §7 "A typical training loop".
+//
+// Trains §5's NeuralNetwork(2, 2) on §6's toy data for three epochs with SGD(lr=0.5) and
+// cross-entropy, then evaluates it. Each training step flows forward (the tape records
+// every op), backward (the engine replays the tape into .grad), and SGD updates the
+// parameters in place. The output — the loss log 0.75, 0.65, 0.44, 0.13, 0.03, 0.00, the
+// trained outputs and probabilities, accuracy 1.0 — matches
+// tests/apps/expected/tutorial_07_training.txt (tests/reference/tutorial_07_training.py).
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <ember/ember.h>
+
+namespace nn = ember::nn;
+namespace data = ember::data;
+namespace F = ember::nn::functional;
+
+struct ToyDataset : data::Dataset {
+  ember::Tensor features;
+  ember::Tensor labels;
+  ToyDataset(ember::Tensor X, ember::Tensor y) : features(X), labels(y) {}
+  data::Example get(std::int64_t index) override { return {features[index], labels[index]}; }
+  std::int64_t size() const override { return labels.size(0); }
+};
+
+struct NeuralNetwork : nn::Module {
+  std::shared_ptr<nn::Sequential> layers;
+  NeuralNetwork(std::int64_t num_inputs, std::int64_t num_outputs) {
+    layers = register_module("layers", nn::sequential({
+        std::make_shared<nn::Linear>(num_inputs, 30), std::make_shared<nn::ReLU>(),
+        std::make_shared<nn::Linear>(30, 20), std::make_shared<nn::ReLU>(),
+        std::make_shared<nn::Linear>(20, num_outputs)}));
+  }
+  ember::Tensor forward(const ember::Tensor& x) override { return (*layers)(x); }
+};
+
+// Prints a double as Python's print(float) does (shortest round-trip digits, "1.0" not "1").
+std::string python_float(double value) {
+  char buffer[64];
+  auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  std::string text(buffer, result.ptr);
+  if (text.find_first_of(".en") == std::string::npos) text += ".0";
+  return text;
+}
+
+// "let's implement a compute_accuracy function" — the number of correct predictions
+// divided by the number of examples, one batch at a time.
+double compute_accuracy(nn::Module& model, data::DataLoader& dataloader) {
+  model.eval();
+  std::int64_t correct = 0;
+  std::int64_t total_examples = 0;
+  for (auto& [features, labels] : dataloader) {
+    ember::Tensor logits;
+    {
+      ember::NoGradGuard no_grad;
+      logits = model(features);
+    }
+    ember::Tensor predictions = ember::argmax(logits, /*dim=*/1);
+    ember::Tensor compare = labels == predictions;
+    correct += ember::sum(compare).item<std::int64_t>();
+    total_examples += compare.size(0);
+  }
+  return static_cast<double>(correct) / static_cast<double>(total_examples);
+}
+
+int main() {
+  // §6's data and loaders (the drop_last training loader is the one §7 iterates).
+  ember::Tensor X_train = ember::tensor({{-1.2, 3.1}, {-0.9, 2.9}, {-0.5, 2.6}, {2.3, -1.1}, {2.7, -1.5}});
+  ember::Tensor y_train = ember::tensor({0, 0, 0, 1, 1});
+  ember::Tensor X_test = ember::tensor({{-0.8, 2.8}, {2.6, -1.6}});
+  ember::Tensor y_test = ember::tensor({0, 1});
+  auto train_ds = std::make_shared<ToyDataset>(X_train, y_train);
+  auto test_ds = std::make_shared<ToyDataset>(X_test, y_test);
+  ember::manual_seed(123);
+  data::DataLoader train_loader(train_ds, {.batch_size = 2, .shuffle = true, .num_workers = 0, .drop_last = true});
+  data::DataLoader test_loader(test_ds, {.batch_size = 2, .shuffle = false, .num_workers = 0});
+
+  // "torch.manual_seed(123); model = NeuralNetwork(num_inputs=2, num_outputs=2);
+  //  optimizer = torch.optim.SGD(model.parameters(), lr=0.5)"
+  ember::manual_seed(123);
+  auto model = std::make_shared<NeuralNetwork>(2, 2);
+  ember::optim::SGD optimizer(model->parameters(), {.lr = 0.5});
+
+  const int num_epochs = 3;
+  for (int epoch = 0; epoch < num_epochs; ++epoch) {
+    model->train();
+    int batch_idx = 0;
+    for (auto& [features, labels] : train_loader) {
+      ember::Tensor logits = (*model)(features);
+      // "we pass the logits directly into the cross_entropy loss function, which will apply
+      // the softmax function internally for efficiency and numerical stability reasons"
+      ember::Tensor loss = F::cross_entropy(logits, labels);  // Loss function
+
+      // "it is important to include an optimizer.zero_grad() call in each update round"
+      optimizer.zero_grad();
+      loss.backward();
+      optimizer.step();
+
+      // LOGGING
+      std::printf("Epoch: %03d/%03d | Batch %03d/%03lld | Train/Val Loss: %.2f\n", epoch + 1, num_epochs, batch_idx,
+                  static_cast<long long>(train_loader.size()), loss.item<double>());
+      ++batch_idx;
+    }
+    model->eval();
+    // Optional model evaluation
+  }
+
+  // "After we trained the model, we can use it to make predictions"
+  model->eval();
+  ember::Tensor outputs;
+  {
+    ember::NoGradGuard no_grad;
+    outputs = (*model)(X_train);
+  }
+  std::cout << outputs << "\n";
+
+  // "To obtain the class membership probabilities, we can then use PyTorch's softmax"
+  ember::set_printoptions({.sci_mode = false});
+  ember::Tensor probas = ember::softmax(outputs, /*dim=*/1);
+  std::cout << probas << "\n";
+
+  // "We can convert these values into class label predictions using PyTorch's argmax"
+  ember::Tensor predictions = ember::argmax(probas, /*dim=*/1);
+  std::cout << predictions << "\n";
+  // "we could also apply the argmax function to the logits (outputs) directly"
+  predictions = ember::argmax(outputs, /*dim=*/1);
+  std::cout << predictions << "\n";
+
+  std::cout << (predictions == y_train) << "\n";
+  std::cout << ember::sum(predictions == y_train) << "\n";
+
+  std::cout << python_float(compute_accuracy(*model, train_loader)) << "\n";
+  std::cout << python_float(compute_accuracy(*model, test_loader)) << "\n";
+  return 0;
+}

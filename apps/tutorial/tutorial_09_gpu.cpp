@@ -1,0 +1,144 @@
+// apps/tutorial/tutorial_09_gpu.cpp — tutorial §9.1–9.2 and the GPU appendix (seed 000).
+//
+// PyTorch computations happen on a *device*; every tensor taking part in one op must be on
+// the same one. This program checks for a GPU, adds two tensors on the CPU, moves them to
+// the GPU when there is one (and shows the same-device error, caught), then trains §7's
+// network on `device = is_available() ? cuda : cpu`, moving every batch to that device.
+// On a machine without a GPU it runs on the CPU and says so. Without a GPU its output is
+// tests/apps/expected/tutorial_09_gpu.txt, produced by tests/reference/tutorial_09_gpu.py.
+// (The appendix prints "Batch{batch_idx+1:03d}"; we follow the main tutorial's §9.2 log line.)
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <ember/ember.h>
+
+namespace nn = ember::nn;
+namespace data = ember::data;
+namespace F = ember::nn::functional;
+
+struct ToyDataset : data::Dataset {
+  ember::Tensor features;
+  ember::Tensor labels;
+  ToyDataset(ember::Tensor X, ember::Tensor y) : features(X), labels(y) {}
+  data::Example get(std::int64_t index) override { return {features[index], labels[index]}; }
+  std::int64_t size() const override { return labels.size(0); }
+};
+
+struct NeuralNetwork : nn::Module {
+  std::shared_ptr<nn::Sequential> layers;
+  NeuralNetwork(std::int64_t num_inputs, std::int64_t num_outputs) {
+    layers = register_module("layers", nn::sequential({
+        std::make_shared<nn::Linear>(num_inputs, 30), std::make_shared<nn::ReLU>(),
+        std::make_shared<nn::Linear>(30, 20), std::make_shared<nn::ReLU>(),
+        std::make_shared<nn::Linear>(20, num_outputs)}));
+  }
+  ember::Tensor forward(const ember::Tensor& x) override { return (*layers)(x); }
+};
+
+// Python's print(float): shortest round-trip digits, "1.0" rather than "1".
+std::string python_float(double value) {
+  char buffer[64];
+  auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  std::string text(buffer, result.ptr);
+  if (text.find_first_of(".en") == std::string::npos) text += ".0";
+  return text;
+}
+
+// Appendix §13: "compute_accuracy now takes the device": model, inputs and labels must
+// all live on the same device.
+double compute_accuracy(nn::Module& model, data::DataLoader& dataloader, ember::Device device) {
+  model.eval();
+  std::int64_t correct = 0;
+  std::int64_t total_examples = 0;
+  for (auto& [batch_features, batch_labels] : dataloader) {
+    ember::Tensor features = batch_features.to(device);
+    ember::Tensor labels = batch_labels.to(device);
+    ember::Tensor logits;
+    {
+      ember::NoGradGuard no_grad;
+      logits = model(features);
+    }
+    ember::Tensor predictions = ember::argmax(logits, /*dim=*/1);
+    ember::Tensor compare = labels == predictions;
+    correct += ember::sum(compare).item<std::int64_t>();
+    total_examples += compare.size(0);
+  }
+  return static_cast<double>(correct) / static_cast<double>(total_examples);
+}
+
+int main() {
+  // "print(torch.cuda.is_available())"
+  std::cout << "CUDA available: " << (ember::cuda::is_available() ? "True" : "False") << "\n";
+
+  // §9.1 "by default, the computation is carried out on the CPU"
+  ember::Tensor tensor_1 = ember::tensor({1., 2., 3.});
+  ember::Tensor tensor_2 = ember::tensor({4., 5., 6.});
+  std::cout << tensor_1.device() << "\n";
+  std::cout << tensor_1 + tensor_2 << "\n";
+
+  if (ember::cuda::is_available()) {
+    // "tensor_1 = tensor_1.to("cuda")": the sum now prints device='cuda:0'.
+    tensor_1 = tensor_1.to("cuda");
+    tensor_2 = tensor_2.to("cuda");
+    std::cout << tensor_1 + tensor_2 << "\n";
+    // "all tensors must be on the same device, otherwise the computation will fail"
+    tensor_1 = tensor_1.to("cpu");
+    try {
+      std::cout << tensor_1 + tensor_2 << "\n";
+    } catch (const ember::DeviceError& error) {
+      std::cout << "RuntimeError: " << error.what() << "\n";
+    }
+  } else {
+    std::cout << "CUDA not available: skipping the cells that hard-code \"cuda\"\n";
+  }
+
+  // §9.2 "device = torch.device("cuda" if torch.cuda.is_available() else "cpu")"
+  ember::Device device = ember::cuda::is_available() ? ember::Device("cuda") : ember::Device("cpu");
+  std::cout << "device: " << device << "\n";
+
+  ember::Tensor X_train = ember::tensor({{-1.2, 3.1}, {-0.9, 2.9}, {-0.5, 2.6}, {2.3, -1.1}, {2.7, -1.5}});
+  ember::Tensor y_train = ember::tensor({0, 0, 0, 1, 1});
+  ember::Tensor X_test = ember::tensor({{-0.8, 2.8}, {2.6, -1.6}});
+  ember::Tensor y_test = ember::tensor({0, 1});
+  auto train_ds = std::make_shared<ToyDataset>(X_train, y_train);
+  auto test_ds = std::make_shared<ToyDataset>(X_test, y_test);
+
+  // Appendix §9: the loaders use one worker (a thread in ember, a process in PyTorch).
+  ember::manual_seed(123);
+  data::DataLoader train_loader(train_ds, {.batch_size = 2, .shuffle = true, .num_workers = 1, .drop_last = true});
+  data::DataLoader test_loader(test_ds, {.batch_size = 2, .shuffle = false, .num_workers = 1});
+
+  ember::manual_seed(123);
+  auto model = std::make_shared<NeuralNetwork>(2, 2);
+  model->to(device);  // "New: Transfer the model onto the GPU."
+  ember::optim::SGD optimizer(model->parameters(), {.lr = 0.5});
+
+  const int num_epochs = 3;
+  for (int epoch = 0; epoch < num_epochs; ++epoch) {
+    model->train();
+    int batch_idx = 0;
+    for (auto& [batch_features, batch_labels] : train_loader) {
+      // "New: Transfer the data onto the GPU."
+      ember::Tensor features = batch_features.to(device);
+      ember::Tensor labels = batch_labels.to(device);
+      ember::Tensor logits = (*model)(features);
+      ember::Tensor loss = F::cross_entropy(logits, labels);
+      optimizer.zero_grad();
+      loss.backward();
+      optimizer.step();
+      std::printf("Epoch: %03d/%03d | Batch %03d/%03lld | Train/Val Loss: %.2f\n", epoch + 1, num_epochs, batch_idx,
+                  static_cast<long long>(train_loader.size()), loss.item<double>());
+      ++batch_idx;
+    }
+    model->eval();
+  }
+  std::fflush(stdout);
+
+  std::cout << "Training accuracy " << python_float(compute_accuracy(*model, train_loader, device)) << "\n";
+  std::cout << "Test accuracy " << python_float(compute_accuracy(*model, test_loader, device)) << "\n";
+  return 0;
+}

@@ -1,0 +1,36 @@
+// autograd/accumulate_grad.h — the node that ends every path: it adds a gradient into a
+// leaf's .grad().
+//
+// Tutorial §4: after loss.backward(), w1.grad holds d loss / d w1. Each leaf that requires
+// grad gets one AccumulateGrad node, created the first time an op uses the leaf and shared
+// by every later graph (the leaf's AutogradMeta keeps a weak pointer to it), so gradients
+// from several backward calls add up — which is why training loops call zero_grad().
+#pragma once
+
+#include <memory>
+
+#include <ember/autograd/node.h>
+
+namespace ember::autograd {
+
+class AccumulateGrad : public Node {
+ public:
+  explicit AccumulateGrad(Tensor leaf);
+  // Runs the leaf's hooks, adds the gradient into leaf.grad(), then runs the leaf's
+  // post-accumulate-grad hooks. Returns nothing (a leaf has no inputs).
+  TensorList apply(const TensorList& grad_outputs) override;
+  // A leaf's hooks (Tensor::register_hook) live in its AutogradMeta; they run here.
+  void run_pre_hooks(TensorList& grads) override;
+  const Tensor& leaf() const { return leaf_; }
+  // Set by the engine: with create_graph the stored gradient keeps its own graph.
+  void set_create_graph(bool value) { create_graph_ = value; }
+
+ private:
+  Tensor leaf_;
+  bool create_graph_ = false;
+};
+
+// The leaf's accumulator, created on first use.
+std::shared_ptr<Node> grad_accumulator(const Tensor& leaf);
+
+}  // namespace ember::autograd

@@ -1,0 +1,254 @@
+// autograd/engine.cpp — the backward pass: dependency counting, gradient buffers, capture.
+#include <ember/autograd/engine.h>
+
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <ember/autograd/accumulate_grad.h>
+#include <ember/autograd/anomaly.h>
+#include <ember/autograd/grad_mode.h>
+#include <ember/autograd/ops.h>
+#include <ember/core/factories.h>
+#include <ember/core/native.h>
+#include <ember/core/print.h>
+
+namespace ember::autograd {
+
+namespace {
+
+// Gradients arriving for one node, one entry per gradient slot; summed on arrival.
+using GradientBuffer = TensorList;
+
+void accumulate(GradientBuffer& buffer, std::size_t slot, const Tensor& gradient, bool create_graph) {
+  if (buffer.size() <= slot) buffer.resize(slot + 1);
+  Tensor& current = buffer[slot];
+  if (!current.defined()) {
+    current = gradient;
+  } else {
+    // With create_graph the sum must be recorded too; otherwise a kernel add is enough.
+    current = create_graph ? ember::add(current, gradient) : native::add(current, gradient);
+  }
+}
+
+// A formula's gradient must fit the slot it flows into; a gradient with broadcast dims is
+// summed down, a dtype difference is cast. Anything else is a bug in the formula.
+Tensor validate_gradient(const Node& node, std::size_t index, Tensor gradient, const GradientSlot& slot) {
+  if (!(IntArrayRef(gradient.sizes()) == IntArrayRef(slot.sizes))) {
+    bool expandable = true;
+    try {
+      expandable = IntArrayRef(broadcast_shapes(slot.sizes, gradient.sizes())) == IntArrayRef(gradient.sizes());
+    } catch (const ShapeError&) {
+      expandable = false;
+    }
+    EMBER_CHECK(expandable, ShapeError, "Function ", node.name(), " returned an invalid gradient at index ", index,
+                " - got ", shape_to_string(gradient.sizes()), " but expected shape compatible with ",
+                shape_to_string(slot.sizes));
+    gradient = sum_to(gradient, slot.sizes);
+  }
+  if (gradient.dtype() != slot.dtype) gradient = ember::to(gradient, slot.dtype);
+  return gradient;
+}
+
+// One backward call's state.
+struct GraphTask {
+  bool retain_graph = false;
+  bool create_graph = false;
+  std::unordered_map<Node*, int> dependencies;
+  std::unordered_map<Node*, GradientBuffer> buffers;
+  // grad() mode: where to capture, and which nodes lead to a capture (the only ones run).
+  bool capture_mode = false;
+  std::unordered_map<Node*, std::vector<std::pair<std::uint32_t, std::size_t>>> captures;  // node -> (slot, input #)
+  std::unordered_set<Node*> needed;
+  TensorList captured;
+};
+
+// Marks (in task.needed) every node from which a capture node can be reached.
+bool mark_needed(Node* node, GraphTask& task, std::unordered_map<Node*, bool>& memo) {
+  if (auto found = memo.find(node); found != memo.end()) return found->second;
+  memo[node] = false;  // the graph is acyclic; this only guards the recursion
+  bool needed = task.captures.count(node) > 0;
+  for (const Edge& edge : node->next_edges()) {
+    if (edge.is_valid() && mark_needed(edge.node.get(), task, memo)) needed = true;
+  }
+  memo[node] = needed;
+  if (needed) task.needed.insert(node);
+  return needed;
+}
+
+bool is_needed(const GraphTask& task, Node* node) { return !task.capture_mode || task.needed.count(node) > 0; }
+
+// Counts, for every node reachable from the roots, the edges that point at it.
+void compute_dependencies(const std::vector<Node*>& roots, GraphTask& task) {
+  std::vector<Node*> stack;
+  std::unordered_set<Node*> seen;
+  for (Node* root : roots) {
+    if (seen.insert(root).second) stack.push_back(root);
+  }
+  while (!stack.empty()) {
+    Node* node = stack.back();
+    stack.pop_back();
+    for (const Edge& edge : node->next_edges()) {
+      if (!edge.is_valid() || !is_needed(task, edge.node.get())) continue;
+      task.dependencies[edge.node.get()] += 1;
+      if (seen.insert(edge.node.get()).second) stack.push_back(edge.node.get());
+    }
+  }
+}
+
+void check_anomaly(const Node& node, const TensorList& gradients) {
+  for (std::size_t i = 0; i < gradients.size(); ++i) {
+    std::string kind = find_non_finite(gradients[i]);
+    if (kind.empty()) continue;
+    std::string origin = node.forward_context().empty() ? std::string("(unknown: the node was recorded with anomaly mode off)")
+                                                        : node.forward_context();
+    throw AutogradError(make_message("Function '", node.name(), "' returned ", kind, " values in its ", i,
+                                     "th output. The node was created in the forward pass by: ", origin));
+  }
+}
+
+// Runs the whole backward pass from `roots` with the given root gradients.
+void execute(const std::vector<Edge>& roots, const TensorList& root_grads, GraphTask& task) {
+  std::vector<Node*> root_nodes;
+  for (const Edge& root : roots) root_nodes.push_back(root.node.get());
+  if (task.capture_mode) {
+    std::unordered_map<Node*, bool> memo;
+    for (Node* root : root_nodes) mark_needed(root, task, memo);
+  }
+  compute_dependencies(root_nodes, task);
+
+  // Ready nodes, newest first (larger sequence number = created later in the forward).
+  auto later_first = [](const std::shared_ptr<Node>& a, const std::shared_ptr<Node>& b) {
+    return a->sequence_nr() < b->sequence_nr();
+  };
+  std::priority_queue<std::shared_ptr<Node>, std::vector<std::shared_ptr<Node>>, decltype(later_first)> ready(
+      later_first);
+  std::unordered_set<Node*> queued;
+  for (std::size_t i = 0; i < roots.size(); ++i) {
+    accumulate(task.buffers[roots[i].node.get()], roots[i].input_nr, root_grads[i], task.create_graph);
+  }
+  for (const Edge& root : roots) {
+    if (task.dependencies[root.node.get()] == 0 && is_needed(task, root.node.get()) &&
+        queued.insert(root.node.get()).second) {
+      ready.push(root.node);
+    }
+  }
+
+  AutoGradMode grad_mode(task.create_graph);  // formulas record only under create_graph
+  while (!ready.empty()) {
+    std::shared_ptr<Node> node = ready.top();
+    ready.pop();
+    GradientBuffer grads = std::move(task.buffers[node.get()]);
+    task.buffers.erase(node.get());
+    grads.resize(std::max(grads.size(), node->gradient_slots().size()));
+    node->run_pre_hooks(grads);
+
+    bool run_formula = true;
+    if (task.capture_mode) {
+      if (auto found = task.captures.find(node.get()); found != task.captures.end()) {
+        for (auto [slot, input_index] : found->second) task.captured[input_index] = grads[slot];
+      }
+      // In grad() mode leaves are never written, and a capture node runs only if another
+      // capture lies below it.
+      bool leads_further = false;
+      for (const Edge& edge : node->next_edges()) {
+        if (edge.is_valid() && task.needed.count(edge.node.get()) > 0) leads_further = true;
+      }
+      run_formula = leads_further;
+    }
+
+    bool any_gradient = false;
+    for (const Tensor& grad : grads) any_gradient = any_gradient || grad.defined();
+    TensorList outputs;
+    if (run_formula && any_gradient) {
+      if (auto* accumulator = dynamic_cast<AccumulateGrad*>(node.get())) accumulator->set_create_graph(task.create_graph);
+      outputs = node->apply(grads);
+      if (is_anomaly_enabled()) check_anomaly(*node, outputs);
+      EMBER_CHECK(outputs.size() == node->next_edges().size() || dynamic_cast<AccumulateGrad*>(node.get()),
+                  AutogradError, "function ", node->name(), " returned an incorrect number of gradients (expected ",
+                  node->next_edges().size(), ", got ", outputs.size(), ")");
+    }
+    if (!task.retain_graph) node->release_saved_tensors();
+
+    const auto& edges = node->next_edges();
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+      const Edge& edge = edges[i];
+      if (!edge.is_valid() || !is_needed(task, edge.node.get())) continue;
+      if (i < outputs.size() && outputs[i].defined()) {
+        const GradientSlot& slot = edge.node->gradient_slots()[edge.input_nr];
+        Tensor gradient = validate_gradient(*node, i, outputs[i], slot);
+        accumulate(task.buffers[edge.node.get()], edge.input_nr, gradient, task.create_graph);
+      }
+      if (--task.dependencies[edge.node.get()] == 0 && queued.insert(edge.node.get()).second) {
+        ready.push(edge.node);
+      }
+    }
+  }
+}
+
+// The root edges and gradients (implicit 1 for one-element outputs), with PyTorch's checks.
+void prepare_roots(const TensorList& tensors, const TensorList& grad_tensors, std::vector<Edge>& edges,
+                   TensorList& grads) {
+  EMBER_CHECK(grad_tensors.empty() || grad_tensors.size() == tensors.size(), ValueError, "got ", tensors.size(),
+              " tensors and ", grad_tensors.size(), " gradients");
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& output = tensors[i];
+    Edge edge = gradient_edge(output);
+    EMBER_CHECK(edge.is_valid(), AutogradError, "element ", i,
+                " of tensors does not require grad and does not have a grad_fn");
+    Tensor grad = grad_tensors.empty() ? Tensor() : grad_tensors[i];
+    if (!grad.defined()) {
+      EMBER_CHECK(output.numel() == 1, AutogradError, "grad can be implicitly created only for scalar outputs");
+      grad = ones_like(output);
+    } else {
+      EMBER_CHECK(IntArrayRef(grad.sizes()) == IntArrayRef(output.sizes()), ShapeError,
+                  "Mismatch in shape: grad_output[", i, "] has a shape of ", size_string(grad.sizes()),
+                  " and output[", i, "] has a shape of ", size_string(output.sizes()), ".");
+    }
+    edges.push_back(edge);
+    grads.push_back(grad);
+  }
+}
+
+}  // namespace
+
+void backward(const TensorList& tensors, const TensorList& grad_tensors, std::optional<bool> retain_graph,
+              bool create_graph) {
+  GraphTask task;
+  task.retain_graph = retain_graph.value_or(create_graph);
+  task.create_graph = create_graph;
+  std::vector<Edge> edges;
+  TensorList grads;
+  prepare_roots(tensors, grad_tensors, edges, grads);
+  execute(edges, grads, task);
+}
+
+TensorList grad(const TensorList& outputs, const TensorList& inputs, const TensorList& grad_outputs,
+                std::optional<bool> retain_graph, bool create_graph, bool allow_unused) {
+  GraphTask task;
+  task.retain_graph = retain_graph.value_or(create_graph);
+  task.create_graph = create_graph;
+  task.capture_mode = true;
+  task.captured.resize(inputs.size());
+  // Keep the capture nodes alive for the whole pass (the raw pointers in task index them;
+  // an unused leaf's accumulator would otherwise die at once).
+  std::vector<std::shared_ptr<Node>> keep_alive;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    Edge edge = gradient_edge(inputs[i]);
+    EMBER_CHECK(edge.is_valid(), AutogradError, "One of the differentiated Tensors does not require grad");
+    task.captures[edge.node.get()].emplace_back(edge.input_nr, i);
+    keep_alive.push_back(edge.node);
+  }
+  std::vector<Edge> edges;
+  TensorList grads;
+  prepare_roots(outputs, grad_outputs, edges, grads);
+  execute(edges, grads, task);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    EMBER_CHECK(task.captured[i].defined() || allow_unused, AutogradError,
+                "One of the differentiated Tensors appears to not have been used in the graph. Set "
+                "allow_unused=True if this is the desired behavior.");
+  }
+  return task.captured;
+}
+
+}  // namespace ember::autograd

@@ -1,0 +1,80 @@
+// autograd/function.cpp — recording a node: edges to the inputs, grad_fn on the outputs.
+#include <ember/autograd/function.h>
+
+#include <ember/autograd/anomaly.h>
+
+namespace ember::autograd {
+
+bool any_needs_grad(const TensorList& inputs) {
+  if (!is_grad_enabled()) return false;
+  for (const Tensor& input : inputs) {
+    if (input.defined() && input.requires_grad()) return true;
+  }
+  return false;
+}
+
+namespace {
+// "mul(Tensor[2, 3] float32, Tensor[3] float32)" — anomaly mode's note of the forward op.
+std::string describe_forward(const std::string& node_name, const TensorList& inputs) {
+  // "LogSoftmaxBackward0" -> "log_softmax": the name of the forward function.
+  std::string camel = node_name.substr(0, node_name.find("Backward"));
+  std::string op;
+  for (std::size_t i = 0; i < camel.size(); ++i) {
+    char c = camel[i];
+    if (c >= 'A' && c <= 'Z') {
+      if (i > 0) op += '_';
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+    op += c;
+  }
+  std::string text = op + "(";
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += inputs[i].defined() ? "Tensor" + shape_to_string(inputs[i].sizes()) + " " + dtype_name(inputs[i].dtype())
+                                : "None";
+  }
+  return text + ")";
+}
+}  // namespace
+
+std::shared_ptr<Node> record(const std::string& name, const TensorList& inputs, const TensorList& outputs) {
+  auto node = std::make_shared<Node>(name);
+  for (const Tensor& input : inputs) {
+    // Only inputs that require grad get a real edge; the formula skips the others.
+    node->add_next_edge(input.defined() && input.requires_grad() ? gradient_edge(input) : Edge{});
+  }
+  for (const Tensor& output : outputs) {
+    std::uint32_t slot = node->add_gradient_slot(output);
+    if (!output.is_floating_point()) continue;  // integer outputs (indices) carry no gradient
+    AutogradMeta& meta = output.ensure_autograd_meta();
+    meta.requires_grad = true;
+    meta.grad_fn = node;
+    meta.output_nr = slot;
+  }
+  if (is_anomaly_enabled()) node->set_forward_context(describe_forward(name, inputs));
+  return node;
+}
+
+void rebase_history(const Tensor& self, const std::shared_ptr<Node>& node) {
+  AutogradMeta& meta = self.ensure_autograd_meta();
+  meta.grad_fn = node;
+  meta.output_nr = node->add_gradient_slot(self);
+  meta.requires_grad = true;
+  meta.grad_accumulator.reset();
+}
+
+void check_inplace(const Tensor& self) {
+  if (!is_grad_enabled() || !self.requires_grad()) return;
+  if (self.is_leaf()) throw AutogradError("a leaf Variable that requires grad is being used in an in-place operation.");
+  auto node = std::static_pointer_cast<Node>(self.grad_fn());
+  if (node->is_view()) {
+    // PyTorch rewrites the base's history here (CopySlices); ember refuses rather than
+    // silently computing wrong gradients for the base.
+    throw NotImplementedError(make_message(
+        "in-place operations on a view (output of ", node->name(),
+        ") of a tensor that requires grad are not supported by ember's autograd; use the out-of-place op, "
+        "or run the in-place op under NoGradGuard"));
+  }
+}
+
+}  // namespace ember::autograd

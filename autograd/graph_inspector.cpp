@@ -1,0 +1,125 @@
+// autograd/graph_inspector.cpp — walking the graph from a tensor's grad_fn.
+#include <ember/autograd/graph_inspector.h>
+
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <ember/autograd/accumulate_grad.h>
+#include <ember/autograd/node.h>
+
+namespace ember::autograd {
+
+namespace {
+
+std::string tensor_summary(const Tensor& tensor) {
+  if (!tensor.defined()) return "freed";
+  return shape_to_string(tensor.sizes()) + " " + dtype_name(tensor.dtype()) + " strides " +
+         shape_to_string(tensor.strides());
+}
+
+std::string leaf_label(const AccumulateGrad& node) {
+  const Tensor& leaf = node.leaf();
+  std::string name = leaf.name().empty() ? std::string("leaf") : leaf.name();
+  return name + " " + shape_to_string(leaf.sizes()) + " " + dtype_name(leaf.dtype());
+}
+
+std::string saved_label(const SavedTensor& saved) {
+  std::string text = saved.name() + (saved.is_output() ? " (output)" : "") + ": ";
+  if (saved.was_released()) return text + "freed";
+  return text + tensor_summary(saved.peek()) + " version " + std::to_string(saved.saved_version());
+}
+
+// Escapes a label for a DOT string.
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string to_dot(const Tensor& root) {
+  std::ostringstream out;
+  out << "digraph autograd {\n  rankdir=BT;\n  node [fontname=\"monospace\", fontsize=10];\n";
+  std::string root_name = root.name().empty() ? std::string("output") : root.name();
+  out << "  root [shape=box, style=filled, fillcolor=darkolivegreen1, label="
+      << quoted(root_name + " " + shape_to_string(root.sizes()) + " " + dtype_name(root.dtype())) << "];\n";
+  auto grad_fn = std::static_pointer_cast<Node>(root.grad_fn());
+  if (!grad_fn) {
+    out << "}\n";
+    return out.str();
+  }
+  std::map<const Node*, int> ids;
+  std::vector<const Node*> order{grad_fn.get()};
+  ids[grad_fn.get()] = 0;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const Node* node = order[i];
+    int id = ids[node];
+    if (const auto* leaf = dynamic_cast<const AccumulateGrad*>(node)) {
+      out << "  n" << id << " [shape=ellipse, style=filled, fillcolor=lightblue, label="
+          << quoted(leaf_label(*leaf)) << "];\n";
+    } else {
+      out << "  n" << id << " [shape=box, style=filled, fillcolor=lightgrey, label=" << quoted(node->name()) << "];\n";
+    }
+    const auto& saved = node->saved_tensors();
+    for (std::size_t s = 0; s < saved.size(); ++s) {
+      out << "  n" << id << "_saved" << s << " [shape=note, style=filled, fillcolor=orange, label="
+          << quoted(saved_label(saved[s])) << "];\n";
+      out << "  n" << id << "_saved" << s << " -> n" << id << " [style=dotted];\n";
+    }
+    for (const Edge& edge : node->next_edges()) {
+      if (!edge.is_valid()) continue;
+      auto [found, inserted] = ids.emplace(edge.node.get(), static_cast<int>(ids.size()));
+      if (inserted) order.push_back(edge.node.get());
+      // Arrows point the way the forward computation went: input -> op.
+      out << "  n" << found->second << " -> n" << id << ";\n";
+    }
+  }
+  out << "  n0 -> root;\n}\n";
+  return out.str();
+}
+
+namespace {
+void dump_node(const Node& node, const std::string& prefix, bool last, bool is_root, std::set<const Node*>& seen,
+               std::ostringstream& out) {
+  out << prefix << (is_root ? "" : (last ? "└─ " : "├─ "));
+  if (const auto* leaf = dynamic_cast<const AccumulateGrad*>(&node)) {
+    out << "AccumulateGrad (" << leaf_label(*leaf) << ")\n";
+    return;
+  }
+  out << node.name();
+  if (!seen.insert(&node).second) {
+    out << " (shown above)\n";
+    return;
+  }
+  const auto& saved = node.saved_tensors();
+  for (std::size_t s = 0; s < saved.size(); ++s) out << (s == 0 ? "  saved: " : "; ") << saved_label(saved[s]);
+  out << "\n";
+  std::vector<const Node*> children;
+  for (const Edge& edge : node.next_edges()) {
+    if (edge.is_valid()) children.push_back(edge.node.get());
+  }
+  std::string child_prefix = prefix + (is_root ? "" : (last ? "   " : "│  "));
+  for (std::size_t c = 0; c < children.size(); ++c) {
+    dump_node(*children[c], child_prefix, c + 1 == children.size(), false, seen, out);
+  }
+}
+}  // namespace
+
+std::string dump(const Tensor& root) {
+  std::ostringstream out;
+  auto grad_fn = std::static_pointer_cast<Node>(root.grad_fn());
+  if (!grad_fn) {
+    out << (root.requires_grad() ? "leaf tensor (no grad_fn)\n" : "tensor without autograd history\n");
+    return out.str();
+  }
+  std::set<const Node*> seen;
+  dump_node(*grad_fn, "", true, true, seen, out);
+  return out.str();
+}
+
+}  // namespace ember::autograd

@@ -1,0 +1,232 @@
+// autograd/loss_ops.cpp — the losses: binary_cross_entropy(_with_logits), nll_loss,
+// cross_entropy, mse_loss; each one node with PyTorch's name and a hand-written formula.
+//
+// Tutorial §3: `loss = F.binary_cross_entropy(a, y)` prints
+// `tensor(0.0852, grad_fn=<BinaryCrossEntropyBackward0>)`. The forward values are computed
+// with ember::native (no intermediate nodes); the backward formulas use public ops so they
+// can be differentiated again. cross_entropy is log_softmax followed by nll_loss, as in
+// PyTorch (its grad_fn is NllLossBackward0).
+#include <cmath>
+
+#include <ember/autograd/function.h>
+#include <ember/autograd/ops.h>
+#include <ember/core/factories.h>
+#include <ember/core/native.h>
+#include <ember/core/print.h>
+
+namespace ember {
+
+using autograd::needs_grad;
+using autograd::Node;
+using autograd::record;
+using autograd::TensorList;
+
+namespace {
+
+Tensor number(double value, const Tensor& like) { return scalar_to_tensor(value, like.device()); }
+
+// Per-element losses -> the requested reduction (forward, no graph).
+Tensor reduce_native(const Tensor& per_element, Reduction reduction) {
+  switch (reduction) {
+    case Reduction::None: return per_element;
+    case Reduction::Sum: return native::sum(per_element, {}, false);
+    case Reduction::Mean: return native::mean(per_element, {}, false);
+  }
+  return per_element;
+}
+
+// The gradient of the reduced loss w.r.t. each per-element loss: the incoming gradient,
+// broadcast back over the elements (and divided by their count for 'mean').
+Tensor per_element_gradient(const Tensor& grad, const Shape& sizes, Reduction reduction, double count) {
+  if (reduction == Reduction::None) return grad;
+  Tensor spread = ember::expand(grad, sizes);
+  return reduction == Reduction::Mean ? spread / count : spread;
+}
+
+void check_same_size(const Tensor& input, const Tensor& target) {
+  EMBER_CHECK(IntArrayRef(input.sizes()) == IntArrayRef(target.sizes()), ValueError, "Using a target size (",
+              size_string(target.sizes()), ") that is different to the input size (", size_string(input.sizes()),
+              ") is deprecated. Please ensure they have the same size.");
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- binary cross-entropy
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction) {
+  check_same_size(input, target);
+  if (input.numel() > 0) {
+    double low = native::amin(input, {}, false).item<double>(), high = native::amax(input, {}, false).item<double>();
+    EMBER_CHECK(low >= 0.0 && high <= 1.0, ValueError, "all elements of input should be between 0 and 1");
+  }
+  // -(t log x + (1 - t) log(1 - x)), each log clamped at -100 so x = 0 or 1 stays finite.
+  Tensor one = number(1.0, input);
+  Tensor log_x = native::clamp(native::log(input), -100.0, std::nullopt);
+  Tensor log_1mx = native::clamp(native::log(native::sub(one, input)), -100.0, std::nullopt);
+  Tensor per_element =
+      native::neg(native::add(native::mul(target, log_x), native::mul(native::sub(one, target), log_1mx)));
+  Tensor out = reduce_native(per_element, reduction);
+  if (needs_grad(input, target)) {
+    auto node = record("BinaryCrossEntropyBackward0", {input, target}, out);
+    node->save("self", input);
+    node->save("target", target);
+    Shape sizes = input.sizes();
+    double count = static_cast<double>(input.numel());
+    node->set_backward([sizes, reduction, count](Node& n, const TensorList& grads) -> TensorList {
+      Tensor x = n.saved(0), t = n.saved(1);
+      Tensor g = per_element_gradient(grads[0], sizes, reduction, count);
+      Tensor grad_x, grad_t;
+      // d/dx = (x - t) / (x (1 - x)), the denominator kept away from 0 (PyTorch's eps 1e-12).
+      if (n.needs_input_grad(0)) grad_x = g * (x - t) / ember::clamp((1.0 - x) * x, 1e-12);
+      // d/dt = log(1 - x) - log(x), with the same clamping as the forward.
+      if (n.needs_input_grad(1)) {
+        grad_t = g * (ember::clamp(ember::log(1.0 - x), -100.0) - ember::clamp(ember::log(x), -100.0));
+      }
+      return {grad_x, grad_t};
+    });
+  }
+  return out;
+}
+
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, Reduction reduction) {
+  EMBER_CHECK(IntArrayRef(input.sizes()) == IntArrayRef(target.sizes()), ValueError, "Target size (",
+              size_string(target.sizes()), ") must be the same as input size (", size_string(input.sizes()), ")");
+  // max(x, 0) - x t + log(1 + exp(-|x|)): equal to BCE(sigmoid(x), t), but exp never
+  // overflows (the log-sum-exp trick).
+  Tensor one = number(1.0, input);
+  Tensor per_element = native::add(
+      native::sub(native::relu(input), native::mul(input, target)),
+      native::log(native::add(one, native::exp(native::neg(native::abs(input))))));
+  Tensor out = reduce_native(per_element, reduction);
+  if (needs_grad(input, target)) {
+    auto node = record("BinaryCrossEntropyWithLogitsBackward0", {input, target}, out);
+    node->save("self", input);
+    node->save("target", target);
+    Shape sizes = input.sizes();
+    double count = static_cast<double>(input.numel());
+    node->set_backward([sizes, reduction, count](Node& n, const TensorList& grads) -> TensorList {
+      Tensor x = n.saved(0), t = n.saved(1);
+      Tensor g = per_element_gradient(grads[0], sizes, reduction, count);
+      return {n.needs_input_grad(0) ? g * (ember::sigmoid(x) - t) : Tensor(),
+              n.needs_input_grad(1) ? -(g * x) : Tensor()};
+    });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- negative log-likelihood
+Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction, std::int64_t ignore_index) {
+  EMBER_CHECK(input.dim() >= 1, ShapeError, "input tensor should be 1D or 2D");
+  if (input.dim() > 2) {
+    // [N, C, d1, ...] (a class score per pixel or per time step): move the class dim last,
+    // flatten to [N * d1 * ..., C] rows and reuse the 2-D case (differentiably: the permute
+    // and reshape record their own nodes; PyTorch names this node NllLoss2DBackward0).
+    Shape expected_target = {input.size(0)};
+    for (std::int64_t d = 2; d < input.dim(); ++d) expected_target.push_back(input.size(d));
+    EMBER_CHECK(IntArrayRef(target.sizes()) == IntArrayRef(expected_target), ShapeError, "Expected target size ",
+                shape_to_string(expected_target), ", got ", shape_to_string(target.sizes()));
+    std::vector<std::int64_t> classes_last = {0};
+    for (std::int64_t d = 2; d < input.dim(); ++d) classes_last.push_back(d);
+    classes_last.push_back(1);
+    Tensor rows = ember::reshape(ember::permute(input, classes_last), {-1, input.size(1)});
+    Tensor loss = nll_loss(rows, ember::reshape(target, {-1}), reduction, ignore_index);
+    return reduction == Reduction::None ? ember::reshape(loss, target.sizes()) : loss;
+  }
+  EMBER_CHECK(target.dtype() == kInt64, DTypeError, "expected scalar type Long but found ",
+              scalar_type_name(target.dtype()));
+  const bool batched = input.dim() == 2;
+  EMBER_CHECK(target.dim() <= 1, ShapeError, "0D or 1D target tensor expected, multi-target not supported");
+  const std::int64_t batch = batched ? input.size(0) : 1;
+  const std::int64_t target_batch = target.dim() == 0 ? 1 : target.size(0);
+  EMBER_CHECK(batched ? (target.dim() == 1 && batch == target_batch) : target.dim() == 0, ShapeError,
+              "Expected input batch_size (", batch, ") to match target batch_size (", target_batch, ").");
+  const std::int64_t classes = input.size(-1);
+  // Every target must be a class index or ignore_index (checked on the host: clear and cheap).
+  Tensor host_target = native::contiguous(native::to_device(target, kCPU));
+  const std::int64_t* labels = host_target.data_ptr<std::int64_t>();
+  for (std::int64_t i = 0; i < host_target.numel(); ++i) {
+    EMBER_CHECK(labels[i] == ignore_index || (labels[i] >= 0 && labels[i] < classes), IndexError, "Target ",
+                labels[i], " is out of bounds.");
+  }
+
+  // Pick -input[i, target[i]] per row; ignored rows contribute 0 and do not count.
+  Tensor rows = batched ? input : native::unsqueeze(input, 0);
+  Tensor row_targets = native::reshape(target, {batch});
+  Tensor keep = native::ne(row_targets, scalar_to_tensor(ignore_index, target.device()));
+  Tensor safe_targets = native::where(keep, row_targets, scalar_to_tensor(std::int64_t{0}, target.device()));
+  Tensor picked = native::squeeze(native::gather(rows, 1, native::unsqueeze(safe_targets, 1)), 1);
+  Tensor keep_factor = native::to_dtype(keep, input.dtype());
+  Tensor per_row = native::neg(native::mul(picked, keep_factor));
+  const double kept = native::sum(keep_factor, {}, false).item<double>();
+  Tensor out;
+  if (reduction == Reduction::None) {
+    out = batched ? per_row : native::reshape(per_row, {});
+  } else {
+    out = native::sum(per_row, {}, false);
+    if (reduction == Reduction::Mean) out = native::div(out, number(kept, out));  // all ignored: nan, as PyTorch
+  }
+
+  if (needs_grad(input)) {
+    auto node = record("NllLossBackward0", {input}, out);
+    node->save("target", safe_targets);
+    node->save("keep", keep_factor);
+    Shape sizes = input.sizes();
+    node->set_backward([sizes, reduction, kept, batch, classes, batched](Node& n, const TensorList& grads) -> TensorList {
+      Tensor safe = n.saved(0), keep_rows = n.saved(1);
+      // d loss / d input[i, c] = -(c == target[i]) * keep[i] * (d loss / d row loss i).
+      Tensor g_rows = reduction == Reduction::None ? ember::reshape(grads[0], {batch})
+                                                   : ember::expand(grads[0], {batch});
+      if (reduction == Reduction::Mean) g_rows = g_rows / kept;
+      Tensor chosen = ember::to(ember::one_hot(safe, classes), grads[0].dtype());
+      Tensor grad = -(chosen * ember::unsqueeze(g_rows * keep_rows, 1));
+      return {batched ? grad : ember::reshape(grad, sizes)};
+    });
+  }
+  return out;
+}
+
+Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction, std::int64_t ignore_index,
+                     double label_smoothing) {
+  EMBER_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0, ValueError,
+              "label_smoothing must be between 0.0 and 1.0. Got: ", label_smoothing);
+  EMBER_CHECK(input.dim() >= 1, ShapeError, "input tensor should be 1D or 2D");
+  const std::int64_t class_dim = input.dim() == 1 ? 0 : 1;
+  Tensor log_probabilities = ember::log_softmax(input, class_dim);
+  Tensor nll = ember::nll_loss(log_probabilities, target, reduction, ignore_index);
+  if (label_smoothing == 0.0) return nll;
+  // With smoothing the target distribution is (1 - ε) one_hot + ε / C: the loss adds
+  // ε/C * (-sum over classes of log p) per kept row, reduced like the nll part.
+  const double classes = static_cast<double>(input.size(class_dim));
+  Tensor keep = ember::to(ember::ne(target, scalar_to_tensor(ignore_index, target.device())), input.dtype());
+  Tensor smooth = -ember::sum(log_probabilities, {class_dim}) * keep;
+  Tensor smooth_reduced;
+  if (reduction == Reduction::None) {
+    smooth_reduced = smooth;
+  } else {
+    smooth_reduced = ember::sum(smooth);
+    if (reduction == Reduction::Mean) smooth_reduced = smooth_reduced / ember::sum(keep);
+  }
+  return nll * (1.0 - label_smoothing) + smooth_reduced * (label_smoothing / classes);
+}
+
+// ---------------------------------------------------------------- mean squared error
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  Tensor difference = native::sub(input, target);  // broadcasts, as PyTorch (which warns)
+  Tensor out = reduce_native(native::mul(difference, difference), reduction);
+  if (needs_grad(input, target)) {
+    auto node = record("MseLossBackward0", {input, target}, out);
+    node->save("self", input);
+    node->save("target", target);
+    Shape sizes = difference.sizes();
+    double count = static_cast<double>(difference.numel());
+    node->set_backward([sizes, reduction, count](Node& n, const TensorList& grads) -> TensorList {
+      Tensor x = n.saved(0), t = n.saved(1);
+      // d (x - t)² = 2 (x - t) for x, the negative for t.
+      Tensor g = per_element_gradient(grads[0], sizes, reduction, count) * ((x - t) * 2.0);
+      return {n.needs_input_grad(0) ? sum_to(g, x.sizes()) : Tensor(),
+              n.needs_input_grad(1) ? sum_to(-g, t.sizes()) : Tensor()};
+    });
+  }
+  return out;
+}
+
+}  // namespace ember

@@ -1,0 +1,123 @@
+// autograd/ops.h — the public, differentiable op API: ember::add, ember::matmul, losses...
+//
+// Tutorial §2–§4. Every function here does two things:
+//   1. computes its result with the kernel-level function of the same name in ember::native
+//      (core/native.h), and
+//   2. when grad mode is on and an input requires grad, records a graph node (the "tape")
+//      whose backward formula is written right next to the forward in the *_ops.cpp file
+//      of its family (elementwise_ops.cpp, view_ops.cpp, reduction_ops.cpp, linalg_ops.cpp,
+//      indexing_ops.cpp, loss_ops.cpp).
+// The Tensor methods of core/tensor.h marked "(autograd/)" forward to these functions
+// (tensor_methods.cpp), so `a.add(b)`, `a + b` and `ember::add(a, b)` are one op.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include <ember/core/tensor.h>
+
+namespace ember {
+
+// How a loss turns per-element losses into its result (PyTorch's reduction='mean'|'sum'|'none').
+enum class Reduction { None, Mean, Sum };
+
+// ---------------------------------------------------------------- elementwise (elementwise_ops.cpp)
+Tensor add(const Tensor& a, const Tensor& b, Scalar alpha = 1);
+Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha = 1);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor neg(const Tensor& self);
+Tensor exp(const Tensor& self);
+Tensor log(const Tensor& self);
+Tensor sqrt(const Tensor& self);
+Tensor abs(const Tensor& self);
+Tensor sign(const Tensor& self);  // not differentiable (gradient zero, like PyTorch)
+Tensor pow(const Tensor& self, const Tensor& exponent);
+Tensor pow(const Tensor& self, Scalar exponent);
+Tensor sigmoid(const Tensor& self);
+Tensor tanh(const Tensor& self);
+Tensor relu(const Tensor& self);
+Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+// Comparisons return bool tensors and are never differentiable.
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor logical_and(const Tensor& a, const Tensor& b);
+
+// ---------------------------------------------------------------- views and copies (view_ops.cpp)
+Tensor view(const Tensor& self, IntArrayRef sizes);
+Tensor reshape(const Tensor& self, IntArrayRef sizes);
+Tensor transpose(const Tensor& self, std::int64_t dim0, std::int64_t dim1);
+Tensor t(const Tensor& self);
+Tensor permute(const Tensor& self, IntArrayRef dims);
+Tensor squeeze(const Tensor& self);
+Tensor squeeze(const Tensor& self, std::int64_t dim);
+Tensor unsqueeze(const Tensor& self, std::int64_t dim);
+Tensor flatten(const Tensor& self, std::int64_t start_dim = 0, std::int64_t end_dim = -1);
+Tensor expand(const Tensor& self, IntArrayRef sizes);
+Tensor select(const Tensor& self, std::int64_t dim, std::int64_t index);
+Tensor narrow(const Tensor& self, std::int64_t dim, std::int64_t start, std::int64_t length);
+Tensor slice(const Tensor& self, std::int64_t dim, std::optional<std::int64_t> start = std::nullopt,
+             std::optional<std::int64_t> end = std::nullopt, std::int64_t step = 1);
+Tensor contiguous(const Tensor& self);
+Tensor clone(const Tensor& self);
+Tensor to(const Tensor& self, DType dtype);
+Tensor to(const Tensor& self, Device device);
+// Sums `gradient` over broadcast dimensions so it has `sizes` (the shape of the input that
+// was broadcast). Every broadcasting op's backward uses it.
+Tensor sum_to(const Tensor& gradient, IntArrayRef sizes);
+
+// ---------------------------------------------------------------- reductions (reduction_ops.cpp)
+Tensor sum(const Tensor& self, IntArrayRef dims = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt);
+Tensor mean(const Tensor& self, IntArrayRef dims = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt);
+Tensor prod(const Tensor& self, IntArrayRef dims = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt);
+Tensor amax(const Tensor& self, IntArrayRef dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& self, IntArrayRef dims = {}, bool keepdim = false);
+Tensor max(const Tensor& self);  // over all elements
+Tensor min(const Tensor& self);
+std::tuple<Tensor, Tensor> max(const Tensor& self, std::int64_t dim, bool keepdim = false);
+std::tuple<Tensor, Tensor> min(const Tensor& self, std::int64_t dim, bool keepdim = false);
+Tensor argmax(const Tensor& self, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmin(const Tensor& self, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor softmax(const Tensor& self, std::int64_t dim);
+Tensor log_softmax(const Tensor& self, std::int64_t dim);
+
+// ---------------------------------------------------------------- linear algebra (linalg_ops.cpp)
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mm(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, Scalar beta = 1, Scalar alpha = 1);
+
+// ---------------------------------------------------------------- indexing (indexing_ops.cpp)
+Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
+Tensor index_select(const Tensor& self, std::int64_t dim, const Tensor& index);
+Tensor index_add(const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& source);
+Tensor gather(const Tensor& self, std::int64_t dim, const Tensor& index);
+Tensor scatter_add(const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& source);
+Tensor one_hot(const Tensor& self, std::int64_t num_classes = -1);  // not differentiable (int64)
+
+// ---------------------------------------------------------------- losses (loss_ops.cpp)
+// input: probabilities in [0, 1]; target: same shape. log is clamped at -100, as PyTorch.
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
+// input: logits; stable for any logit size.
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        Reduction reduction = Reduction::Mean);
+// input: log-probabilities [N, C] (or [C], or [N, C, d1, ...]); target: int64 class
+// indices [N] (or 0-d, or [N, d1, ...]).
+Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+                std::int64_t ignore_index = -100);
+// log_softmax + nll_loss; label_smoothing mixes in the uniform distribution, as PyTorch.
+Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+                     std::int64_t ignore_index = -100, double label_smoothing = 0.0);
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
+
+}  // namespace ember

@@ -1,0 +1,149 @@
+// autograd/tensor_methods.cpp — the Tensor methods and operators that core/tensor.h marks
+// "(autograd/)": each forwards to the differentiable free function of the same name
+// (autograd/ops.h), so a method call and a free-function call record the same graph node.
+//
+// Tutorial §2–§4: `x.sum()`, `a @ b` (here a.matmul(b)), `w1 * x1 + b`.
+// The in-place methods (add_, mul_, ...) live in inplace_ops.cpp; backward(), detach(),
+// hooks in tensor_autograd.cpp.
+#include <ember/autograd/ops.h>
+#include <ember/core/native.h>
+
+namespace ember {
+
+// ---------------------------------------------------------------- views
+Tensor Tensor::view(IntArrayRef sizes) const { return ember::view(*this, sizes); }
+Tensor Tensor::reshape(IntArrayRef sizes) const { return ember::reshape(*this, sizes); }
+Tensor Tensor::transpose(std::int64_t dim0, std::int64_t dim1) const { return ember::transpose(*this, dim0, dim1); }
+Tensor Tensor::t() const { return ember::t(*this); }
+Tensor Tensor::T() const {
+  // .T reverses every dim: a permute with the dims backwards (so it differentiates as one).
+  std::vector<std::int64_t> dims(static_cast<std::size_t>(dim()));
+  for (std::int64_t d = 0; d < dim(); ++d) dims[static_cast<std::size_t>(d)] = dim() - 1 - d;
+  return ember::permute(*this, dims);
+}
+Tensor Tensor::permute(IntArrayRef dims) const { return ember::permute(*this, dims); }
+Tensor Tensor::squeeze() const { return ember::squeeze(*this); }
+Tensor Tensor::squeeze(std::int64_t dim) const { return ember::squeeze(*this, dim); }
+Tensor Tensor::unsqueeze(std::int64_t dim) const { return ember::unsqueeze(*this, dim); }
+Tensor Tensor::flatten(std::int64_t start_dim, std::int64_t end_dim) const {
+  return ember::flatten(*this, start_dim, end_dim);
+}
+Tensor Tensor::expand(IntArrayRef sizes) const { return ember::expand(*this, sizes); }
+Tensor Tensor::select(std::int64_t dim, std::int64_t index) const { return ember::select(*this, dim, index); }
+Tensor Tensor::narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const {
+  return ember::narrow(*this, dim, start, length);
+}
+Tensor Tensor::slice(std::int64_t dim, std::optional<std::int64_t> start, std::optional<std::int64_t> end,
+                     std::int64_t step) const {
+  return ember::slice(*this, dim, start, end, step);
+}
+Tensor Tensor::contiguous() const { return ember::contiguous(*this); }
+Tensor Tensor::clone() const { return ember::clone(*this); }
+Tensor Tensor::to(DType dtype) const { return ember::to(*this, dtype); }
+Tensor Tensor::to(Device device) const { return ember::to(*this, device); }
+Tensor Tensor::to(Device device, DType dtype) const { return ember::to(ember::to(*this, device), dtype); }
+
+// ---------------------------------------------------------------- math
+Tensor Tensor::add(const Tensor& other, Scalar alpha) const { return ember::add(*this, other, alpha); }
+Tensor Tensor::sub(const Tensor& other, Scalar alpha) const { return ember::sub(*this, other, alpha); }
+Tensor Tensor::mul(const Tensor& other) const { return ember::mul(*this, other); }
+Tensor Tensor::div(const Tensor& other) const { return ember::div(*this, other); }
+Tensor Tensor::neg() const { return ember::neg(*this); }
+Tensor Tensor::exp() const { return ember::exp(*this); }
+Tensor Tensor::log() const { return ember::log(*this); }
+Tensor Tensor::sqrt() const { return ember::sqrt(*this); }
+Tensor Tensor::abs() const { return ember::abs(*this); }
+Tensor Tensor::pow(const Tensor& exponent) const { return ember::pow(*this, exponent); }
+Tensor Tensor::pow(Scalar exponent) const { return ember::pow(*this, exponent); }
+Tensor Tensor::sigmoid() const { return ember::sigmoid(*this); }
+Tensor Tensor::tanh() const { return ember::tanh(*this); }
+Tensor Tensor::relu() const { return ember::relu(*this); }
+Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const { return ember::clamp(*this, min, max); }
+Tensor Tensor::maximum(const Tensor& other) const { return ember::maximum(*this, other); }
+Tensor Tensor::minimum(const Tensor& other) const { return ember::minimum(*this, other); }
+
+// A C++ number becomes a 0-d "wrapped number" tensor on self's device, so it does not
+// widen self's dtype (float32 * 2.0 stays float32), exactly as a Python scalar.
+static Tensor wrap(Scalar value, const Tensor& like) { return scalar_to_tensor(value, like.device()); }
+
+Tensor Tensor::eq(const Tensor& other) const { return ember::eq(*this, other); }
+Tensor Tensor::ne(const Tensor& other) const { return ember::ne(*this, other); }
+Tensor Tensor::lt(const Tensor& other) const { return ember::lt(*this, other); }
+Tensor Tensor::le(const Tensor& other) const { return ember::le(*this, other); }
+Tensor Tensor::gt(const Tensor& other) const { return ember::gt(*this, other); }
+Tensor Tensor::ge(const Tensor& other) const { return ember::ge(*this, other); }
+Tensor Tensor::eq(Scalar other) const { return ember::eq(*this, wrap(other, *this)); }
+Tensor Tensor::ne(Scalar other) const { return ember::ne(*this, wrap(other, *this)); }
+Tensor Tensor::lt(Scalar other) const { return ember::lt(*this, wrap(other, *this)); }
+Tensor Tensor::le(Scalar other) const { return ember::le(*this, wrap(other, *this)); }
+Tensor Tensor::gt(Scalar other) const { return ember::gt(*this, wrap(other, *this)); }
+Tensor Tensor::ge(Scalar other) const { return ember::ge(*this, wrap(other, *this)); }
+
+// ---------------------------------------------------------------- reductions
+Tensor Tensor::sum(std::optional<DType> dtype) const { return ember::sum(*this, {}, false, dtype); }
+Tensor Tensor::sum(IntArrayRef dims, bool keepdim, std::optional<DType> dtype) const {
+  return ember::sum(*this, dims, keepdim, dtype);
+}
+Tensor Tensor::mean(std::optional<DType> dtype) const { return ember::mean(*this, {}, false, dtype); }
+Tensor Tensor::mean(IntArrayRef dims, bool keepdim, std::optional<DType> dtype) const {
+  return ember::mean(*this, dims, keepdim, dtype);
+}
+Tensor Tensor::prod(std::optional<DType> dtype) const { return ember::prod(*this, {}, false, dtype); }
+Tensor Tensor::prod(std::int64_t dim, bool keepdim, std::optional<DType> dtype) const {
+  return ember::prod(*this, {dim}, keepdim, dtype);
+}
+Tensor Tensor::max() const { return ember::max(*this); }
+Tensor Tensor::min() const { return ember::min(*this); }
+std::tuple<Tensor, Tensor> Tensor::max(std::int64_t dim, bool keepdim) const { return ember::max(*this, dim, keepdim); }
+std::tuple<Tensor, Tensor> Tensor::min(std::int64_t dim, bool keepdim) const { return ember::min(*this, dim, keepdim); }
+Tensor Tensor::amax(IntArrayRef dims, bool keepdim) const { return ember::amax(*this, dims, keepdim); }
+Tensor Tensor::amin(IntArrayRef dims, bool keepdim) const { return ember::amin(*this, dims, keepdim); }
+Tensor Tensor::argmax(std::optional<std::int64_t> dim, bool keepdim) const { return ember::argmax(*this, dim, keepdim); }
+Tensor Tensor::argmin(std::optional<std::int64_t> dim, bool keepdim) const { return ember::argmin(*this, dim, keepdim); }
+Tensor Tensor::softmax(std::int64_t dim) const { return ember::softmax(*this, dim); }
+Tensor Tensor::log_softmax(std::int64_t dim) const { return ember::log_softmax(*this, dim); }
+
+// ---------------------------------------------------------------- linear algebra, indexing
+Tensor Tensor::matmul(const Tensor& other) const { return ember::matmul(*this, other); }
+Tensor Tensor::mm(const Tensor& other) const { return ember::mm(*this, other); }
+Tensor Tensor::index_select(std::int64_t dim, const Tensor& index) const {
+  return ember::index_select(*this, dim, index);
+}
+Tensor Tensor::gather(std::int64_t dim, const Tensor& index) const { return ember::gather(*this, dim, index); }
+
+// ---------------------------------------------------------------- operators
+Tensor operator+(const Tensor& a, const Tensor& b) { return ember::add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return ember::sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return ember::mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return ember::div(a, b); }
+Tensor operator+(const Tensor& a, Scalar b) { return ember::add(a, wrap(b, a)); }
+Tensor operator-(const Tensor& a, Scalar b) { return ember::sub(a, wrap(b, a)); }
+Tensor operator*(const Tensor& a, Scalar b) { return ember::mul(a, wrap(b, a)); }
+Tensor operator/(const Tensor& a, Scalar b) { return ember::div(a, wrap(b, a)); }
+Tensor operator+(Scalar a, const Tensor& b) { return ember::add(wrap(a, b), b); }
+Tensor operator-(Scalar a, const Tensor& b) { return ember::sub(wrap(a, b), b); }
+Tensor operator*(Scalar a, const Tensor& b) { return ember::mul(wrap(a, b), b); }
+Tensor operator/(Scalar a, const Tensor& b) { return ember::div(wrap(a, b), b); }
+Tensor operator-(const Tensor& a) { return ember::neg(a); }
+Tensor operator==(const Tensor& a, const Tensor& b) { return ember::eq(a, b); }
+Tensor operator!=(const Tensor& a, const Tensor& b) { return ember::ne(a, b); }
+Tensor operator<(const Tensor& a, const Tensor& b) { return ember::lt(a, b); }
+Tensor operator<=(const Tensor& a, const Tensor& b) { return ember::le(a, b); }
+Tensor operator>(const Tensor& a, const Tensor& b) { return ember::gt(a, b); }
+Tensor operator>=(const Tensor& a, const Tensor& b) { return ember::ge(a, b); }
+Tensor operator==(const Tensor& a, Scalar b) { return a.eq(b); }
+Tensor operator!=(const Tensor& a, Scalar b) { return a.ne(b); }
+Tensor operator<(const Tensor& a, Scalar b) { return a.lt(b); }
+Tensor operator<=(const Tensor& a, Scalar b) { return a.le(b); }
+Tensor operator>(const Tensor& a, Scalar b) { return a.gt(b); }
+Tensor operator>=(const Tensor& a, Scalar b) { return a.ge(b); }
+Tensor& operator+=(Tensor& a, const Tensor& b) { return a.add_(b); }
+Tensor& operator-=(Tensor& a, const Tensor& b) { return a.sub_(b); }
+Tensor& operator*=(Tensor& a, const Tensor& b) { return a.mul_(b); }
+Tensor& operator/=(Tensor& a, const Tensor& b) { return a.div_(b); }
+Tensor& operator+=(Tensor& a, Scalar b) { return a.add_(b); }
+Tensor& operator-=(Tensor& a, Scalar b) { return a.sub_(b); }
+Tensor& operator*=(Tensor& a, Scalar b) { return a.mul_(b); }
+Tensor& operator/=(Tensor& a, Scalar b) { return a.div_(b); }
+
+}  // namespace ember

@@ -1,0 +1,115 @@
+// core/copy.cpp — contiguous, clone, to(dtype), to(device), copy_ and fill_.
+//
+// Tutorial §2.2 (.to(torch.float32)), §2.4 (.contiguous() after a transpose) and §9 (moving
+// tensors between CPU and GPU). Everything here is one operation at heart: copy_(dst, src),
+// "write src's values into dst's elements", where src is broadcast to dst's shape and cast to
+// dst's dtype. The TensorIterator (core/tensor_iterator.h) turns any pair of layouts into one
+// strided loop, so a transpose-then-contiguous and a float-to-int cast share the same code.
+// The other functions allocate a destination and call it.
+//
+// Across devices no single kernel can see both memories. The rule used here: bring the data
+// to a dense buffer of the right shape and dtype on one side, move the raw bytes with the
+// non-CPU backend's copy_bytes (cudaMemcpy underneath), and do any remaining strided copy on
+// the destination's own device.
+#include <ember/core/native.h>
+
+#include <ember/core/backend.h>
+#include <ember/core/cuda_hooks.h>
+#include <ember/core/tensor_iterator.h>
+
+namespace ember::native {
+
+namespace {
+
+// True when `wanted` names the device `actual` is on ("cuda", index -1, matches "cuda:0").
+bool device_matches(Device actual, Device wanted) {
+  return actual.type() == wanted.type() && (!wanted.has_index() || wanted.index() == actual.index());
+}
+
+std::size_t nbytes_of(const Tensor& tensor) { return static_cast<std::size_t>(tensor.numel()) * tensor.element_size(); }
+
+// A fresh contiguous tensor shaped like `like`, with the given dtype and device.
+Tensor empty_with(IntArrayRef sizes, DType dtype, Device device) {
+  return empty(sizes, TensorOptions().dtype(dtype).device(device));
+}
+
+// dst <- src without touching the version counter (for tensors created right here).
+void copy_values(const Tensor& dst, const Tensor& src) {
+  // src may be broadcast to dst, never the other way round: copy_ writes every element of
+  // dst exactly once. broadcast_shapes throws PyTorch's message for incompatible sizes.
+  Shape broadcast = broadcast_shapes(dst.sizes(), src.sizes());
+  EMBER_CHECK(broadcast == dst.sizes(), ShapeError, "output with shape ", shape_to_string(dst.sizes()),
+              " doesn't match the broadcast shape ", shape_to_string(broadcast));
+  if (dst.numel() == 0) return;
+
+  if (device_matches(dst.device(), src.device()) || device_matches(src.device(), dst.device())) {
+    StridedPlan plan = make_strided_plan(dst, {src});
+    backend_for(dst.device()).copy(plan);
+    return;
+  }
+
+  if (dst.is_cpu() && !src.is_cpu()) {
+    // device -> host: make src dense on its device, move the bytes, then cast/broadcast/
+    // scatter into dst on the CPU.
+    Tensor dense = contiguous(src);
+    Tensor host = empty_with(src.sizes(), src.dtype(), kCPU);
+    backend_for(src.device()).copy_bytes(host.data_ptr(), kCPU, dense.data_ptr(), src.device(), nbytes_of(dense));
+    copy_values(dst, host);
+  } else if (src.is_cpu() && !dst.is_cpu()) {
+    // host -> device: build exactly dst's values (shape, dtype) densely on the CPU, move
+    // the bytes, and if dst is not dense itself finish with a strided copy on the device.
+    Tensor staging = empty_with(dst.sizes(), dst.dtype(), kCPU);
+    copy_values(staging, src);
+    Tensor dense_dst = dst.is_contiguous() ? dst : empty_with(dst.sizes(), dst.dtype(), dst.device());
+    backend_for(dst.device()).copy_bytes(dense_dst.data_ptr(), dst.device(), staging.data_ptr(), kCPU,
+                                         nbytes_of(staging));
+    if (!dense_dst.is_same(dst)) copy_values(dst, dense_dst);
+  } else {
+    // Two different accelerators (cuda:0 -> cuda:1): go through the host. Slow but simple.
+    Tensor host = empty_with(src.sizes(), src.dtype(), kCPU);
+    copy_values(host, src);
+    copy_values(dst, host);
+  }
+}
+
+}  // namespace
+
+Tensor contiguous(const Tensor& self) { return self.is_contiguous() ? self : clone(self); }
+
+Tensor clone(const Tensor& self) {
+  Tensor out = empty_with(self.sizes(), self.dtype(), self.device());
+  copy_values(out, self);
+  return out;
+}
+
+Tensor to_dtype(const Tensor& self, DType dtype) {
+  if (self.dtype() == dtype) return self;
+  Tensor out = empty_with(self.sizes(), dtype, self.device());
+  copy_values(out, self);
+  return out;
+}
+
+Tensor to_device(const Tensor& self, Device device) {
+  if (device_matches(self.device(), device)) return self;
+  // "cuda" means the current GPU: name it, so the new tensor reports e.g. cuda:0 like PyTorch.
+  if (device.is_cuda() && !device.has_index()) device = Device(DeviceType::CUDA, cuda::current_device());
+  Tensor out = empty_with(self.sizes(), self.dtype(), device);
+  copy_values(out, self);
+  return out;
+}
+
+void copy_(const Tensor& dst, const Tensor& src) {
+  check_no_internal_overlap(dst);
+  copy_values(dst, src);
+  dst.bump_version();  // an in-place write: autograd must see that dst changed
+}
+
+void fill_(const Tensor& self, Scalar value) {
+  if (self.numel() > 0) {
+    StridedPlan plan = make_strided_plan(self, {});
+    backend_for(self.device()).fill(plan, value);
+  }
+  self.bump_version();
+}
+
+}  // namespace ember::native

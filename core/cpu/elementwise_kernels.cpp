@@ -1,0 +1,350 @@
+// core/cpu/elementwise_kernels.cpp — the CPU loops for fill, copy, unary, binary and where.
+//
+// Tutorial §2 (tensor operations). Every function here receives a StridedPlan built by the
+// TensorIterator (core/tensor_iterator.h): operands already broadcast, dims reordered and
+// coalesced, and all inputs already of one dtype (core/type_promotion.h did the casts).
+// So a kernel is just "walk the plan, apply a function of one element". Two pieces:
+//
+//   for_each_run(plan, run)  splits the plan's linear index range across threads
+//                            (core/parallel.h) and hands `run` maximal *runs* along the
+//                            innermost dim: a start offset per operand plus a length.
+//   *_loop<T>(plan, f)       applies f along each run. When every operand's inner stride is
+//                            1 the loop is a plain `out[i] = f(x[i])` over raw pointers,
+//                            which GCC auto-vectorises at -O2/-O3.
+//
+// Then one switch per entry point turns the runtime op + dtype into a typed loop.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include <ember/core/cpu/cpu_kernels.h>
+#include <ember/core/error.h>
+#include <ember/core/parallel.h>
+
+namespace ember::cpu {
+
+namespace {
+
+using Offsets = std::array<std::int64_t, kMaxOperands>;  // element offsets, one per operand
+
+// Calls run(offsets, count) for consecutive runs of `count` elements along plan dim 0,
+// covering every element once. Runs never cross a row, so inside a run operand k simply
+// advances by plan.strides[k][0] per element.
+template <class Run>
+void for_each_run(const StridedPlan& plan, const Run& run) {
+  if (plan.numel == 0) return;
+  const std::int64_t row_length = plan.ndim > 0 ? plan.sizes[0] : 1;
+  parallel_for(0, plan.numel, kDefaultGrainSize, [&](std::int64_t begin, std::int64_t end) {
+    std::int64_t linear = begin;
+    while (linear < end) {
+      // The chunk may start mid-row; the run stops at the row's end or the chunk's end.
+      std::int64_t count = std::min(row_length - linear % row_length, end - linear);
+      Offsets offsets{};
+      for (int k = 0; k < plan.num_operands; ++k) offsets[k] = operand_offset(plan, k, linear);
+      run(offsets, count);
+      linear += count;
+    }
+  });
+}
+
+template <class T>
+T* operand(const StridedPlan& plan, int k) { return static_cast<T*>(plan.data[k]); }
+
+// out = f(in). Out and In may differ (copy casts; everything else has Out == In).
+template <class Out, class In, class F>
+void unary_loop(const StridedPlan& plan, F f) {
+  Out* out = operand<Out>(plan, 0);
+  const In* in = operand<In>(plan, 1);
+  const std::int64_t out_step = plan.strides[0][0], in_step = plan.strides[1][0];
+  for_each_run(plan, [&](const Offsets& base, std::int64_t count) {
+    Out* o = out + base[0];
+    const In* x = in + base[1];
+    if (out_step == 1 && in_step == 1) {
+      for (std::int64_t i = 0; i < count; ++i) o[i] = f(x[i]);  // the vectorisable case
+    } else {
+      for (std::int64_t i = 0; i < count; ++i) o[i * out_step] = f(x[i * in_step]);
+    }
+  });
+}
+
+// out = f(a, b); Out is T, or bool for comparisons.
+template <class Out, class T, class F>
+void binary_loop(const StridedPlan& plan, F f) {
+  Out* out = operand<Out>(plan, 0);
+  const T* a = operand<T>(plan, 1);
+  const T* b = operand<T>(plan, 2);
+  const std::int64_t out_step = plan.strides[0][0], a_step = plan.strides[1][0], b_step = plan.strides[2][0];
+  for_each_run(plan, [&](const Offsets& base, std::int64_t count) {
+    Out* o = out + base[0];
+    const T* x = a + base[1];
+    const T* y = b + base[2];
+    if (out_step == 1 && a_step == 1 && b_step == 1) {
+      for (std::int64_t i = 0; i < count; ++i) o[i] = f(x[i], y[i]);
+    } else if (out_step == 1 && a_step == 1 && b_step == 0) {
+      const T scalar = y[0];  // tensor (op) scalar: the second operand is broadcast
+      for (std::int64_t i = 0; i < count; ++i) o[i] = f(x[i], scalar);
+    } else {
+      for (std::int64_t i = 0; i < count; ++i) o[i * out_step] = f(x[i * a_step], y[i * b_step]);
+    }
+  });
+}
+
+// ------------------------------------------------------------------ element functions
+
+template <class T>
+constexpr bool is_float_v = std::is_floating_point_v<T>;
+
+// Integer power by repeated squaring (exact, unlike std::pow through double). Negative
+// exponents: only 1 and -1 have integer reciprocals; everything else truncates to 0.
+template <class T>
+T integer_pow(T base, T exponent) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return exponent ? base : true;
+  } else {
+    if constexpr (std::is_signed_v<T>) {
+      if (exponent < 0) {
+        if (base == 1) return 1;
+        if (base == -1) return (exponent % 2 == 0) ? 1 : -1;
+        return 0;
+      }
+    }
+    T result = 1;
+    while (exponent > 0) {
+      if (exponent & 1) result = static_cast<T>(result * base);
+      base = static_cast<T>(base * base);
+      exponent = static_cast<T>(exponent >> 1);
+    }
+    return result;
+  }
+}
+
+template <class T>
+T power(T base, T exponent) {
+  if constexpr (is_float_v<T>) {
+    return std::pow(base, exponent);
+  } else {
+    return integer_pow(base, exponent);
+  }
+}
+
+template <class T>
+bool is_nan(T x) {
+  if constexpr (is_float_v<T>) {
+    return std::isnan(x);
+  } else {
+    return false;
+  }
+}
+
+template <class T>
+bool is_negative(T x) {
+  if constexpr (std::is_signed_v<T>) {
+    return x < T(0);
+  } else {
+    return false;  // uint8 and bool are never negative
+  }
+}
+
+// maximum/minimum propagate NaN, as PyTorch does (std::max would not).
+template <class T>
+T maximum(T a, T b) { return is_nan(a) ? a : is_nan(b) ? b : (a > b ? a : b); }
+template <class T>
+T minimum(T a, T b) { return is_nan(a) ? a : is_nan(b) ? b : (a < b ? a : b); }
+
+template <class T>
+T sign(T x) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return x;
+  } else {
+    return static_cast<T>((T(0) < x) - is_negative(x));  // NaN -> 0, as PyTorch
+  }
+}
+
+// The element conversion copy_ and .to(dtype) perform. Mostly static_cast, except:
+//   - to bool: any nonzero value (and NaN) is true, as in PyTorch;
+//   - floating to uint8: through int64, so -1.0 wraps to 255 like PyTorch on x86 (a direct
+//     cast of a negative float to an unsigned type is undefined behaviour in C++).
+template <class To, class From>
+To convert(From x) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return x != From(0);
+  } else if constexpr (std::is_floating_point_v<From> && std::is_unsigned_v<To>) {
+    return static_cast<To>(static_cast<std::int64_t>(x));
+  } else {
+    return static_cast<To>(x);
+  }
+}
+
+// ------------------------------------------------------------------ typed entry points
+
+template <class T>
+void unary_typed(UnaryOp op, const StridedPlan& plan, const UnaryParams& params) {
+  switch (op) {
+    case UnaryOp::Neg:
+      if constexpr (!std::is_same_v<T, bool>) unary_loop<T, T>(plan, [](T x) { return static_cast<T>(-x); });
+      return;
+    case UnaryOp::Abs:
+      unary_loop<T, T>(plan, [](T x) { return is_negative(x) ? static_cast<T>(-x) : x; });
+      return;
+    case UnaryOp::Sign:
+      unary_loop<T, T>(plan, [](T x) { return sign(x); });
+      return;
+    case UnaryOp::Relu:
+      // `x < 0 ? 0 : x` keeps NaN (NaN < 0 is false), as torch.relu does.
+      unary_loop<T, T>(plan, [](T x) { return is_negative(x) ? T(0) : x; });
+      return;
+    case UnaryOp::Clamp: {
+      const T low = static_cast<T>(params.low), high = static_cast<T>(params.high);
+      const bool has_low = params.has_low, has_high = params.has_high;
+      // min(max(x, low), high): when low > high every element becomes high (PyTorch).
+      unary_loop<T, T>(plan, [=](T x) {
+        if (is_nan(x)) return x;
+        if (has_low && x < low) x = low;
+        if (has_high && x > high) x = high;
+        return x;
+      });
+      return;
+    }
+    case UnaryOp::PowScalar: {
+      const T exponent = static_cast<T>(params.exponent);
+      if (params.exponent == 2.0) {
+        unary_loop<T, T>(plan, [](T x) { return static_cast<T>(x * x); });
+      } else {
+        unary_loop<T, T>(plan, [=](T x) { return power(x, exponent); });
+      }
+      return;
+    }
+    case UnaryOp::Exp:
+    case UnaryOp::Log:
+    case UnaryOp::Sqrt:
+    case UnaryOp::Sigmoid:
+    case UnaryOp::Tanh:
+      break;  // floating only, below
+  }
+  if constexpr (is_float_v<T>) {
+    switch (op) {
+      case UnaryOp::Exp: unary_loop<T, T>(plan, [](T x) { return std::exp(x); }); return;
+      case UnaryOp::Log: unary_loop<T, T>(plan, [](T x) { return std::log(x); }); return;
+      case UnaryOp::Sqrt: unary_loop<T, T>(plan, [](T x) { return std::sqrt(x); }); return;
+      case UnaryOp::Sigmoid: unary_loop<T, T>(plan, [](T x) { return T(1) / (T(1) + std::exp(-x)); }); return;
+      case UnaryOp::Tanh: unary_loop<T, T>(plan, [](T x) { return std::tanh(x); }); return;
+      default: return;
+    }
+  } else {
+    // The native layer turns integer inputs of these ops into float32 first.
+    throw DTypeError(make_message("cpu::unary: floating op on ", dtype_name(dtype_of_v<T>)));
+  }
+}
+
+template <class T>
+void binary_typed(BinaryOp op, const StridedPlan& plan, Scalar alpha_scalar) {
+  switch (op) {
+    case BinaryOp::Add:
+    case BinaryOp::Sub: {
+      // Sub is Add with -alpha. `alpha == 1` gets its own loop: plain a + b vectorises best.
+      const bool negate = op == BinaryOp::Sub;
+      const double alpha_value = negate ? -alpha_scalar.to_double() : alpha_scalar.to_double();
+      if (alpha_value == 1.0) {
+        binary_loop<T, T>(plan, [](T a, T b) { return static_cast<T>(a + b); });
+      } else if (alpha_value == -1.0 && !std::is_same_v<T, bool>) {
+        binary_loop<T, T>(plan, [](T a, T b) { return static_cast<T>(a - b); });
+      } else {
+        const T alpha = negate ? static_cast<T>(-alpha_scalar.to<T>()) : alpha_scalar.to<T>();
+        binary_loop<T, T>(plan, [=](T a, T b) { return static_cast<T>(a + alpha * b); });
+      }
+      return;
+    }
+    case BinaryOp::Mul: binary_loop<T, T>(plan, [](T a, T b) { return static_cast<T>(a * b); }); return;
+    case BinaryOp::Div:
+      if constexpr (is_float_v<T>) {
+        binary_loop<T, T>(plan, [](T a, T b) { return a / b; });
+        return;
+      } else {
+        throw DTypeError("cpu::binary: Div needs floating operands (true division)");
+      }
+    case BinaryOp::Pow: binary_loop<T, T>(plan, [](T a, T b) { return power(a, b); }); return;
+    case BinaryOp::Maximum: binary_loop<T, T>(plan, [](T a, T b) { return maximum(a, b); }); return;
+    case BinaryOp::Minimum: binary_loop<T, T>(plan, [](T a, T b) { return minimum(a, b); }); return;
+    case BinaryOp::Eq: binary_loop<bool, T>(plan, [](T a, T b) { return a == b; }); return;
+    case BinaryOp::Ne: binary_loop<bool, T>(plan, [](T a, T b) { return a != b; }); return;
+    case BinaryOp::Lt: binary_loop<bool, T>(plan, [](T a, T b) { return a < b; }); return;
+    case BinaryOp::Le: binary_loop<bool, T>(plan, [](T a, T b) { return a <= b; }); return;
+    case BinaryOp::Gt: binary_loop<bool, T>(plan, [](T a, T b) { return a > b; }); return;
+    case BinaryOp::Ge: binary_loop<bool, T>(plan, [](T a, T b) { return a >= b; }); return;
+    case BinaryOp::LogicalAnd:
+      binary_loop<bool, T>(plan, [](T a, T b) { return a != T(0) && b != T(0); });
+      return;
+  }
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ backend entry points
+
+void fill(const StridedPlan& plan, Scalar value) {
+  EMBER_DISPATCH_ALL(plan.dtypes[0], {
+    const scalar_t v = value.to<scalar_t>();
+    scalar_t* out = operand<scalar_t>(plan, 0);
+    const std::int64_t step = plan.strides[0][0];
+    for_each_run(plan, [&](const Offsets& base, std::int64_t count) {
+      scalar_t* o = out + base[0];
+      if (step == 1) {
+        std::fill(o, o + count, v);
+      } else {
+        for (std::int64_t i = 0; i < count; ++i) o[i * step] = v;
+      }
+    });
+  });
+}
+
+void copy(const StridedPlan& plan) {
+  const DType dst = plan.dtypes[0], src = plan.dtypes[1];
+  if (dst == src && plan.contiguous) {
+    // Same dtype, both dense: bytes are bytes.
+    const std::size_t size = itemsize(dst);
+    auto* out = static_cast<char*>(plan.data[0]);
+    const auto* in = static_cast<const char*>(plan.data[1]);
+    parallel_for(0, plan.numel, kDefaultGrainSize, [&](std::int64_t begin, std::int64_t end) {
+      std::memcpy(out + begin * size, in + begin * size, static_cast<std::size_t>(end - begin) * size);
+    });
+    return;
+  }
+  // Two dispatches: the destination type, then the source type (float -> int truncates
+  // toward zero, nonzero -> true, as PyTorch's copy).
+  EMBER_DISPATCH_ALL(dst, {
+    using dst_t = scalar_t;
+    EMBER_DISPATCH_ALL(src, {
+      unary_loop<dst_t, scalar_t>(plan, [](scalar_t x) { return convert<dst_t>(x); });
+    });
+  });
+}
+
+void unary(UnaryOp op, const StridedPlan& plan, const UnaryParams& params) {
+  EMBER_DISPATCH_ALL(plan.dtypes[1], unary_typed<scalar_t>(op, plan, params));
+}
+
+void binary(BinaryOp op, const StridedPlan& plan, Scalar alpha) {
+  EMBER_DISPATCH_ALL(plan.dtypes[1], binary_typed<scalar_t>(op, plan, alpha));
+}
+
+void where(const StridedPlan& plan) {
+  EMBER_DISPATCH_ALL(plan.dtypes[0], {
+    scalar_t* out = operand<scalar_t>(plan, 0);
+    const bool* condition = operand<bool>(plan, 1);
+    const scalar_t* a = operand<scalar_t>(plan, 2);
+    const scalar_t* b = operand<scalar_t>(plan, 3);
+    const std::int64_t so = plan.strides[0][0], sc = plan.strides[1][0];
+    const std::int64_t sa = plan.strides[2][0], sb = plan.strides[3][0];
+    for_each_run(plan, [&](const Offsets& base, std::int64_t count) {
+      scalar_t* o = out + base[0];
+      const bool* c = condition + base[1];
+      const scalar_t* x = a + base[2];
+      const scalar_t* y = b + base[3];
+      for (std::int64_t i = 0; i < count; ++i) o[i * so] = c[i * sc] ? x[i * sa] : y[i * sb];
+    });
+  });
+}
+
+}  // namespace ember::cpu

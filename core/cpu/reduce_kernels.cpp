@@ -1,0 +1,206 @@
+// core/cpu/reduce_kernels.cpp — the CPU loops for reductions and softmax.
+//
+// Tutorial §2.3 (sum, mean, max) and §5 (softmax / cross-entropy). The native layer
+// (core/reduce.cpp) hands over a contiguous input seen as [outer, reduce, inner]:
+//     out[o, i] = fold over r of input[o, r, i]
+// The outputs (o, i) are independent, so threads split them (core/parallel.h). For one o,
+// a run of consecutive i's is handled together: the loop over r is outside and the loop
+// over i inside, so memory is read in order and the inner loop vectorises.
+//
+// Accuracy: float32 sums (and means, and softmax's normaliser) accumulate in double, so a
+// sum of a million floats matches PyTorch to float32 precision; integers accumulate in int64.
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+#include <vector>
+
+#include <ember/core/cpu/cpu_kernels.h>
+#include <ember/core/error.h>
+#include <ember/core/parallel.h>
+
+namespace ember::cpu {
+
+namespace {
+
+// The type a sum or product is accumulated in.
+template <class T>
+using accumulate_t = std::conditional_t<std::is_floating_point_v<T>, double, std::int64_t>;
+
+// Calls block(o, i_begin, i_end) for every output (o, i), split across threads; within a
+// block o is fixed and i runs over [i_begin, i_end).
+template <class Block>
+void for_each_output_block(std::int64_t outer, std::int64_t reduce, std::int64_t inner, const Block& block) {
+  // Each output costs `reduce` element reads: scale the grain so a thread gets enough work.
+  const std::int64_t grain = std::max<std::int64_t>(1, kDefaultGrainSize / std::max<std::int64_t>(reduce, 1));
+  parallel_for(0, outer * inner, grain, [&](std::int64_t begin, std::int64_t end) {
+    std::int64_t index = begin;
+    while (index < end) {
+      std::int64_t o = index / inner, i_begin = index % inner;
+      std::int64_t i_end = std::min(inner, i_begin + (end - index));
+      block(o, i_begin, i_end);
+      index += i_end - i_begin;
+    }
+  });
+}
+
+template <class T>
+bool is_nan(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::isnan(x);
+  } else {
+    return false;
+  }
+}
+
+// Sum, Mean and Prod: input and output share dtype T.
+template <class T>
+void accumulate_kernel(ReduceOp op, const ReducePlan& plan) {
+  using acc_t = accumulate_t<T>;
+  const T* input = static_cast<const T*>(plan.input);
+  T* output = static_cast<T*>(plan.output);
+  const std::int64_t reduce = plan.reduce, inner = plan.inner;
+  const acc_t start = op == ReduceOp::Prod ? acc_t(1) : acc_t(0);
+  for_each_output_block(plan.outer, reduce, inner, [&](std::int64_t o, std::int64_t i_begin, std::int64_t i_end) {
+    const std::int64_t count = i_end - i_begin;
+    if (inner == 1) {
+      // The common case (a full reduction, or the last dim): one contiguous row, one scalar.
+      const T* row = input + o * reduce;
+      acc_t total = start;
+      if (op == ReduceOp::Prod) {
+        for (std::int64_t r = 0; r < reduce; ++r) total *= static_cast<acc_t>(row[r]);
+      } else {
+        for (std::int64_t r = 0; r < reduce; ++r) total += static_cast<acc_t>(row[r]);
+      }
+      output[o] = op == ReduceOp::Mean ? static_cast<T>(static_cast<double>(total) / static_cast<double>(reduce))
+                                       : static_cast<T>(total);
+      return;
+    }
+    std::vector<acc_t> acc(static_cast<std::size_t>(count), start);
+    for (std::int64_t r = 0; r < reduce; ++r) {
+      const T* row = input + (o * reduce + r) * inner + i_begin;
+      if (op == ReduceOp::Prod) {
+        for (std::int64_t j = 0; j < count; ++j) acc[j] *= static_cast<acc_t>(row[j]);
+      } else {
+        for (std::int64_t j = 0; j < count; ++j) acc[j] += static_cast<acc_t>(row[j]);
+      }
+    }
+    T* out = output + o * inner + i_begin;
+    for (std::int64_t j = 0; j < count; ++j) {
+      if (op == ReduceOp::Mean) {
+        // reduce == 0 gives 0 / 0 = NaN, as torch.mean of an empty dim does.
+        out[j] = static_cast<T>(static_cast<double>(acc[j]) / static_cast<double>(reduce));
+      } else {
+        out[j] = static_cast<T>(acc[j]);
+      }
+    }
+  });
+}
+
+// Max, Min (values, and indices when plan.indices is set), ArgMax, ArgMin (indices only).
+// NaN beats every number, and the first of equal candidates wins, as in PyTorch.
+template <class T>
+void extremum_kernel(ReduceOp op, const ReducePlan& plan) {
+  if (plan.reduce == 0) return;  // the native layer refuses this with PyTorch's message
+  const bool want_max = op == ReduceOp::Max || op == ReduceOp::ArgMax;
+  const bool arg_only = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
+  const T* input = static_cast<const T*>(plan.input);
+  T* values = arg_only ? nullptr : static_cast<T*>(plan.output);
+  auto* indices = static_cast<std::int64_t*>(arg_only ? plan.output : plan.indices);
+  const std::int64_t reduce = plan.reduce, inner = plan.inner;
+  // Does candidate x replace the current best? Strict comparisons keep the first on ties.
+  auto better = [want_max](T x, T best) {
+    if (is_nan(best)) return false;
+    if (is_nan(x)) return true;
+    return want_max ? x > best : x < best;
+  };
+  for_each_output_block(plan.outer, reduce, inner, [&](std::int64_t o, std::int64_t i_begin, std::int64_t i_end) {
+    const std::int64_t count = i_end - i_begin;
+    if (inner == 1) {  // one contiguous row: scalars, no buffers
+      const T* row = input + o * reduce;
+      T best = row[0];
+      std::int64_t best_index = 0;
+      for (std::int64_t r = 1; r < reduce; ++r) {
+        if (better(row[r], best)) {
+          best = row[r];
+          best_index = r;
+        }
+      }
+      if (values != nullptr) values[o] = best;
+      if (indices != nullptr) indices[o] = best_index;
+      return;
+    }
+    const T* first_row = input + o * reduce * inner + i_begin;
+    std::vector<T> best(first_row, first_row + count);
+    std::vector<std::int64_t> best_index(static_cast<std::size_t>(count), 0);
+    for (std::int64_t r = 1; r < reduce; ++r) {
+      const T* row = input + (o * reduce + r) * inner + i_begin;
+      for (std::int64_t j = 0; j < count; ++j) {
+        if (better(row[j], best[j])) {
+          best[j] = row[j];
+          best_index[j] = r;
+        }
+      }
+    }
+    const std::int64_t out_offset = o * inner + i_begin;
+    if (values != nullptr) std::copy(best.begin(), best.end(), values + out_offset);
+    if (indices != nullptr) std::copy(best_index.begin(), best_index.end(), indices + out_offset);
+  });
+}
+
+// softmax over the middle dim of [outer, dim, inner]: exp(x - max) / sum exp(x - max).
+// Subtracting the max first keeps exp() from overflowing; it cancels in the ratio.
+template <class T>
+void softmax_kernel(const SoftmaxPlan& plan, bool log) {
+  const T* input = static_cast<const T*>(plan.input);
+  T* output = static_cast<T*>(plan.output);
+  const std::int64_t size = plan.dim, inner = plan.inner;
+  for_each_output_block(plan.outer, size, inner, [&](std::int64_t o, std::int64_t i_begin, std::int64_t i_end) {
+    for (std::int64_t i = i_begin; i < i_end; ++i) {
+      const T* x = input + o * size * inner + i;  // element d at x[d * inner]
+      T* y = output + o * size * inner + i;
+      T max_value = x[0];
+      for (std::int64_t d = 1; d < size; ++d) max_value = std::max(max_value, x[d * inner]);
+      double total = 0.0;  // the normaliser, accumulated in double
+      if (log) {
+        for (std::int64_t d = 0; d < size; ++d) total += std::exp(static_cast<double>(x[d * inner] - max_value));
+        const double log_total = std::log(total);
+        for (std::int64_t d = 0; d < size; ++d) {
+          y[d * inner] = static_cast<T>(static_cast<double>(x[d * inner] - max_value) - log_total);
+        }
+      } else {
+        // Keep each exp in the output, then divide: one exp per element instead of two.
+        for (std::int64_t d = 0; d < size; ++d) {
+          const T e = std::exp(x[d * inner] - max_value);
+          y[d * inner] = e;
+          total += static_cast<double>(e);
+        }
+        const T scale = static_cast<T>(1.0 / total);
+        for (std::int64_t d = 0; d < size; ++d) y[d * inner] *= scale;
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void reduce(ReduceOp op, const ReducePlan& plan) {
+  switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Mean:
+    case ReduceOp::Prod:
+      EMBER_DISPATCH_ALL(plan.input_dtype, accumulate_kernel<scalar_t>(op, plan));
+      return;
+    case ReduceOp::Max:
+    case ReduceOp::Min:
+    case ReduceOp::ArgMax:
+    case ReduceOp::ArgMin:
+      EMBER_DISPATCH_ALL(plan.input_dtype, extremum_kernel<scalar_t>(op, plan));
+      return;
+  }
+}
+
+void softmax(const SoftmaxPlan& plan, bool log) {
+  EMBER_DISPATCH_FLOATING(plan.dtype, softmax_kernel<scalar_t>(plan, log));
+}
+
+}  // namespace ember::cpu

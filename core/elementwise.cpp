@@ -1,0 +1,231 @@
+// core/elementwise.cpp — the native elementwise ops: arithmetic, comparisons, unary math,
+// clamp, pow, where, and the in-place add_/sub_/mul_/div_.
+//
+// Tutorial §2.3 (tensor arithmetic and broadcasting). Every op follows the same four steps,
+// which is what makes adding one cheap (docs/adding-an-op.md):
+//   1. check      devices agree (check_same_device), dtypes are allowed (PyTorch's errors);
+//   2. promote    pick the dtype to compute in (core/type_promotion.h) and cast the inputs
+//                 to it, so the backend kernel only ever sees one dtype;
+//   3. allocate   the output: the broadcast shape, the computed dtype (bool for comparisons);
+//   4. dispatch   describe the loop with a StridedPlan (core/tensor_iterator.h) and hand it
+//                 to the backend of the device (core/backend.h).
+// None of this records autograd: autograd/ wraps these functions.
+#include <ember/core/native.h>
+
+#include <ember/core/backend.h>
+#include <ember/core/tensor_iterator.h>
+#include <ember/core/type_promotion.h>
+
+namespace ember::native {
+
+void check_same_device(const Tensor& a, const Tensor& b) {
+  const Device da = a.device(), db = b.device();
+  // An unresolved "cuda" (index -1) is the current GPU: it matches any index.
+  if (da.type() == db.type() && (da.index() == db.index() || !da.has_index() || !db.has_index())) return;
+  // A 0-d CPU tensor (a wrapped number such as the 2 in `x * 2`, or torch.tensor(2.)) may
+  // join a CUDA op: the op copies its single value over (PyTorch allows this too).
+  auto is_cpu_scalar = [](const Tensor& t) { return t.is_cpu() && t.dim() == 0; };
+  if (is_cpu_scalar(a) || is_cpu_scalar(b)) return;
+  // PyTorch names the accelerator first: "cuda:0 and cpu!".
+  const Tensor& first = a.is_cpu() ? b : a;
+  const Tensor& second = a.is_cpu() ? a : b;
+  throw DeviceError(make_message("Expected all tensors to be on the same device, but found at least two devices, ",
+                                 first.device(), " and ", second.device(), "!"));
+}
+
+namespace {
+
+// The device an op runs on: that of the first operand that is not a CPU 0-d tensor.
+Device common_device(const std::vector<Tensor>& operands) {
+  for (std::size_t i = 0; i < operands.size(); ++i) {
+    for (std::size_t j = i + 1; j < operands.size(); ++j) check_same_device(operands[i], operands[j]);
+  }
+  for (const Tensor& operand : operands) {
+    if (!operand.is_cpu()) return operand.device();
+  }
+  return kCPU;
+}
+
+// The operand ready for the kernel: on the op's device and in the compute dtype.
+Tensor prepare_input(const Tensor& input, Device device, DType dtype) {
+  return to_dtype(to_device(input, device), dtype);
+}
+
+void run_binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, Scalar alpha) {
+  if (out.numel() == 0) return;
+  StridedPlan plan = make_strided_plan(out, {a, b});
+  backend_for(out.device()).binary(op, plan, alpha);
+}
+
+// PyTorch's dtype rules that are errors rather than promotions.
+void check_binary_dtypes(BinaryOp op, const Tensor& a, const Tensor& b, DType common, Scalar alpha) {
+  if (op == BinaryOp::Sub) {
+    EMBER_CHECK(!(a.dtype() == kBool && b.dtype() == kBool), DTypeError,
+                "Subtraction, the `-` operator, with two bool tensors is not supported. "
+                "Use the `^` or `logical_xor()` operator instead.");
+    EMBER_CHECK(a.dtype() != kBool && b.dtype() != kBool, DTypeError,
+                "Subtraction, the `-` operator, with a bool tensor is not supported. "
+                "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+  }
+  if (op == BinaryOp::Add || op == BinaryOp::Sub) {
+    EMBER_CHECK(!(is_integral(common, true) && alpha.is_floating_point()), DTypeError,
+                "For integral input tensors, argument alpha must not be a floating point number.");
+  }
+}
+
+// The dtype the kernel computes in: the promoted one, except that true division of
+// integers computes in the default float dtype (1 / 2 == 0.5).
+DType compute_dtype(BinaryOp op, DType common) {
+  if (op == BinaryOp::Div && !is_floating_point(common)) return default_float_dtype();
+  return common;
+}
+
+Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, Scalar alpha = 1) {
+  Device device = common_device({a, b});
+  DType common = result_type(a, b);
+  check_binary_dtypes(op, a, b, common, alpha);
+  DType compute = compute_dtype(op, common);
+  Tensor out = empty(broadcast_shapes(a.sizes(), b.sizes()),
+                     TensorOptions().dtype(is_comparison(op) ? kBool : compute).device(device));
+  run_binary(op, out, prepare_input(a, device, compute), prepare_input(b, device, compute), alpha);
+  return out;
+}
+
+// self <- self (op) other. The result is computed in the promoted dtype and must be
+// castable back into self's dtype; other is broadcast to self, never self to other.
+void inplace_binary_op(BinaryOp op, const Tensor& self, const Tensor& other, Scalar alpha = 1) {
+  check_same_device(self, other);
+  check_no_internal_overlap(self);
+  DType common = result_type(self, other);
+  check_binary_dtypes(op, self, other, common, alpha);
+  DType compute = compute_dtype(op, common);
+  EMBER_CHECK(can_cast(compute, self.dtype()), DTypeError, "result type ", scalar_type_name(compute),
+              " can't be cast to the desired output type ", scalar_type_name(self.dtype()));
+  Shape broadcast = broadcast_shapes(self.sizes(), other.sizes());
+  EMBER_CHECK(broadcast == self.sizes(), ShapeError, "output with shape ", shape_to_string(self.sizes()),
+              " doesn't match the broadcast shape ", shape_to_string(broadcast));
+  Tensor other_ready = prepare_input(other, self.device(), compute);
+  if (compute == self.dtype()) {
+    // The common case: write straight into self (out and a are the same elements, which
+    // is safe for an elementwise loop: each element is read before it is written).
+    run_binary(op, self, self, other_ready, alpha);
+    self.bump_version();
+  } else {
+    // e.g. int32 self += int64 tensor: compute in int64, then cast back into self.
+    Tensor result = empty(self.sizes(), TensorOptions().dtype(compute).device(self.device()));
+    run_binary(op, result, to_dtype(self, compute), other_ready, alpha);
+    copy_(self, result);  // bumps the version
+  }
+}
+
+Tensor unary_op(UnaryOp op, const Tensor& self, DType compute, const UnaryParams& params = {}) {
+  Tensor input = to_dtype(self, compute);
+  Tensor out = empty(self.sizes(), TensorOptions().dtype(compute).device(self.device()));
+  if (out.numel() > 0) {
+    StridedPlan plan = make_strided_plan(out, {input});
+    backend_for(out.device()).unary(op, plan, params);
+  }
+  return out;
+}
+
+// exp, log, sqrt, sigmoid, tanh: integer (and bool) inputs compute in float32.
+Tensor floating_unary_op(UnaryOp op, const Tensor& self) {
+  return unary_op(op, self, is_floating_point(self.dtype()) ? self.dtype() : default_float_dtype());
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ binary
+
+Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) { return binary_op(BinaryOp::Add, a, b, alpha); }
+Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) { return binary_op(BinaryOp::Sub, a, b, alpha); }
+Tensor mul(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Mul, a, b); }
+Tensor div(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Div, a, b); }
+Tensor pow(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Pow, a, b); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Maximum, a, b); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Minimum, a, b); }
+Tensor eq(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Eq, a, b); }
+Tensor ne(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Ne, a, b); }
+Tensor lt(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Lt, a, b); }
+Tensor le(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Le, a, b); }
+Tensor gt(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Gt, a, b); }
+Tensor ge(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Ge, a, b); }
+Tensor logical_and(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::LogicalAnd, a, b); }
+
+Tensor pow(const Tensor& self, Scalar exponent) {
+  DType compute = result_type(self, exponent);
+  EMBER_CHECK(!(is_integral(compute, true) && exponent.is_integral() && exponent.to_int64() < 0), ValueError,
+              "Integers to negative integer powers are not allowed.");
+  UnaryParams params;
+  params.exponent = exponent.to_double();
+  return unary_op(UnaryOp::PowScalar, self, compute, params);
+}
+
+// ------------------------------------------------------------------ unary
+
+Tensor neg(const Tensor& self) {
+  EMBER_CHECK(self.dtype() != kBool, DTypeError,
+              "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
+              "mask, use the `~` or `logical_not()` operator instead.");
+  return unary_op(UnaryOp::Neg, self, self.dtype());
+}
+
+Tensor abs(const Tensor& self) {
+  EMBER_CHECK(self.dtype() != kBool, DTypeError, "\"abs_cpu\" not implemented for 'Bool'");
+  return unary_op(UnaryOp::Abs, self, self.dtype());
+}
+
+Tensor relu(const Tensor& self) {
+  EMBER_CHECK(self.dtype() != kBool, DTypeError, "Boolean inputs not supported for relu");
+  return unary_op(UnaryOp::Relu, self, self.dtype());
+}
+
+Tensor sign(const Tensor& self) { return unary_op(UnaryOp::Sign, self, self.dtype()); }
+Tensor exp(const Tensor& self) { return floating_unary_op(UnaryOp::Exp, self); }
+Tensor log(const Tensor& self) { return floating_unary_op(UnaryOp::Log, self); }
+Tensor sqrt(const Tensor& self) { return floating_unary_op(UnaryOp::Sqrt, self); }
+Tensor sigmoid(const Tensor& self) { return floating_unary_op(UnaryOp::Sigmoid, self); }
+Tensor tanh(const Tensor& self) { return floating_unary_op(UnaryOp::Tanh, self); }
+
+Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
+  EMBER_CHECK(min.has_value() || max.has_value(), ValueError,
+              "torch.clamp: At least one of 'min' or 'max' must not be None");
+  // The bounds promote like wrapped numbers: an int64 tensor clamped to 0.5 is float32.
+  std::vector<Tensor> operands{self};
+  if (min) operands.push_back(scalar_to_tensor(*min));
+  if (max) operands.push_back(scalar_to_tensor(*max));
+  UnaryParams params;
+  params.has_low = min.has_value();
+  params.has_high = max.has_value();
+  if (min) params.low = min->to_double();
+  if (max) params.high = max->to_double();
+  return unary_op(UnaryOp::Clamp, self, result_type(operands), params);
+}
+
+// ------------------------------------------------------------------ where
+
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
+  EMBER_CHECK(condition.dtype() == kBool, DTypeError,
+              "where expected condition to be a boolean tensor, but got a tensor with dtype ",
+              scalar_type_name(condition.dtype()));
+  Device device = common_device({condition, a, b});
+  DType dtype = result_type(a, b);
+  Tensor out = empty(broadcast_shape_of({condition, a, b}), TensorOptions().dtype(dtype).device(device));
+  if (out.numel() > 0) {
+    // Named locals: the plan holds raw pointers, so the cast copies must outlive it.
+    Tensor condition_ready = to_device(condition, device);
+    Tensor a_ready = prepare_input(a, device, dtype), b_ready = prepare_input(b, device, dtype);
+    StridedPlan plan = make_strided_plan(out, {condition_ready, a_ready, b_ready});
+    backend_for(device).where(plan);
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ in place
+
+void add_(const Tensor& self, const Tensor& other, Scalar alpha) { inplace_binary_op(BinaryOp::Add, self, other, alpha); }
+void sub_(const Tensor& self, const Tensor& other, Scalar alpha) { inplace_binary_op(BinaryOp::Sub, self, other, alpha); }
+void mul_(const Tensor& self, const Tensor& other) { inplace_binary_op(BinaryOp::Mul, self, other); }
+void div_(const Tensor& self, const Tensor& other) { inplace_binary_op(BinaryOp::Div, self, other); }
+
+}  // namespace ember::native

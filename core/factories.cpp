@@ -1,0 +1,287 @@
+// core/factories.cpp — making tensors: from nested braces, filled, ranges, identity, raw memory.
+//
+// Tutorial §2.1–2.2: torch.tensor(1), torch.tensor([[1, 2], [3, 4]]), and the dtype rules
+// (integers -> int64, floating numbers -> float32). ember::tensor walks the braces once to
+// find the shape (rejecting ragged lists with PyTorch's message), once more to find the
+// dtype, then writes the numbers row-major into a fresh CPU tensor.
+//
+// Filled tensors (zeros, ones, full, *_like) are an empty tensor plus native::fill_, so they
+// work on any device. Ranges (arange, linspace) are computed on the CPU with PyTorch's
+// formulas (including how its vectorised CPU loop rounds) and then moved if needed.
+#include <ember/core/factories.h>
+
+#include <cmath>
+#include <limits>
+
+#include <ember/core/native.h>
+
+// Like core/random.cpp: the range formulas fuse exactly where written (std::fma).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+namespace ember {
+
+namespace {
+
+// Applies the parts of TensorOptions that come after the values: device, then requires_grad.
+Tensor finish(Tensor result, const TensorOptions& options) {
+  const Device wanted = options.device();
+  if (result.device().type() != wanted.type() || (wanted.has_index() && result.device() != wanted)) {
+    result = native::to_device(result, wanted);
+  }
+  if (options.requires_grad()) result.requires_grad_(true);
+  return result;
+}
+
+// ----------------------------------------------------------------------- ember::tensor
+
+// The shape is read along the first child of every level; check_shape then makes sure
+// every list at depth d has sizes[d] entries.
+void infer_shape(const NestedData& data, Shape& sizes) {
+  const NestedData* level = &data;
+  while (!level->is_scalar()) {
+    sizes.push_back(static_cast<std::int64_t>(level->children().size()));
+    if (level->children().empty()) break;
+    level = &level->children().front();
+  }
+}
+
+void check_shape(const NestedData& data, const Shape& sizes, std::size_t depth) {
+  if (depth == sizes.size()) {
+    // PyTorch (Python) says this when a list sits where a number was expected.
+    EMBER_CHECK(data.is_scalar(), ShapeError, "'list' object cannot be interpreted as an integer");
+    return;
+  }
+  EMBER_CHECK(!data.is_scalar(), ShapeError, "not a sequence");
+  const auto count = static_cast<std::int64_t>(data.children().size());
+  EMBER_CHECK(count == sizes[depth], ShapeError, "expected sequence of length ", sizes[depth], " at dim ", depth,
+              " (got ", count, ")");
+  for (const NestedData& child : data.children()) check_shape(child, sizes, depth + 1);
+}
+
+// PyTorch's inference: any floating number makes the default float dtype, else any integer
+// makes int64, else (only bools) bool. An empty list is float32, like torch.tensor([]).
+struct LeafKinds {
+  bool any_floating = false, any_integral = false, any_bool = false;
+};
+void collect_kinds(const NestedData& data, LeafKinds& kinds) {
+  if (data.is_scalar()) {
+    kinds.any_floating |= data.scalar().is_floating_point();
+    kinds.any_integral |= data.scalar().is_integral();
+    kinds.any_bool |= data.scalar().is_bool();
+    return;
+  }
+  for (const NestedData& child : data.children()) collect_kinds(child, kinds);
+}
+
+template <class T>
+void write_leaves(const NestedData& data, T*& out) {
+  if (data.is_scalar()) {
+    if constexpr (std::is_same_v<T, bool>) *out++ = data.scalar().to_double() != 0.0;
+    else *out++ = data.scalar().to<T>();
+    return;
+  }
+  for (const NestedData& child : data.children()) write_leaves(child, out);
+}
+
+}  // namespace
+
+Tensor tensor(const NestedData& data, TensorOptions options) {
+  Shape sizes;
+  infer_shape(data, sizes);
+  check_shape(data, sizes, 0);
+  LeafKinds kinds;
+  collect_kinds(data, kinds);
+  DType inferred = kinds.any_floating ? default_float_dtype()
+                   : kinds.any_integral ? DType::Int64
+                   : kinds.any_bool     ? DType::Bool
+                                        : default_float_dtype();
+  DType dtype = options.dtype_or(inferred);
+  Tensor result = empty(sizes, TensorOptions().dtype(dtype));
+  EMBER_DISPATCH_ALL(dtype, {
+    auto* out = static_cast<scalar_t*>(result.data_ptr());
+    if (out != nullptr) write_leaves(data, out);
+  });
+  return finish(result, options);
+}
+
+// ----------------------------------------------------------------------- filled
+
+Tensor zeros(IntArrayRef sizes, TensorOptions options) { return full(sizes, 0, options.dtype(options.dtype_or(default_float_dtype()))); }
+Tensor ones(IntArrayRef sizes, TensorOptions options) { return full(sizes, 1, options.dtype(options.dtype_or(default_float_dtype()))); }
+
+Tensor full(IntArrayRef sizes, Scalar value, TensorOptions options) {
+  // torch.full infers the dtype from the fill value: 3 -> int64, True -> bool, 3.5 -> float32.
+  DType inferred = value.is_floating_point() ? default_float_dtype() : value.is_bool() ? DType::Bool : DType::Int64;
+  Tensor result = empty(sizes, TensorOptions().dtype(options.dtype_or(inferred)).device(options.device()));
+  native::fill_(result, value);
+  return finish(result, options);
+}
+
+// *_like: other's sizes, dtype and device unless options say otherwise.
+Tensor empty_like(const Tensor& other, std::optional<TensorOptions> options) {
+  TensorOptions chosen = options.value_or(other.options());
+  Tensor result = empty(other.sizes(), TensorOptions().dtype(chosen.dtype_or(other.dtype())).device(chosen.device()));
+  if (chosen.requires_grad()) result.requires_grad_(true);
+  return result;
+}
+
+Tensor zeros_like(const Tensor& other, std::optional<TensorOptions> options) { return full_like(other, 0, options); }
+Tensor ones_like(const Tensor& other, std::optional<TensorOptions> options) { return full_like(other, 1, options); }
+
+Tensor full_like(const Tensor& other, Scalar value, std::optional<TensorOptions> options) {
+  std::optional<TensorOptions> without_grad = options;
+  if (without_grad) without_grad = without_grad->requires_grad(false);
+  Tensor result = empty_like(other, without_grad);
+  native::fill_(result, value);  // before requires_grad: filling a leaf that requires grad is an error
+  if (options && options->requires_grad()) result.requires_grad_(true);
+  return result;
+}
+
+// ----------------------------------------------------------------------- ranges
+
+namespace {
+
+// PyTorch's CPU range kernels run a vectorised loop over blocks of 16 floats (two AVX2
+// vectors of 8; float64: blocks of 8, vectors of 4). Each vector computes its first lane
+// like a single element and the other lanes as first + k·step; the elements after the last
+// full block use the scalar formula. `element(i)` is the scalar formula and
+// `lane(first, k)` the in-vector one (its rounding differs between arange and linspace).
+template <class T, class Element, class Lane>
+void fill_range(T* out, std::int64_t size, Element element, Lane lane) {
+  constexpr std::int64_t kLanes = 32 / sizeof(T);
+  std::int64_t i = 0;
+  for (; i + 2 * kLanes <= size; i += 2 * kLanes) {
+    for (std::int64_t start = i; start < i + 2 * kLanes; start += kLanes) {
+      const T first = static_cast<T>(element(start));
+      out[start] = first;
+      for (std::int64_t k = 1; k < kLanes; ++k) out[start + k] = static_cast<T>(lane(first, k));
+    }
+  }
+  for (; i < size; ++i) out[i] = static_cast<T>(element(i));
+}
+
+bool is_integral_scalar(const Scalar& value) { return !value.is_floating_point(); }
+
+// arange's elements: start + step·i. Floating outputs compute it in double (PyTorch's
+// accumulate type on the CPU); in a vector, lane k is first + k·step, step still in double.
+template <class T>
+void fill_arange(T* out, std::int64_t size, Scalar start, Scalar step) {
+  if constexpr (std::is_floating_point_v<T>) {
+    const double first = start.to_double(), stride = step.to_double();
+    fill_range<T>(
+        out, size, [&](std::int64_t i) { return std::fma(stride, static_cast<double>(i), first); },
+        [&](T lane_first, std::int64_t k) { return std::fma(static_cast<double>(k), stride, static_cast<double>(lane_first)); });
+  } else if constexpr (std::is_same_v<T, bool>) {
+    for (std::int64_t i = 0; i < size; ++i) out[i] = (start.to_double() + step.to_double() * static_cast<double>(i)) != 0.0;
+  } else {
+    const std::int64_t first = start.to_int64(), stride = step.to_int64();
+    for (std::int64_t i = 0; i < size; ++i) out[i] = static_cast<T>(first + stride * i);
+  }
+}
+
+// linspace walks from both ends so both endpoints are exact: the first half counts up from
+// start, the second half down from end. The step is in the element type (double for
+// integer outputs); in a vector, lane k is first + (k·step), rounded twice.
+template <class T>
+void fill_linspace(T* out, double start, double end, std::int64_t steps) {
+  if (steps == 1) out[0] = static_cast<T>(start);
+  if (steps <= 1) return;
+  using step_t = std::conditional_t<std::is_floating_point_v<T>, T, double>;
+  const auto first = static_cast<step_t>(static_cast<T>(start));
+  const auto last = static_cast<step_t>(static_cast<T>(end));
+  const step_t step = (last - first) / static_cast<step_t>(steps - 1);
+  const std::int64_t halfway = steps / 2;
+  auto element = [&](std::int64_t i) -> step_t {
+    if (i < halfway) return std::fma(step, static_cast<step_t>(i), first);
+    return std::fma(-step, static_cast<step_t>(steps - i - 1), last);
+  };
+  if constexpr (std::is_floating_point_v<T>) {
+    fill_range<T>(out, steps, element, [&](T lane_first, std::int64_t k) {
+      const T offset = static_cast<T>(k) * step;
+      return static_cast<T>(lane_first + offset);
+    });
+  } else {
+    for (std::int64_t i = 0; i < steps; ++i) out[i] = static_cast<T>(element(i));
+  }
+}
+
+}  // namespace
+
+Tensor arange(Scalar end, TensorOptions options) { return arange(0, end, 1, options); }
+
+Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions options) {
+  // torch.arange's dtype: int64 when start, end and step are all integers, else float32.
+  DType inferred = is_integral_scalar(start) && is_integral_scalar(end) && is_integral_scalar(step)
+                       ? DType::Int64
+                       : default_float_dtype();
+  DType dtype = options.dtype_or(inferred);
+  const double start_value = start.to_double(), end_value = end.to_double(), step_value = step.to_double();
+  EMBER_CHECK(std::isfinite(start_value) && std::isfinite(end_value), ValueError, "unsupported range: ",
+              start_value, " -> ", end_value);
+  EMBER_CHECK(step_value != 0.0, ValueError, "step must be nonzero");
+  EMBER_CHECK((step_value > 0 && end_value >= start_value) || (step_value < 0 && end_value <= start_value),
+              ValueError, "upper bound and larger bound inconsistent with step sign");
+  // size = ceil((end - start) / step), in int64 arithmetic for integer ranges.
+  double size_double;
+  if (dtype == DType::Int64 && is_integral_scalar(start) && is_integral_scalar(end) && is_integral_scalar(step)) {
+    size_double = std::ceil(static_cast<double>(end.to_int64() - start.to_int64()) / static_cast<double>(step.to_int64()));
+  } else {
+    size_double = std::ceil((end_value - start_value) / step_value);
+  }
+  EMBER_CHECK(size_double >= 0 && size_double <= static_cast<double>(std::numeric_limits<std::int64_t>::max()),
+              ValueError, "invalid size, possible overflow?");
+  const auto size = static_cast<std::int64_t>(size_double);
+  Tensor result = empty({size}, TensorOptions().dtype(dtype));
+  EMBER_DISPATCH_ALL(dtype, fill_arange(static_cast<scalar_t*>(result.data_ptr()), size, start, step));
+  return finish(result, options);
+}
+
+Tensor linspace(double start, double end, std::int64_t steps, TensorOptions options) {
+  EMBER_CHECK(steps >= 0, ValueError, "number of steps must be non-negative");
+  DType dtype = options.dtype_or(default_float_dtype());
+  Tensor result = empty({steps}, TensorOptions().dtype(dtype));
+  EMBER_DISPATCH_ALL(dtype, fill_linspace(static_cast<scalar_t*>(result.data_ptr()), start, end, steps));
+  return finish(result, options);
+}
+
+Tensor eye(std::int64_t n, std::optional<std::int64_t> m, TensorOptions options) {
+  EMBER_CHECK(n >= 0, ValueError, "n must be greater or equal to 0, got ", n);
+  const std::int64_t columns = m.value_or(n);
+  EMBER_CHECK(columns >= 0, ValueError, "m must be greater or equal to 0, got ", columns);
+  DType dtype = options.dtype_or(default_float_dtype());
+  Tensor result = empty({n, columns}, TensorOptions().dtype(dtype));
+  EMBER_DISPATCH_ALL(dtype, {
+    auto* out = static_cast<scalar_t*>(result.data_ptr());
+    for (std::int64_t i = 0; i < n * columns; ++i) out[i] = static_cast<scalar_t>(0);
+    for (std::int64_t i = 0; i < std::min(n, columns); ++i) out[i * columns + i] = static_cast<scalar_t>(1);
+  });
+  return finish(result, options);
+}
+
+// ----------------------------------------------------------------------- borrowed memory
+
+Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions options, std::function<void(void*)> deleter) {
+  return from_blob(data, sizes, contiguous_strides(sizes), options, std::move(deleter));
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions options,
+                 std::function<void(void*)> deleter) {
+  EMBER_CHECK(sizes.size() == strides.size(), ShapeError, "mismatch in length of strides and shape");
+  for (std::int64_t size : sizes) {
+    EMBER_CHECK(size >= 0, ShapeError, "Trying to create tensor with negative dimension ", size, ": ",
+                shape_to_string(sizes));
+  }
+  // The storage must reach the farthest element: 1 + sum (size - 1) · stride.
+  std::int64_t extent = compute_numel(sizes) == 0 ? 0 : 1;
+  for (std::size_t d = 0; d < sizes.size() && extent > 0; ++d) extent += (sizes[d] - 1) * strides[d];
+  DType dtype = options.dtype_or(default_float_dtype());
+  auto storage = std::make_shared<StorageImpl>(data, static_cast<std::size_t>(extent) * itemsize(dtype),
+                                               options.device(), std::move(deleter));
+  Tensor result = make_tensor(std::move(storage), sizes.vec(), strides.vec(), 0, dtype);
+  if (options.requires_grad()) result.requires_grad_(true);
+  return result;
+}
+
+}  // namespace ember

@@ -1,0 +1,422 @@
+// core/random.cpp — PyTorch's CPU random number generator, reproduced bit for bit.
+//
+// How it fits: core/random.h declares the Generator and the random factories (rand, randn,
+// randint, randperm) and in-place samplers (uniform_, normal_, random_, bernoulli_). nn's
+// initialisers (§5 of the tutorial: torch.manual_seed(123) then nn.Linear) and data's
+// DataLoader shuffling sit on top of these, so matching PyTorch here is what lets ember
+// print the very numbers the tutorial prints.
+//
+// Everything below was worked out by comparing against torch 1.13's CPU output
+// (tests/reference/gen_random.py writes the reference, tests/core/test_random.cpp checks it):
+//   * the engine is the standard 32-bit Mersenne Twister (mt19937) seeded with the seed;
+//   * random64() joins two draws, the first one being the high 32 bits;
+//   * float32 uniforms use the low 24 bits of one draw, float64 the low 53 bits of random64();
+//   * normal samples have two paths (see normal_ below), one of which mirrors the AVX2
+//     polynomial approximations of log/sin/cos that PyTorch's x86 build uses.
+#include <ember/core/random.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <numbers>
+#include <numeric>
+
+#include <ember/core/box_muller.h>
+#include <ember/core/native.h>
+
+// The bits below depend on exactly which multiply-adds are fused (written out with std::fma)
+// and which are not: forbid the compiler from fusing others on its own (-march=native
+// would otherwise allow it).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+namespace ember {
+
+// ====================================================================== the engine
+
+// The Mersenne Twister MT19937 (Matsumoto & Nishimura, 1998): 624 words of state,
+// regenerated in one "twist" every 624 outputs, each output "tempered" by shifts and masks.
+struct Generator::Mt19937 {
+  static constexpr int kStateSize = 624;
+  static constexpr int kShift = 397;
+  std::array<std::uint32_t, kStateSize> state{};
+  int index = kStateSize;  // next word to hand out; kStateSize = twist first
+
+  void seed(std::uint64_t seed) {
+    // Only the low 32 bits take part, as in every mt19937 implementation.
+    state[0] = static_cast<std::uint32_t>(seed & 0xffffffffULL);
+    for (int i = 1; i < kStateSize; ++i) {
+      state[i] = 1812433253U * (state[i - 1] ^ (state[i - 1] >> 30)) + static_cast<std::uint32_t>(i);
+    }
+    index = kStateSize;
+  }
+
+  void twist() {
+    for (int i = 0; i < kStateSize; ++i) {
+      std::uint32_t upper_and_lower = (state[i] & 0x80000000U) | (state[(i + 1) % kStateSize] & 0x7fffffffU);
+      std::uint32_t next = state[(i + kShift) % kStateSize] ^ (upper_and_lower >> 1);
+      if (upper_and_lower & 1U) next ^= 0x9908b0dfU;
+      state[i] = next;
+    }
+    index = 0;
+  }
+
+  std::uint32_t next() {
+    if (index >= kStateSize) twist();
+    std::uint32_t y = state[index++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680U;
+    y ^= (y << 15) & 0xefc60000U;
+    y ^= y >> 18;
+    return y;
+  }
+};
+
+Generator::Generator(std::uint64_t seed) : seed_(seed), engine_(std::make_shared<Mt19937>()) {
+  engine_->seed(seed);
+}
+
+void Generator::manual_seed(std::uint64_t seed) {
+  // Like torch.manual_seed: a new stream, and the cached normal of the old one is dropped.
+  seed_ = seed;
+  engine_->seed(seed);
+  cached_normal_.reset();
+}
+
+std::uint32_t Generator::random() { return engine_->next(); }
+
+std::uint64_t Generator::random64() {
+  const std::uint64_t high = random();  // the first draw is the high half
+  return (high << 32) | random();
+}
+
+std::optional<double> Generator::take_cached_normal() {
+  std::optional<double> value = cached_normal_;
+  cached_normal_.reset();
+  return value;
+}
+
+void Generator::cache_normal(double value) { cached_normal_ = value; }
+
+// State layout (all little-endian as laid out in memory on x86/ARM):
+//   8 bytes seed | 4 bytes index | 624 x 4 bytes state | 1 byte has-cached | 8 bytes cached
+namespace {
+constexpr std::size_t kStateBytes = 8 + 4 + 624 * 4 + 1 + 8;
+
+template <class T>
+void append_bytes(std::vector<std::uint8_t>& out, const T& value) {
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(&value);
+  out.insert(out.end(), bytes, bytes + sizeof(T));
+}
+
+template <class T>
+T read_bytes(const std::vector<std::uint8_t>& in, std::size_t& offset) {
+  T value;
+  std::memcpy(&value, in.data() + offset, sizeof(T));
+  offset += sizeof(T);
+  return value;
+}
+}  // namespace
+
+std::vector<std::uint8_t> Generator::get_state() const {
+  std::vector<std::uint8_t> out;
+  out.reserve(kStateBytes);
+  append_bytes(out, seed_);
+  append_bytes(out, static_cast<std::int32_t>(engine_->index));
+  for (std::uint32_t word : engine_->state) append_bytes(out, word);
+  append_bytes(out, static_cast<std::uint8_t>(cached_normal_.has_value() ? 1 : 0));
+  append_bytes(out, cached_normal_.value_or(0.0));
+  return out;
+}
+
+void Generator::set_state(const std::vector<std::uint8_t>& state) {
+  EMBER_CHECK(state.size() == kStateBytes, ValueError, "Expected a generator state of ", kStateBytes,
+              " bytes, but got ", state.size());
+  std::size_t offset = 0;
+  auto seed = read_bytes<std::uint64_t>(state, offset);
+  auto index = read_bytes<std::int32_t>(state, offset);
+  EMBER_CHECK(index >= 0 && index <= Mt19937::kStateSize, ValueError, "Invalid mt19937 state index ", index);
+  seed_ = seed;
+  engine_->index = index;
+  for (std::uint32_t& word : engine_->state) word = read_bytes<std::uint32_t>(state, offset);
+  bool has_cached = read_bytes<std::uint8_t>(state, offset) != 0;
+  double cached = read_bytes<double>(state, offset);
+  cached_normal_ = has_cached ? std::optional<double>(cached) : std::nullopt;
+}
+
+Generator& default_generator() {
+  static Generator generator;
+  return generator;
+}
+
+void manual_seed(std::uint64_t seed) {
+  Generator& generator = default_generator();
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  generator.manual_seed(seed);
+}
+
+// ====================================================================== distributions
+
+namespace {
+
+Generator& resolve(Generator* generator) { return generator != nullptr ? *generator : default_generator(); }
+
+// Uniform in [0, 1): float32 from 24 random bits, float64 from 53.
+double uniform_unit_double(Generator& gen) {
+  constexpr std::uint64_t kMask = (std::uint64_t{1} << 53) - 1;
+  return static_cast<double>(gen.random64() & kMask) * std::ldexp(1.0, -53);
+}
+float uniform_unit_float(Generator& gen) {
+  constexpr std::uint32_t kMask = (std::uint32_t{1} << 24) - 1;
+  return static_cast<float>(gen.random() & kMask) * std::ldexp(1.0f, -24);
+}
+
+// One normal sample by Box–Muller, PyTorch's scalar path: two double uniforms give two
+// normals; the second (r·sin θ) is kept in the generator for the next call.
+double normal_scalar(Generator& gen, double mean, double std) {
+  // (PyTorch's build fuses the final scale-and-shift into one multiply-add.)
+  if (std::optional<double> cached = gen.take_cached_normal()) return std::fma(*cached, std, mean);
+  double u1 = uniform_unit_double(gen);
+  double u2 = uniform_unit_double(gen);
+  double radius = std::sqrt(-2.0 * std::log(1.0 - u2));
+  double theta = 2.0 * std::numbers::pi * u1;
+  gen.cache_normal(radius * std::sin(theta));
+  return std::fma(radius * std::cos(theta), std, mean);
+}
+
+// PyTorch's fast path for a contiguous tensor of at least 16 elements: fill everything
+// with uniforms, transform blocks of 16; when the size is not a multiple of 16, draw 16
+// fresh uniforms for the last 16 slots and transform them again (overlapping the block
+// before, which is why the stream differs from the scalar path).
+template <class T>
+void normal_fill(T* data, std::int64_t size, T mean, T std, Generator& gen) {
+  auto uniform = [&gen]() -> T {
+    if constexpr (std::is_same_v<T, float>) return uniform_unit_float(gen);
+    else return static_cast<T>(uniform_unit_double(gen));
+  };
+  for (std::int64_t i = 0; i < size; ++i) data[i] = uniform();
+  for (std::int64_t i = 0; i + 16 <= size; i += 16) detail::box_muller_16(data + i, mean, std);
+  if (size % 16 != 0) {
+    T* tail = data + size - 16;
+    for (int i = 0; i < 16; ++i) tail[i] = uniform();
+    detail::box_muller_16(tail, mean, std);
+  }
+}
+
+// Calls body(pointer) for every element of a CPU tensor in *memory* order: dims sorted by
+// decreasing stride. PyTorch's TensorIterator visits a non-contiguous tensor that way, so
+// the n-th draw lands in the same element as in PyTorch.
+template <class T, class Body>
+void for_each_in_memory_order(const Tensor& self, Body body) {
+  if (self.numel() == 0) return;
+  // The dims, outermost (largest stride) first; a stable sort keeps ties in logical order.
+  Shape order;
+  for (std::int64_t d = 0; d < self.dim(); ++d) order.push_back(d);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::int64_t a, std::int64_t b) { return self.stride(a) > self.stride(b); });
+  Shape sizes, strides;
+  for (std::int64_t d : order) {
+    sizes.push_back(self.size(d));
+    strides.push_back(self.stride(d));
+  }
+  T* base = static_cast<T*>(self.data_ptr());
+  Shape counter(sizes.size(), 0);
+  const std::int64_t total = self.numel();
+  for (std::int64_t n = 0; n < total; ++n) {
+    std::int64_t offset = 0;
+    for (std::size_t d = 0; d < sizes.size(); ++d) offset += counter[d] * strides[d];
+    body(base + offset);
+    for (std::size_t d = sizes.size(); d-- > 0;) {  // odometer step, innermost dim first
+      if (++counter[d] < sizes[d]) break;
+      counter[d] = 0;
+    }
+  }
+}
+
+// Runs `sample(cpu_tensor)` on self, or on a CPU stand-in that is then copied to self's
+// device (the CUDA generator is not PyTorch's Philox: ember draws every stream on the CPU
+// so results do not depend on the device). Bumps the version counter.
+template <class Sample>
+void sample_into(const Tensor& self, Generator* generator, Sample sample) {
+  Generator& gen = resolve(generator);
+  if (self.is_cpu()) {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    sample(self, gen);
+  } else {
+    Tensor host = empty(self.sizes(), TensorOptions().dtype(self.dtype()));
+    {
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      sample(host, gen);
+    }
+    native::copy_(self, host);
+  }
+  self.bump_version();
+}
+
+void check_floating(const Tensor& self, const char* kernel_name) {
+  EMBER_CHECK(self.is_floating_point(), DTypeError, "\"", kernel_name, "\" not implemented for '",
+              scalar_type_name(self.dtype()), "'");
+}
+
+// The largest value random_() produces + 1 for a dtype: 2^digits for floats (every integer
+// up to it is exact), max + 1 for integers.
+std::uint64_t random_range_for(DType dtype) {
+  switch (dtype) {
+    case DType::Bool: return 2;
+    case DType::UInt8: return 256;
+    case DType::Int32: return std::uint64_t{1} << 31;
+    case DType::Int64: return std::uint64_t{1} << 63;
+    case DType::Float32: return (std::uint64_t{1} << 24) + 1;
+    case DType::Float64: return (std::uint64_t{1} << 53) + 1;
+  }
+  return 2;
+}
+
+}  // namespace
+
+// ====================================================================== in-place samplers
+
+void uniform_(const Tensor& self, double from, double to, Generator* generator) {
+  check_floating(self, "check_uniform_bounds");
+  EMBER_CHECK(from <= to, ValueError, "uniform_ expects to return a [from, to) range, but found from=", from,
+              " > to=", to);
+  sample_into(self, generator, [&](const Tensor& out, Generator& gen) {
+    if (out.dtype() == DType::Float32) {
+      // The bounds are float32; the affine map runs in double (fused) and is rounded once.
+      const auto low = static_cast<float>(from), high = static_cast<float>(to);
+      const double width = static_cast<double>(high - low);
+      for_each_in_memory_order<float>(out, [&](float* p) {
+        *p = static_cast<float>(std::fma(static_cast<double>(uniform_unit_float(gen)), width, low));
+      });
+    } else {
+      const double width = to - from;
+      for_each_in_memory_order<double>(out, [&](double* p) { *p = std::fma(uniform_unit_double(gen), width, from); });
+    }
+  });
+}
+
+// Two paths, as in PyTorch: a contiguous tensor of 16 or more elements is filled in blocks
+// of 16 (normal_fill above: float32 uses the polynomial log/sin/cos, float64 libm); anything
+// smaller or strided draws one Box–Muller sample at a time in double (normal_scalar), which
+// also uses and refills the generator's cached second value.
+void normal_(const Tensor& self, double mean, double std, Generator* generator) {
+  check_floating(self, "normal_kernel_cpu");
+  EMBER_CHECK(std >= 0.0, ValueError, "normal expects std >= 0.0, but found std ", std);
+  sample_into(self, generator, [&](const Tensor& out, Generator& gen) {
+    const std::int64_t size = out.numel();
+    if (size >= 16 && out.is_contiguous()) {
+      EMBER_DISPATCH_FLOATING(out.dtype(), normal_fill<scalar_t>(out.data_ptr<scalar_t>(), size,
+                                                                 static_cast<scalar_t>(mean),
+                                                                 static_cast<scalar_t>(std), gen));
+    } else {
+      EMBER_DISPATCH_FLOATING(out.dtype(), for_each_in_memory_order<scalar_t>(out, [&](scalar_t* p) {
+        *p = static_cast<scalar_t>(normal_scalar(gen, mean, std));
+      }));
+    }
+  });
+}
+
+void random_(const Tensor& self, Generator* generator) {
+  // Uniform over [0, range): 64-bit draws where the range needs them (int64, float64).
+  const std::uint64_t range = random_range_for(self.dtype());
+  const bool wide = self.dtype() == DType::Int64 || self.dtype() == DType::Float64;
+  sample_into(self, generator, [&](const Tensor& out, Generator& gen) {
+    EMBER_DISPATCH_ALL(out.dtype(), for_each_in_memory_order<scalar_t>(out, [&](scalar_t* p) {
+      std::uint64_t draw = wide ? gen.random64() : gen.random();
+      *p = static_cast<scalar_t>(out.dtype() == DType::Bool ? (draw & 1U) : draw % range);
+    }));
+  });
+}
+
+void random_(const Tensor& self, std::int64_t from, std::optional<std::int64_t> to, Generator* generator) {
+  // The width of [from, to) as an unsigned number (it may exceed INT64_MAX). Without `to`
+  // the range runs to the end of random_()'s range for the dtype; 0 means all 2^64 values
+  // (int64 from INT64_MIN), drawn with random64() directly.
+  const auto from_bits = static_cast<std::uint64_t>(from);
+  std::uint64_t range;
+  if (to.has_value()) {
+    EMBER_CHECK(from < *to, ValueError, "random_ expects 'from' to be less than 'to', but got from=", from,
+                " >= to=", *to);
+    range = static_cast<std::uint64_t>(*to) - from_bits;
+  } else {
+    const std::uint64_t end = random_range_for(self.dtype());
+    EMBER_CHECK(from < 0 || from_bits < end, ValueError, "random_ expects 'from' to be less than 'to', but got from=",
+                from, " >= to=", end);
+    range = end - from_bits;
+  }
+  // Below 2^32 one 32-bit draw suffices; above, PyTorch switches to random64().
+  const bool wide = range == 0 || range >= (std::uint64_t{1} << 32);
+  sample_into(self, generator, [&](const Tensor& out, Generator& gen) {
+    EMBER_DISPATCH_ALL(out.dtype(), for_each_in_memory_order<scalar_t>(out, [&](scalar_t* p) {
+      const std::uint64_t draw = wide ? gen.random64() : gen.random();
+      const std::uint64_t value = range == 0 ? draw : draw % range + from_bits;
+      *p = static_cast<scalar_t>(static_cast<std::int64_t>(value));
+    }));
+  });
+}
+
+void bernoulli_(const Tensor& self, double p, Generator* generator) {
+  EMBER_CHECK(p >= 0.0 && p <= 1.0, ValueError, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  sample_into(self, generator, [&](const Tensor& out, Generator& gen) {
+    EMBER_DISPATCH_ALL(out.dtype(), for_each_in_memory_order<scalar_t>(out, [&](scalar_t* ptr) {
+      *ptr = static_cast<scalar_t>(uniform_unit_double(gen) < p ? 1 : 0);
+    }));
+  });
+}
+
+// ====================================================================== factories
+
+namespace {
+Tensor finish(Tensor result, const TensorOptions& options) {
+  if (options.requires_grad()) result.requires_grad_(true);
+  return result;
+}
+}  // namespace
+
+Tensor rand(IntArrayRef sizes, TensorOptions options, Generator* generator) {
+  Tensor result = empty(sizes, options.requires_grad(false));
+  uniform_(result, 0.0, 1.0, generator);
+  return finish(result, options);
+}
+
+Tensor randn(IntArrayRef sizes, TensorOptions options, Generator* generator) {
+  Tensor result = empty(sizes, options.requires_grad(false));
+  normal_(result, 0.0, 1.0, generator);
+  return finish(result, options);
+}
+
+Tensor randint(std::int64_t low, std::int64_t high, IntArrayRef sizes, TensorOptions options, Generator* generator) {
+  Tensor result = empty(sizes, options.dtype(options.dtype_or(DType::Int64)).requires_grad(false));
+  random_(result, low, high, generator);
+  return finish(result, options);
+}
+
+Tensor randperm(std::int64_t n, TensorOptions options, Generator* generator) {
+  EMBER_CHECK(n >= 0, ShapeError, "Trying to create tensor with negative dimension ", n, ": [", n, "]");
+  // Fisher–Yates from the front, PyTorch's CPU order: swap slot i with slot i + (draw % (n - i)).
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  {
+    Generator& gen = resolve(generator);
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    for (std::int64_t i = 0; i + 1 < n; ++i) {
+      auto pick = static_cast<std::int64_t>(gen.random() % static_cast<std::uint64_t>(n - i));
+      std::swap(order[i], order[i + pick]);
+    }
+  }
+  const DType dtype = options.dtype_or(DType::Int64);
+  Tensor host = empty({n}, TensorOptions().dtype(dtype));
+  EMBER_DISPATCH_ALL(dtype, {
+    auto* out = host.data_ptr<scalar_t>();
+    for (std::int64_t i = 0; i < n; ++i) out[i] = static_cast<scalar_t>(order[i]);
+  });
+  Tensor result = options.device().is_cpu() ? host : native::to_device(host, options.device());
+  return finish(result, options);
+}
+
+Tensor rand_like(const Tensor& other, Generator* generator) { return rand(other.sizes(), other.options(), generator); }
+Tensor randn_like(const Tensor& other, Generator* generator) { return randn(other.sizes(), other.options(), generator); }
+
+}  // namespace ember

@@ -1,0 +1,24 @@
+// cuda/cuda_check.h — turn every failed CUDA runtime call into an ember exception.
+//
+// EMBER_CUDA_CHECK(cudaMalloc(&p, n)) throws ember::cuda::CudaError whose message names
+// the call, the file and the line, plus CUDA's own error string — the first thing a
+// learner needs when a kernel misbehaves. Kernel launches are checked the same way by
+// EMBER_LAUNCH (cuda/kernels/device_support.cuh).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <ember/core/error.h>
+
+namespace ember::cuda {
+
+class CudaError : public DeviceError {
+  using DeviceError::DeviceError;
+};
+
+// Throws CudaError("CUDA error: <text> (<call> at <file>:<line>)") unless status is success.
+void check_cuda(cudaError_t status, const char* call, const char* file, int line);
+
+}  // namespace ember::cuda
+
+#define EMBER_CUDA_CHECK(call) ::ember::cuda::check_cuda((call), #call, __FILE__, __LINE__)

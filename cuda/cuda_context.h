@@ -1,0 +1,52 @@
+// cuda/cuda_context.h — process-wide CUDA state shared by the backend's host files.
+//
+// ember runs every kernel of a device on that device's default (legacy) stream, so work is
+// ordered exactly as the program issued it and a device→host copy waits for it — the same
+// model as PyTorch's default stream. The caching allocator keys blocks by this stream.
+#pragma once
+
+#include <cstddef>
+
+#include <cuda_runtime_api.h>
+
+#include <ember/core/cuda_hooks.h>
+#include <ember/core/device.h>
+
+namespace ember::cuda {
+
+class CachingAllocatorCore;
+
+// Number of visible GPUs; 0 when there is no driver or device (any CUDA error counts as 0).
+int visible_device_count();
+// Index for a Device: its own, or the current device for "cuda" without an index.
+int resolve_device_index(Device device);
+// The stream ember's kernels use.
+inline cudaStream_t current_stream() { return cudaStreamLegacy; }
+
+// The GEMM implementation chosen with set_matmul_backend (ember's kernel by default).
+MatmulBackend selected_matmul_backend();
+void select_matmul_backend(MatmulBackend backend);
+
+// Per-device caching allocators (cuda_allocator.cpp).
+CachingAllocatorCore& caching_allocator(int device);
+void empty_all_caches();
+
+// Pinned (page-locked) host memory: host↔device copies from it run at full PCIe/NVLink
+// speed and can be asynchronous (tutorial appendix: DataLoader(pin_memory=True)).
+void* allocate_pinned(std::size_t nbytes);
+void free_pinned(void* pointer);
+
+// Sets a device for the lifetime of the guard and restores the previous one afterwards.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+  bool changed_ = false;
+};
+
+}  // namespace ember::cuda

@@ -1,0 +1,116 @@
+// cuda/cuda_gemm.cu — GPU GEMM entry points: ember's tiled kernel and the cuBLAS yardstick.
+//
+// ember's kernel (cuda/kernels/gemm.cuh) takes any strides. cuBLAS only takes column-major
+// matrices with a leading dimension, optionally transposed; gemm_cublas maps the plan's
+// strides onto that when it can (row-major C is computed as Cᵀ = Bᵀ·Aᵀ) and declines
+// otherwise, so the caller falls back to ember's kernel. Select with
+// ember::cuda::set_matmul_backend(MatmulBackend::Cublas).
+#include <cublas_v2.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <ember/cuda/cuda_ops.h>
+#include <ember/cuda/kernels/gemm.cuh>
+
+namespace ember::cuda::ops {
+
+void gemm_ember(const GemmPlan& plan, cudaStream_t stream) { kernels::dispatch_gemm(plan, stream); }
+
+namespace {
+
+void check_cublas(cublasStatus_t status, const char* call, const char* file, int line) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  throw CudaError(make_message("cuBLAS error: ", cublasGetStatusString(status), " (", call, " at ", file, ":", line, ")"));
+}
+#define EMBER_CUBLAS_CHECK(call) check_cublas((call), #call, __FILE__, __LINE__)
+
+// One handle per device, created on first use (creating one costs milliseconds).
+cublasHandle_t handle_for_current_device() {
+  static std::mutex mutex;
+  static std::vector<cublasHandle_t> handles;
+  int device = 0;
+  EMBER_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (handles.size() <= static_cast<std::size_t>(device)) handles.resize(device + 1, nullptr);
+  if (handles[device] == nullptr) EMBER_CUBLAS_CHECK(cublasCreate(&handles[device]));
+  return handles[device];
+}
+
+// A rows×cols matrix with strides (rs, cs) as cuBLAS sees it: a column-major matrix with
+// leading dimension ld, used as is (N) or transposed (T). False when neither fits.
+bool as_column_major(std::int64_t rows, std::int64_t cols, std::int64_t rs, std::int64_t cs, cublasOperation_t& op,
+                     int& ld) {
+  if (rows == 1) rs = 1;  // a single row: its row stride is never used
+  if (cols == 1) cs = 1;
+  const std::int64_t max_rows = rows > 1 ? rows : 1, max_cols = cols > 1 ? cols : 1;
+  if (rs == 1) {
+    const std::int64_t lead = cols == 1 ? max_rows : cs;
+    if (lead < max_rows || lead > INT32_MAX) return false;
+    op = CUBLAS_OP_N;
+    ld = static_cast<int>(lead);
+    return true;
+  }
+  if (cs == 1) {
+    const std::int64_t lead = rows == 1 ? max_cols : rs;
+    if (lead < max_cols || lead > INT32_MAX) return false;
+    op = CUBLAS_OP_T;
+    ld = static_cast<int>(lead);
+    return true;
+  }
+  return false;
+}
+
+template <class T>
+void strided_batched(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k,
+                     T alpha, const T* a, int lda, long long stride_a, const T* b, int ldb, long long stride_b, T beta,
+                     T* c, int ldc, long long stride_c, int batch) {
+  if constexpr (sizeof(T) == 4) {
+    EMBER_CUBLAS_CHECK(cublasSgemmStridedBatched(handle, op_a, op_b, m, n, k, &alpha, a, lda, stride_a, b, ldb, stride_b,
+                                                 &beta, c, ldc, stride_c, batch));
+  } else {
+    EMBER_CUBLAS_CHECK(cublasDgemmStridedBatched(handle, op_a, op_b, m, n, k, &alpha, a, lda, stride_a, b, ldb, stride_b,
+                                                 &beta, c, ldc, stride_c, batch));
+  }
+}
+
+template <class T>
+bool gemm_cublas_typed(const GemmPlan& p, cudaStream_t stream) {
+  if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX || p.batch > INT32_MAX || p.k == 0) return false;
+  cublasOperation_t op_c, op_x, op_y;
+  int ldc, ldx, ldy;
+  const T alpha = static_cast<T>(p.alpha), beta = static_cast<T>(p.beta);
+  cublasHandle_t handle = handle_for_current_device();
+  EMBER_CUBLAS_CHECK(cublasSetStream(handle, stream));
+  // Column-major C: C = op(A)·op(B).
+  if (as_column_major(p.m, p.n, p.row_stride_c, p.col_stride_c, op_c, ldc) && op_c == CUBLAS_OP_N &&
+      as_column_major(p.m, p.k, p.row_stride_a, p.col_stride_a, op_x, ldx) &&
+      as_column_major(p.k, p.n, p.row_stride_b, p.col_stride_b, op_y, ldy)) {
+    strided_batched<T>(handle, op_x, op_y, int(p.m), int(p.n), int(p.k), alpha, static_cast<const T*>(p.a), ldx,
+                       p.batch_stride_a, static_cast<const T*>(p.b), ldy, p.batch_stride_b, beta, static_cast<T*>(p.c),
+                       ldc, p.batch_stride_c, int(p.batch));
+    return true;
+  }
+  // Row-major C: Cᵀ (n×m, column-major) = Bᵀ·Aᵀ.
+  if (as_column_major(p.n, p.m, p.col_stride_c, p.row_stride_c, op_c, ldc) && op_c == CUBLAS_OP_N &&
+      as_column_major(p.n, p.k, p.col_stride_b, p.row_stride_b, op_x, ldx) &&
+      as_column_major(p.k, p.m, p.col_stride_a, p.row_stride_a, op_y, ldy)) {
+    strided_batched<T>(handle, op_x, op_y, int(p.n), int(p.m), int(p.k), alpha, static_cast<const T*>(p.b), ldx,
+                       p.batch_stride_b, static_cast<const T*>(p.a), ldy, p.batch_stride_a, beta, static_cast<T*>(p.c),
+                       ldc, p.batch_stride_c, int(p.batch));
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool gemm_cublas(const GemmPlan& plan, cudaStream_t stream) {
+  if (plan.batch == 0 || plan.m == 0 || plan.n == 0) return true;
+  if (plan.dtype == DType::Float32) return gemm_cublas_typed<float>(plan, stream);
+  if (plan.dtype == DType::Float64) return gemm_cublas_typed<double>(plan, stream);
+  return false;
+}
+
+}  // namespace ember::cuda::ops

@@ -1,0 +1,131 @@
+// cuda/kernels/device_support.cuh — the few CUDA words our kernels use, for two compilers.
+//
+// Every kernel in cuda/kernels/*.cuh is written once and compiled twice:
+//   * by nvcc (cuda/*.cu) for the GPU, where the macros below are CUDA's own keywords;
+//   * by a plain C++ compiler for the tests (tests/cuda/), where they map onto the CPU
+//     emulator in cuda/emulate/emulator.h, which runs a grid's threads as fibers.
+// So a kernel spells `__global__` as EMBER_GLOBAL, a shared array as EMBER_SHARED_ARRAY,
+// `__syncthreads()` as EMBER_SYNCTHREADS() and launches with EMBER_LAUNCH. threadIdx,
+// blockIdx, blockDim and gridDim keep their CUDA names in both worlds.
+// Docs: docs/cuda.md ("Kernels that run without a GPU").
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include <ember/core/host_device.h>
+
+#if defined(__CUDACC__)
+
+#include <cuda_runtime.h>
+
+#include <ember/cuda/cuda_check.h>
+
+#define EMBER_GLOBAL __global__
+#define EMBER_DEVICE __device__ __forceinline__
+#define EMBER_SHARED_ARRAY(type, name, count) __shared__ type name[count]
+#define EMBER_SYNCTHREADS() __syncthreads()
+// Launch, then check the launch (bad configuration, missing kernel image...) at once, so
+// the error names the kernel instead of surfacing at some later synchronisation.
+#define EMBER_LAUNCH(kernel, grid, block, stream, ...)                       \
+  do {                                                                        \
+    kernel<<<(grid), (block), 0, (stream)>>>(__VA_ARGS__);                    \
+    ::ember::cuda::check_cuda(cudaGetLastError(), "launch " #kernel, __FILE__, __LINE__); \
+  } while (0)
+
+#else  // plain C++: the CPU emulator
+
+#include <ember/cuda/emulate/emulator.h>
+
+#define EMBER_GLOBAL
+#define EMBER_DEVICE inline
+#define EMBER_SHARED_ARRAY(type, name, count) \
+  type* name = static_cast<type*>(::ember::emulate::shared_bytes(sizeof(type) * (count), alignof(type)))
+#define EMBER_SYNCTHREADS() ::ember::emulate::syncthreads()
+#define EMBER_LAUNCH(kernel, grid, block, stream, ...) \
+  ::ember::emulate::launch((grid), (block), [&] { kernel(__VA_ARGS__); })
+
+#endif
+
+// The kernels' namespace differs between the two compilations (gpu vs emulated), so a test
+// binary that links the real backend *and* compiles the emulated kernels never sees two
+// different definitions of one inline function or template under one name.
+#if defined(__CUDACC__)
+#define EMBER_KERNELS_BEGIN namespace ember::cuda::kernels { inline namespace gpu {
+#else
+#define EMBER_KERNELS_BEGIN namespace ember::cuda::kernels { inline namespace emulated {
+#endif
+#define EMBER_KERNELS_END } }
+
+EMBER_KERNELS_BEGIN
+
+constexpr int kWarpSize = 32;
+
+// out-of-line helpers shared by every kernel ------------------------------------------
+
+// Shuffle down within a warp: lane l receives lane l+delta's value (its own past lane 31).
+template <class T>
+EMBER_DEVICE T warp_shfl_down(T value, unsigned delta) {
+#if defined(__CUDACC__)
+  if constexpr (sizeof(T) == 8 && std::is_integral_v<T>) {
+    return static_cast<T>(__shfl_down_sync(0xffffffffu, static_cast<long long>(value), delta));
+  } else {
+    return __shfl_down_sync(0xffffffffu, value, delta);
+  }
+#else
+  return ::ember::emulate::shfl_down(value, delta);
+#endif
+}
+
+// atomicAdd for every ember dtype. float/double/int32/int64 map to hardware atomics; the
+// one-byte types (uint8, bool) have none, so they update their containing 32-bit word
+// with a compare-and-swap loop.
+template <class T>
+EMBER_DEVICE void atomic_add(T* address, T value) {
+#if defined(__CUDACC__)
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::int32_t>) {
+    atomicAdd(address, value);
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    // Two's complement: adding as unsigned 64-bit gives the same bits.
+    atomicAdd(reinterpret_cast<unsigned long long*>(address), static_cast<unsigned long long>(value));
+  } else {
+    static_assert(sizeof(T) == 1, "atomic_add: unsupported type");
+    auto byte_address = reinterpret_cast<std::uintptr_t>(address);
+    auto* word = reinterpret_cast<unsigned int*>(byte_address & ~std::uintptr_t{3});
+    unsigned shift = static_cast<unsigned>(byte_address & 3) * 8;
+    unsigned int old = *word, assumed;
+    do {
+      assumed = old;
+      T current = static_cast<T>((assumed >> shift) & 0xffu);
+      T updated = static_cast<T>(current + value);
+      unsigned int byte = static_cast<unsigned int>(static_cast<std::uint8_t>(updated));
+      unsigned int replacement = (assumed & ~(0xffu << shift)) | (byte << shift);
+      old = atomicCAS(word, assumed, replacement);
+    } while (old != assumed);
+  }
+#else
+  // Emulated threads are fibers on one OS thread and never preempt each other between a
+  // load and a store, so a plain read-modify-write is atomic here.
+  *address = static_cast<T>(*address + value);
+#endif
+}
+
+// Linear thread id in the grid along x, and the grid's total thread count (grid-stride loops).
+EMBER_DEVICE std::int64_t global_thread_index() {
+  return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+EMBER_DEVICE std::int64_t grid_thread_count() {
+  return static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+}
+
+// Blocks for `work_items` items at `threads` per block, capped so grid-stride loops take
+// over for huge tensors (a grid of 2^16 blocks already fills every SM many times).
+inline unsigned blocks_for(std::int64_t work_items, int threads, std::int64_t cap = 65535) {
+  std::int64_t blocks = (work_items + threads - 1) / threads;
+  if (blocks < 1) blocks = 1;
+  if (blocks > cap) blocks = cap;
+  return static_cast<unsigned>(blocks);
+}
+
+EMBER_KERNELS_END

@@ -1,0 +1,168 @@
+// data/dataloader.cpp — DataLoader's passes and worker threads (see dataloader.h).
+#include <ember/data/dataloader.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace ember::data {
+
+// One pass over the data. Without workers, next() loads each batch on demand. With
+// workers, each thread repeatedly claims the next batch number (never more than
+// `prefetch_limit` ahead of the consumer), loads it, and files the result under its
+// number; next() waits for exactly the number it needs, which is what keeps the order.
+class DataLoader::Pass {
+ public:
+  Pass(std::shared_ptr<Dataset> dataset, CollateFunction collate, std::vector<std::vector<std::int64_t>> batches,
+       std::int64_t num_workers, std::int64_t prefetch_factor)
+      : dataset_(std::move(dataset)), collate_(std::move(collate)), batches_(std::move(batches)) {
+    prefetch_limit_ = num_workers * std::max<std::int64_t>(prefetch_factor, 1);
+    for (std::int64_t w = 0; w < num_workers; ++w) workers_.emplace_back([this] { worker_loop(); });
+  }
+
+  ~Pass() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    for (auto& worker : workers_) worker.join();
+  }
+  Pass(const Pass&) = delete;
+  Pass& operator=(const Pass&) = delete;
+
+  bool finished() const { return next_to_deliver_ >= static_cast<std::int64_t>(batches_.size()); }
+
+  // The next batch in order; rethrows what its loading threw.
+  Example next() {
+    const std::int64_t wanted = next_to_deliver_++;
+    if (workers_.empty()) return load(wanted);
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return ready_.count(wanted) != 0; });
+    Result result = std::move(ready_.at(wanted));
+    ready_.erase(wanted);
+    delivered_ = wanted + 1;
+    lock.unlock();
+    changed_.notify_all();  // a worker may wait for room in the prefetch window
+    if (result.error) std::rethrow_exception(result.error);
+    return std::move(result.batch);
+  }
+
+ private:
+  struct Result {
+    Example batch;
+    std::exception_ptr error;
+  };
+
+  Example load(std::int64_t batch_number) {
+    std::vector<Example> examples;
+    for (std::int64_t index : batches_[static_cast<std::size_t>(batch_number)]) examples.push_back(dataset_->get(index));
+    return collate_(examples);
+  }
+
+  void worker_loop() {
+    const auto total = static_cast<std::int64_t>(batches_.size());
+    while (true) {
+      std::int64_t claimed = 0;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [&] {
+          return stopping_ || next_to_claim_ >= total || next_to_claim_ < delivered_ + prefetch_limit_;
+        });
+        if (stopping_ || next_to_claim_ >= total) return;
+        claimed = next_to_claim_++;
+      }
+      Result result;
+      try {
+        result.batch = load(claimed);
+      } catch (...) {
+        result.error = std::current_exception();  // delivered to the consumer at this batch
+      }
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ready_.emplace(claimed, std::move(result));
+      }
+      changed_.notify_all();
+    }
+  }
+
+  std::shared_ptr<Dataset> dataset_;
+  CollateFunction collate_;
+  std::vector<std::vector<std::int64_t>> batches_;
+  std::int64_t next_to_deliver_ = 0;  // consumer thread only
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::int64_t, Result> ready_;
+  std::int64_t next_to_claim_ = 0;
+  std::int64_t delivered_ = 0;
+  std::int64_t prefetch_limit_ = 0;
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
+DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options)
+    : dataset_(std::move(dataset)), options_(std::move(options)) {
+  EMBER_CHECK(dataset_ != nullptr, ValueError, "DataLoader: dataset must not be null");
+  EMBER_CHECK(options_.batch_size > 0, ValueError, "batch_size should be a positive integer value, but got batch_size=",
+              options_.batch_size);
+  EMBER_CHECK(options_.num_workers >= 0, ValueError,
+              "num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.");
+  EMBER_CHECK(!(options_.sampler && options_.shuffle), ValueError, "sampler option is mutually exclusive with shuffle");
+  EMBER_CHECK(static_cast<bool>(options_.collate), ValueError, "DataLoader: collate function must be set");
+  if (options_.sampler) {
+    sampler_ = options_.sampler;
+  } else if (options_.shuffle) {
+    sampler_ = std::make_shared<RandomSampler>(dataset_->size(), options_.generator);
+  } else {
+    sampler_ = std::make_shared<SequentialSampler>(dataset_->size());
+  }
+}
+
+std::int64_t DataLoader::size() const {
+  const std::int64_t n = sampler_->size();
+  return options_.drop_last ? n / options_.batch_size : (n + options_.batch_size - 1) / options_.batch_size;
+}
+
+DataLoader::Iterator DataLoader::begin() {
+  // PyTorch's _BaseDataLoaderIter draws its base seed first, then the sampler its own.
+  (void)draw_seed(options_.generator);
+  const std::vector<std::int64_t> order = sampler_->indices();
+  std::vector<std::vector<std::int64_t>> batches;
+  for (std::size_t start = 0; start < order.size(); start += static_cast<std::size_t>(options_.batch_size)) {
+    const std::size_t stop = std::min(order.size(), start + static_cast<std::size_t>(options_.batch_size));
+    if (options_.drop_last && stop - start < static_cast<std::size_t>(options_.batch_size)) break;
+    batches.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(start),
+                         order.begin() + static_cast<std::ptrdiff_t>(stop));
+  }
+  auto pass = std::make_shared<Pass>(dataset_, options_.collate, std::move(batches), options_.num_workers,
+                                     options_.prefetch_factor);
+  return Iterator(std::move(pass));
+}
+
+DataLoader::Iterator::Iterator(std::shared_ptr<Pass> pass) : pass_(std::move(pass)) { advance(); }
+
+DataLoader::Iterator& DataLoader::Iterator::operator++() {
+  advance();
+  return *this;
+}
+
+void DataLoader::Iterator::advance() {
+  if (!pass_) return;
+  if (pass_->finished()) {
+    pass_.reset();  // joins the workers: this iterator now equals end()
+    current_ = Example{};
+    return;
+  }
+  try {
+    current_ = pass_->next();
+  } catch (...) {
+    pass_.reset();  // stop the workers before the error leaves the loop
+    throw;
+  }
+}
+
+}  // namespace ember::data

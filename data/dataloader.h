@@ -1,0 +1,93 @@
+// data/dataloader.h — DataLoader: batches from a Dataset, shuffled, optionally prefetched
+// by worker threads (PyTorch: torch.utils.data.DataLoader).
+//
+// Tutorial §6:
+//   train_loader = DataLoader(dataset=train_ds, batch_size=2, shuffle=True, num_workers=0)
+//   for idx, (x, y) in enumerate(train_loader): ...
+// In ember:
+//   ember::data::DataLoader train_loader(train_ds, {.batch_size = 2, .shuffle = true});
+//   for (auto& [x, y] : train_loader) { ... }
+//
+// One pass (one `for` loop, one call to begin()):
+//   1. draws a base seed from the generator (as PyTorch does for its workers, even when
+//      there are none — it keeps the random stream identical to PyTorch's);
+//   2. asks the sampler for this pass's index order (RandomSampler reshuffles);
+//   3. cuts the order into batches of batch_size (drop_last drops a short last batch);
+//   4. loads each batch — get(i) for each index, then collate — either right here
+//      (num_workers = 0) or in worker threads that run ahead of the consumer.
+// Workers take batch numbers in order and results are handed out strictly in batch order,
+// so what the loop sees is identical for any num_workers. An exception thrown inside a
+// worker is re-thrown to the loop at that batch; leaving the loop early (break) stops and
+// joins the workers when the iterator is destroyed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <ember/core/random.h>
+#include <ember/data/collate.h>
+#include <ember/data/dataset.h>
+#include <ember/data/sampler.h>
+
+namespace ember::data {
+
+struct DataLoaderOptions {
+  std::int64_t batch_size = 1;
+  bool shuffle = false;
+  std::int64_t num_workers = 0;
+  bool drop_last = false;
+  // Replaces the sequential/random choice (mutually exclusive with shuffle).
+  std::shared_ptr<Sampler> sampler = nullptr;
+  // Used for the base seed and, with shuffle, by the RandomSampler; nullptr: the default
+  // generator. Must outlive the loader.
+  Generator* generator = nullptr;
+  // Each worker keeps up to this many batches ready ahead of the consumer.
+  std::int64_t prefetch_factor = 2;
+  CollateFunction collate = default_collate;
+};
+
+class DataLoader {
+ public:
+  DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options = {});
+
+  // Number of batches in one pass (len(loader) in PyTorch): draws nothing.
+  std::int64_t size() const;
+  const DataLoaderOptions& options() const { return options_; }
+  const std::shared_ptr<Dataset>& dataset() const { return dataset_; }
+  // The sampler in use (the given one, or the Sequential/Random one chosen by shuffle),
+  // e.g. to tell a distributed sampler which epoch starts next.
+  const std::shared_ptr<Sampler>& sampler() const { return sampler_; }
+
+  class Pass;  // one pass's batches and workers (dataloader.cpp)
+
+  class Iterator {
+   public:
+    using value_type = Example;
+    using difference_type = std::ptrdiff_t;
+    Iterator() = default;  // the end sentinel
+    explicit Iterator(std::shared_ptr<Pass> pass);
+    Example& operator*() { return current_; }
+    Example* operator->() { return &current_; }
+    Iterator& operator++();
+    bool operator==(const Iterator& other) const { return done() == other.done(); }
+    bool operator!=(const Iterator& other) const { return !(*this == other); }
+
+   private:
+    bool done() const { return pass_ == nullptr; }
+    void advance();
+    std::shared_ptr<Pass> pass_;
+    Example current_;
+  };
+
+  // Starts a new pass: draws the seeds and (with workers) starts the threads.
+  Iterator begin();
+  Iterator end() { return Iterator(); }
+
+ private:
+  std::shared_ptr<Dataset> dataset_;
+  DataLoaderOptions options_;
+  std::shared_ptr<Sampler> sampler_;
+};
+
+}  // namespace ember::data

@@ -1,0 +1,83 @@
+// distributed/ddp.h — DistributedDataParallel: one model replica per process, averaged gradients.
+//
+// Tutorial §9.3 (torch.nn.parallel.DistributedDataParallel). Every rank holds a full copy
+// of the model and trains on its own slice of each batch (see DistributedSampler).
+// Keeping the copies identical needs two things:
+//   1. the same start: the constructor broadcasts every parameter and buffer from rank 0;
+//   2. the same steps: after backward every gradient is the *average* over ranks, so each
+//      optimizer makes the same update. With a mean loss, 2 ranks × batch B then train
+//      exactly like 1 process × batch 2B.
+// How gradients are averaged (as PyTorch's Reducer, minus its background thread):
+//   - parameters are grouped into buckets of about bucket_cap_mb, in *reverse*
+//     registration order — backward produces the last layer's gradients first;
+//   - each parameter gets a post-accumulate-grad hook; when the last gradient of a bucket
+//     has arrived, the bucket is flattened into one buffer, all-reduced (sum), divided by
+//     the world size and copied back — while backward goes on with earlier layers.
+//     The all-reduce itself is synchronous here (a real overlap would hand it to a
+//     communication thread); the structure is PyTorch's, the concurrency is not.
+//   - every parameter that requires grad must receive a gradient in every backward
+//     (PyTorch's find_unused_parameters=false); otherwise its bucket is never reduced
+//     and the next forward throws DistributedError saying so.
+// no_sync(): while the returned guard lives, backward only accumulates locally (gradient
+// accumulation); the first backward after it averages the accumulated gradients.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <ember/distributed/process_group.h>
+#include <ember/nn/module.h>
+
+namespace ember::distributed {
+
+class DistributedDataParallel : public nn::Module {
+ public:
+  // group == nullptr: the default process group. bucket_cap_mb: PyTorch's default 25.
+  explicit DistributedDataParallel(std::shared_ptr<nn::Module> module, ProcessGroup* group = nullptr,
+                                   double bucket_cap_mb = 25.0);
+  Tensor forward(const Tensor& input) override;
+  std::string name() const override { return "DistributedDataParallel"; }
+  const std::shared_ptr<nn::Module>& module() const { return module_; }
+
+  // RAII: gradient synchronisation is off while it lives (ddp.no_sync() in PyTorch).
+  class NoSyncGuard {
+   public:
+    explicit NoSyncGuard(DistributedDataParallel& ddp) : ddp_(ddp), previous_(ddp.sync_enabled_) {
+      ddp_.sync_enabled_ = false;
+    }
+    ~NoSyncGuard() { ddp_.sync_enabled_ = previous_; }
+    NoSyncGuard(const NoSyncGuard&) = delete;
+    NoSyncGuard& operator=(const NoSyncGuard&) = delete;
+
+   private:
+    DistributedDataParallel& ddp_;
+    bool previous_;
+  };
+  NoSyncGuard no_sync() { return NoSyncGuard(*this); }
+
+  // The buckets as lists of indices into module()->parameters() (for tests and teaching).
+  std::vector<std::vector<std::size_t>> bucket_layout() const;
+  // How many bucket all-reduces have run since construction.
+  std::int64_t reductions() const { return reductions_; }
+
+ private:
+  struct Bucket {
+    std::vector<std::size_t> parameter_indices;
+    std::size_t pending = 0;  // gradients still to arrive in this backward
+  };
+  void on_gradient_ready(std::size_t parameter_index);
+  void reduce_bucket(Bucket& bucket);
+
+  std::shared_ptr<nn::Module> module_;
+  ProcessGroup* group_;
+  std::vector<Tensor> parameters_;
+  std::vector<std::size_t> bucket_of_parameter_;
+  std::vector<Bucket> buckets_;
+  bool sync_enabled_ = true;
+  std::int64_t reductions_ = 0;
+};
+
+using DDP = DistributedDataParallel;
+
+}  // namespace ember::distributed

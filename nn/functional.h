@@ -1,0 +1,54 @@
+// nn/functional.h — the stateless neural-network functions (PyTorch: torch.nn.functional).
+//
+// Tutorial §3 and §7: `loss = F.cross_entropy(logits, labels)`. In ember:
+//   namespace F = ember::nn::functional;
+//   auto loss = F::cross_entropy(logits, labels);
+// Everything here is a thin, inline forward to the differentiable ops in autograd/ops.h
+// (ember::cross_entropy, ember::nll_loss, ...), which record the tape (grad_fn names such
+// as NllLossBackward0) and check their arguments with PyTorch's messages. Keeping this
+// layer thin means there is exactly one implementation of each loss to read and to test.
+#pragma once
+
+#include <cstdint>
+
+#include <ember/autograd/ops.h>
+
+namespace ember::nn::functional {
+
+// How a loss turns per-example values into its result: "mean" (default), "sum", "none".
+using ember::Reduction;
+
+// ---------------------------------------------------------------- activations
+inline Tensor relu(const Tensor& input) { return ember::relu(input); }
+inline Tensor sigmoid(const Tensor& input) { return ember::sigmoid(input); }
+inline Tensor tanh(const Tensor& input) { return ember::tanh(input); }
+// Softmax over `dim`; the max is subtracted first so large logits do not overflow exp().
+inline Tensor softmax(const Tensor& input, std::int64_t dim) { return ember::softmax(input, dim); }
+inline Tensor log_softmax(const Tensor& input, std::int64_t dim) { return ember::log_softmax(input, dim); }
+
+// ---------------------------------------------------------------- losses
+// input: [N, C] logits (or [C]); target: int64 class indices in [0, C) (or ignore_index).
+// Uses log_softmax + nll_loss, never softmax then log, which is how it stays stable.
+inline Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+                            std::int64_t ignore_index = -100, double label_smoothing = 0.0) {
+  return ember::cross_entropy(input, target, reduction, ignore_index, label_smoothing);
+}
+// input: log-probabilities [N, C]; target: int64 class indices.
+inline Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+                       std::int64_t ignore_index = -100) {
+  return ember::nll_loss(input, target, reduction, ignore_index);
+}
+// input: probabilities in [0, 1]; target: same shape, floating. log is clamped at -100 as PyTorch.
+inline Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean) {
+  return ember::binary_cross_entropy(input, target, reduction);
+}
+// input: logits; the log-sum-exp trick makes it stable for any logit size.
+inline Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                               Reduction reduction = Reduction::Mean) {
+  return ember::binary_cross_entropy_with_logits(input, target, reduction);
+}
+inline Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean) {
+  return ember::mse_loss(input, target, reduction);
+}
+
+}  // namespace ember::nn::functional

@@ -1,0 +1,50 @@
+// nn/linear.cpp — nn::Linear (see linear.h).
+#include <ember/nn/linear.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include <ember/autograd/grad_mode.h>
+#include <ember/autograd/ops.h>
+#include <ember/core/tensor.h>
+#include <ember/nn/init.h>
+
+namespace ember::nn {
+
+Linear::Linear(std::int64_t in_features, std::int64_t out_features, bool with_bias)
+    : in_features(in_features), out_features(out_features) {
+  EMBER_CHECK(in_features >= 0 && out_features >= 0, ValueError,
+              "Linear: in_features and out_features must be non-negative, got ", in_features, " and ",
+              out_features);
+  weight = register_parameter("weight", ember::empty({out_features, in_features}));
+  if (with_bias) bias = register_parameter("bias", ember::empty({out_features}));
+  reset_parameters();
+}
+
+void Linear::reset_parameters() {
+  // a = sqrt(5) makes kaiming's bound gain * sqrt(3 / fan_in) equal to 1 / sqrt(fan_in).
+  init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (bias.defined()) {
+    const std::int64_t fan_in = init::calculate_fan_in_and_fan_out(weight).first;
+    const double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
+    init::uniform_(bias, -bound, bound);
+  }
+}
+
+Tensor Linear::forward(const Tensor& input) {
+  EMBER_CHECK(input.dim() >= 1 && input.size(-1) == in_features, ShapeError,
+              "mat1 and mat2 shapes cannot be multiplied (",
+              input.dim() >= 2 ? input.numel() / std::max<std::int64_t>(input.size(-1), 1) : 1, "x",
+              input.dim() >= 1 ? input.size(-1) : 0, " and ", in_features, "x", out_features, ")");
+  // 2-D input: bias + input @ weight^T in one fused addmm, PyTorch's fast path.
+  if (input.dim() == 2 && bias.defined()) return ember::addmm(bias, input, weight.t());
+  Tensor output = ember::matmul(input, weight.t());
+  return bias.defined() ? output + bias : output;
+}
+
+std::string Linear::extra_repr() const {
+  return make_message("in_features=", in_features, ", out_features=", out_features,
+                      ", bias=", bias.defined() ? "True" : "False");
+}
+
+}  // namespace ember::nn

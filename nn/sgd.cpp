@@ -1,0 +1,41 @@
+// nn/sgd.cpp — optim::SGD (see sgd.h).
+#include <ember/nn/sgd.h>
+
+#include <ember/autograd/grad_mode.h>
+#include <ember/autograd/ops.h>
+#include <ember/nn/python_format.h>
+
+namespace ember::optim {
+
+SGD::SGD(std::vector<Tensor> parameters, SGDOptions options) : Optimizer(std::move(parameters)), options_(options) {
+  EMBER_CHECK(options.lr >= 0.0, ValueError, "Invalid learning rate: ", nn::python_float(options.lr));
+  EMBER_CHECK(options.momentum >= 0.0, ValueError, "Invalid momentum value: ", nn::python_float(options.momentum));
+  EMBER_CHECK(options.weight_decay >= 0.0, ValueError, "Invalid weight_decay value: ", nn::python_float(options.weight_decay));
+  EMBER_CHECK(!options.nesterov || (options.momentum > 0.0 && options.dampening == 0.0), ValueError,
+              "Nesterov momentum requires a momentum and zero dampening");
+}
+
+void SGD::step() {
+  // The update itself must not be recorded on the tape.
+  NoGradGuard no_grad;
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    Tensor parameter = parameters_[i];
+    if (!parameter.grad().defined()) continue;
+    Tensor gradient = options_.maximize ? -parameter.grad() : parameter.grad();
+    if (options_.weight_decay != 0.0) gradient = gradient.add(parameter, options_.weight_decay);
+    if (options_.momentum != 0.0) {
+      auto& state = state_of(i);
+      Tensor* buffer = state.find("momentum_buffer");
+      if (buffer == nullptr) {
+        // PyTorch's first step: the buffer starts as a copy of the gradient (no dampening).
+        buffer = &state.insert("momentum_buffer", gradient.clone());
+      } else {
+        buffer->mul_(options_.momentum).add_(gradient, 1.0 - options_.dampening);
+      }
+      gradient = options_.nesterov ? gradient.add(*buffer, options_.momentum) : *buffer;
+    }
+    parameter.add_(gradient, -options_.lr);
+  }
+}
+
+}  // namespace ember::optim

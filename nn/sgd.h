@@ -1,0 +1,38 @@
+// nn/sgd.h — optim::SGD: stochastic gradient descent with optional momentum.
+//
+// Tutorial §7: optimizer = torch.optim.SGD(model.parameters(), lr=0.5); "for SGD, this
+// means multiplying the gradient with the learning rate and adding the scaled negative
+// gradient to the parameters." PyTorch's update, exactly:
+//   g = grad + weight_decay * p
+//   if momentum:  buf = g (first step)  or  buf = momentum * buf + (1 - dampening) * g
+//                 g = g + momentum * buf (nesterov)  or  g = buf
+//   p = p - lr * g
+// Usage: ember::optim::SGD optimizer(model->parameters(), {.lr = 0.5});
+#pragma once
+
+#include <ember/nn/optimizer.h>
+
+namespace ember::optim {
+
+struct SGDOptions {
+  double lr = 1e-3;
+  double momentum = 0.0;
+  double dampening = 0.0;
+  double weight_decay = 0.0;
+  bool nesterov = false;
+  bool maximize = false;  // ascend instead of descend
+};
+
+class SGD : public Optimizer {
+ public:
+  SGD(std::vector<Tensor> parameters, SGDOptions options);
+  void step() override;
+  double learning_rate() const override { return options_.lr; }
+  void set_learning_rate(double lr) override { options_.lr = lr; }
+  const SGDOptions& options() const { return options_; }
+
+ private:
+  SGDOptions options_;
+};
+
+}  // namespace ember::optim

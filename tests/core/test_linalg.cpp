@@ -1,0 +1,292 @@
+// tests/core/test_linalg.cpp — mm / bmm / addmm / matmul (core/linalg.cpp) against PyTorch
+// (tests/reference/linalg.json, from gen_linalg.py), and the CPU GEMM (core/cpu/gemm.cpp)
+// against a naive float64 triple loop: odd sizes, transposed operands, batches, alpha/beta.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include <ember/core/backend.h>
+#include <ember/core/native.h>
+#include <ember/core/parallel.h>
+
+#include "test_support.h"
+
+namespace {
+
+using namespace ember;
+using nlohmann::json;
+
+// Values of a CPU tensor of any strides, row-major, as doubles (reads memory directly).
+std::vector<double> strided_values(const Tensor& t) {
+  std::vector<double> values;
+  for (std::int64_t linear = 0; linear < t.numel(); ++linear) {
+    std::int64_t rest = linear, offset = 0;
+    for (std::int64_t d = t.dim() - 1; d >= 0; --d) {
+      offset += (rest % t.sizes()[d]) * t.strides()[d];
+      rest /= t.sizes()[d];
+    }
+    EMBER_DISPATCH_ALL(t.dtype(), {
+      values.push_back(static_cast<double>(static_cast<const scalar_t*>(t.data_ptr())[offset]));
+    });
+  }
+  return values;
+}
+
+// An operand as stored in linalg.json: "t" means stored with the last two dims swapped.
+Tensor operand_from_json(const json& stored, const std::string& layout) {
+  Tensor t = testing::tensor_from_json(stored);
+  return layout == "t" ? native::transpose(t, -1, -2) : t;
+}
+
+DType dtype_named(const std::string& name) {
+  for (DType dtype : {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64}) {
+    if (dtype_name(dtype) == name) return dtype;
+  }
+  throw std::runtime_error("unknown dtype " + name);
+}
+
+Scalar scalar_from_json(const json& value) {
+  if (value.is_number_integer()) return Scalar(value.get<std::int64_t>());
+  return Scalar(value.get<double>());
+}
+
+Tensor run(const std::string& op, const std::vector<Tensor>& in, Scalar beta = 1, Scalar alpha = 1) {
+  if (op == "mm") return native::mm(in[0], in[1]);
+  if (op == "bmm") return native::bmm(in[0], in[1]);
+  if (op == "matmul") return native::matmul(in[0], in[1]);
+  if (op == "addmm") return native::addmm(in[0], in[1], in[2], beta, alpha);
+  throw std::runtime_error("unknown op " + op);
+}
+
+// |ember - torch| <= atol + rtol * |torch| elementwise (float32 sums differ in order).
+void check_close(const std::vector<double>& actual, const std::vector<double>& expected, double tolerance) {
+  REQUIRE(actual.size() == expected.size());
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    INFO("element " << i);
+    CHECK(std::abs(actual[i] - expected[i]) <= tolerance * (1.0 + std::abs(expected[i])));
+  }
+}
+
+// A random matrix stored row-major in a vector, for the GEMM tests.
+std::vector<double> random_values(std::size_t count, std::mt19937& rng) {
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::vector<double> values(count);
+  for (double& v : values) v = uniform(rng);
+  return values;
+}
+
+}  // namespace
+
+TEST_CASE("mm, bmm, addmm and matmul match PyTorch", "[linalg]") {
+  const json reference = testing::load_reference("linalg.json");
+  REQUIRE(reference["cases"].size() > 25);
+  for (const json& c : reference["cases"]) {
+    std::vector<Tensor> inputs;
+    std::string shapes;
+    for (std::size_t i = 0; i < c["inputs"].size(); ++i) {
+      inputs.push_back(operand_from_json(c["inputs"][i], c["layouts"][i]));
+      shapes += shape_to_string(inputs.back().sizes()) + (inputs.back().is_contiguous() ? " " : "(strided) ");
+    }
+    INFO(c["op"].get<std::string>() << " " << shapes << inputs[0].dtype());
+    Tensor out = run(c["op"], inputs, scalar_from_json(c["beta"]), scalar_from_json(c["alpha"]));
+    CHECK(out.sizes() == c["output"]["shape"].get<Shape>());
+    CHECK(dtype_name(out.dtype()) == c["output"]["dtype"].get<std::string>());
+    CHECK(out.is_contiguous());
+    const double tolerance = out.dtype() == kFloat32 ? 1e-5 : 1e-12;
+    check_close(strided_values(out), c["output"]["data"].get<std::vector<double>>(), tolerance);
+  }
+}
+
+TEST_CASE("linear algebra errors use PyTorch's messages", "[linalg]") {
+  const json reference = testing::load_reference("linalg.json");
+  REQUIRE(reference["errors"].size() > 30);
+  for (const json& c : reference["errors"]) {
+    std::vector<Tensor> inputs;
+    for (std::size_t i = 0; i < c["shapes"].size(); ++i) {
+      Tensor t = empty(c["shapes"][i].get<Shape>(), dtype_named(c["dtypes"][i]));
+      if (t.numel() > 0) std::memset(t.data_ptr(), 0, t.numel() * t.element_size());
+      inputs.push_back(t);
+    }
+    INFO(c["op"].get<std::string>() << " " << c["shapes"].dump() << " " << c["dtypes"].dump());
+    REQUIRE_THROWS_WITH(run(c["op"], inputs), c["message"].get<std::string>());
+    REQUIRE_THROWS_AS(run(c["op"], inputs), ember::Error);
+  }
+}
+
+TEST_CASE("matmul errors are the precise ember subclasses", "[linalg]") {
+  Tensor a = empty({2, 3}), b = empty({2, 3}), d = empty({3, 2}, kFloat64);
+  REQUIRE_THROWS_AS(native::mm(a, b), ShapeError);
+  REQUIRE_THROWS_AS(native::mm(a, d), DTypeError);
+  REQUIRE_THROWS_AS(native::matmul(empty({}), a), ShapeError);
+}
+
+TEST_CASE("tutorial section 2: integer matmul", "[linalg]") {
+  const json tutorial = testing::load_reference("linalg.json")["tutorial"];
+  Tensor tensor2d = testing::tensor_from_json(tutorial["input"]);
+  REQUIRE(tensor2d.dtype() == kInt64);
+  Tensor product = native::matmul(tensor2d, native::t(tensor2d));
+  CHECK(product.dtype() == kInt64);
+  CHECK(product.sizes() == Shape{2, 2});
+  CHECK(strided_values(product) == tutorial["output"]["data"].get<std::vector<double>>());  // [[14, 32], [32, 77]]
+}
+
+TEST_CASE("addmm with beta 0 ignores a NaN bias", "[linalg]") {
+  Tensor bias = empty({2, 2});
+  for (int i = 0; i < 4; ++i) bias.data_ptr<float>()[i] = std::numeric_limits<float>::quiet_NaN();
+  Tensor a = empty({2, 1}), b = empty({1, 2});
+  a.data_ptr<float>()[0] = 1.0f;
+  a.data_ptr<float>()[1] = 2.0f;
+  b.data_ptr<float>()[0] = 3.0f;
+  b.data_ptr<float>()[1] = 4.0f;
+  Tensor out = native::addmm(bias, a, b, 0, 1);
+  // torch.addmm(torch.full((2, 2), nan), [[1], [2]], [[3, 4]], beta=0) == [[3, 4], [6, 8]]
+  CHECK(strided_values(out) == std::vector<double>{3, 4, 6, 8});
+}
+
+// The backend GEMM against a float64 triple loop. Every combination of odd sizes, row- or
+// column-major A and B (transposed operands = swapped strides), a strided C, batches and
+// alpha/beta. beta == 0 fills C with NaN first: a GEMM that read C would leak it.
+TEST_CASE("CPU GEMM matches a naive float64 triple loop", "[linalg][gemm]") {
+  std::mt19937 rng(1234);
+  const std::vector<std::int64_t> sizes = {1, 7, 31, 33, 65, 129};
+  struct Config { std::int64_t batch, m, n, k; bool a_t, b_t; double alpha, beta; };
+  std::vector<Config> configs;
+  for (std::int64_t m : sizes)
+    for (std::int64_t n : {1L, 33L, 129L})
+      for (std::int64_t k : {1L, 31L, 65L, 300L})  // 300 > one kc block of 256
+        configs.push_back({1, m, n, k, (m + k) % 2 == 0, (n + k) % 2 == 1, 1.0, 0.0});
+  configs.push_back({3, 33, 65, 7, true, true, 0.5, 2.0});
+  configs.push_back({2, 129, 1100, 31, false, true, -1.5, 1.0});  // n > one nc block of 1024
+  configs.push_back({4, 7, 31, 65, true, false, 1.0, -0.5});
+  configs.push_back({2, 65, 33, 129, false, false, 2.0, 0.0});
+
+  for (const Config& config : configs) {
+    for (DType dtype : {kFloat32, kFloat64}) {
+      INFO("batch " << config.batch << " m " << config.m << " n " << config.n << " k " << config.k << " a_t "
+                    << config.a_t << " b_t " << config.b_t << " alpha " << config.alpha << " beta " << config.beta
+                    << " " << dtype);
+      const auto [batch, m, n, k, a_t, b_t, alpha, beta] = config;
+      std::vector<double> a = random_values(batch * m * k, rng), b = random_values(batch * k * n, rng);
+      std::vector<double> c0 = random_values(batch * m * n, rng);
+      // C is column-major inside each batch (a strided output).
+      Tensor ta = empty({batch * m * k}, dtype), tb = empty({batch * k * n}, dtype), tc = empty({batch * m * n}, dtype);
+      EMBER_DISPATCH_FLOATING(dtype, {
+        for (std::size_t i = 0; i < a.size(); ++i) ta.data_ptr<scalar_t>()[i] = static_cast<scalar_t>(a[i]);
+        for (std::size_t i = 0; i < b.size(); ++i) tb.data_ptr<scalar_t>()[i] = static_cast<scalar_t>(b[i]);
+        for (std::size_t i = 0; i < c0.size(); ++i)
+          tc.data_ptr<scalar_t>()[i] = beta == 0.0 ? std::numeric_limits<scalar_t>::quiet_NaN()
+                                                   : static_cast<scalar_t>(c0[i]);
+      });
+      GemmPlan plan;
+      plan.batch = batch;
+      plan.m = m;
+      plan.n = n;
+      plan.k = k;
+      plan.a = ta.data_ptr();
+      plan.batch_stride_a = m * k;
+      plan.row_stride_a = a_t ? 1 : k;  // a_t: stored k x m, read as its transpose
+      plan.col_stride_a = a_t ? m : 1;
+      plan.b = tb.data_ptr();
+      plan.batch_stride_b = k * n;
+      plan.row_stride_b = b_t ? 1 : n;
+      plan.col_stride_b = b_t ? k : 1;
+      plan.c = tc.data_ptr();
+      plan.batch_stride_c = m * n;
+      plan.row_stride_c = 1;
+      plan.col_stride_c = m;
+      plan.alpha = alpha;
+      plan.beta = beta;
+      plan.dtype = dtype;
+      backend_for(kCPU).gemm(plan);
+
+      // The value each element is allowed to differ by: 1e-5 of the sum of |terms| (float32),
+      // so cancellation in the sum does not make a correct result look wrong.
+      const double relative = dtype == kFloat32 ? 1e-5 : 1e-12;
+      std::vector<double> actual = strided_values(tc);
+      std::int64_t bad = 0;
+      for (std::int64_t bi = 0; bi < batch; ++bi) {
+        for (std::int64_t i = 0; i < m; ++i) {
+          for (std::int64_t j = 0; j < n; ++j) {
+            double sum = 0.0, magnitude = 0.0;
+            for (std::int64_t p = 0; p < k; ++p) {
+              double av = a[bi * m * k + (a_t ? p * m + i : i * k + p)];
+              double bv = b[bi * k * n + (b_t ? j * k + p : p * n + j)];
+              sum += av * bv;
+              magnitude += std::abs(av * bv);
+            }
+            const std::int64_t at = bi * m * n + j * m + i;
+            double expected = alpha * sum + (beta == 0.0 ? 0.0 : beta * c0[at]);
+            double bound = relative * (std::abs(alpha) * magnitude + std::abs(beta * c0[at]) + 1e-30);
+            if (!(std::abs(actual[at] - expected) <= bound)) ++bad;
+          }
+        }
+      }
+      CHECK(bad == 0);
+    }
+  }
+}
+
+TEST_CASE("CPU GEMM integer types and k = 0", "[linalg][gemm]") {
+  // int64 2x3 · 3x2 with alpha 2, beta 0: [[1,2,3],[4,5,6]] · [[1,4],[2,5],[3,6]] = [[14,32],[32,77]].
+  Tensor a = empty({2, 3}, kInt64), out = empty({2, 2}, kInt64);
+  for (int i = 0; i < 6; ++i) a.data_ptr<std::int64_t>()[i] = i + 1;
+  GemmPlan plan;
+  plan.m = 2;
+  plan.n = 2;
+  plan.k = 3;
+  plan.a = a.data_ptr();
+  plan.row_stride_a = 3;
+  plan.col_stride_a = 1;
+  plan.b = a.data_ptr();  // B = A^T: the same memory with swapped strides
+  plan.row_stride_b = 1;
+  plan.col_stride_b = 3;
+  plan.c = out.data_ptr();
+  plan.row_stride_c = 2;
+  plan.col_stride_c = 1;
+  plan.alpha = 2.0;
+  plan.dtype = kInt64;
+  backend_for(kCPU).gemm(plan);
+  CHECK(strided_values(out) == std::vector<double>{28, 64, 64, 154});
+
+  // k = 0 with beta 0 writes zeros over garbage; with beta 3 it scales C.
+  plan.k = 0;
+  plan.alpha = 1.0;
+  for (int i = 0; i < 4; ++i) out.data_ptr<std::int64_t>()[i] = 99;
+  backend_for(kCPU).gemm(plan);
+  CHECK(strided_values(out) == std::vector<double>{0, 0, 0, 0});
+  for (int i = 0; i < 4; ++i) out.data_ptr<std::int64_t>()[i] = i;
+  plan.beta = 3.0;
+  backend_for(kCPU).gemm(plan);
+  CHECK(strided_values(out) == std::vector<double>{0, 3, 6, 9});
+}
+
+TEST_CASE("matmul of non-contiguous views reads them in place", "[linalg]") {
+  // A row slice with step 2 and a transposed matrix: nothing needs copying first.
+  Tensor base = empty({4, 3});
+  for (int i = 0; i < 12; ++i) base.data_ptr<float>()[i] = static_cast<float>(i);
+  Tensor rows = native::slice(base, 0, 0, std::nullopt, 2);  // rows 0 and 2: [[0,1,2],[6,7,8]]
+  Tensor product = native::mm(rows, native::t(rows));
+  // torch: x = torch.arange(12.).view(4, 3)[::2]; x @ x.t() == [[5, 23], [23, 149]]
+  CHECK(strided_values(product) == std::vector<double>{5, 23, 23, 149});
+}
+
+TEST_CASE("CPU GEMM gives the same bits on one thread and on many", "[linalg][gemm]") {
+  // Each thread owns whole blocks of C and sums in the same order, so splitting the work
+  // must not change a single bit (a race or a shared buffer would).
+  std::mt19937 rng(7);
+  Tensor a = empty({300, 170}), b = empty({170, 1100});
+  std::vector<double> av = random_values(300 * 170, rng), bv = random_values(170 * 1100, rng);
+  for (std::size_t i = 0; i < av.size(); ++i) a.data_ptr<float>()[i] = static_cast<float>(av[i]);
+  for (std::size_t i = 0; i < bv.size(); ++i) b.data_ptr<float>()[i] = static_cast<float>(bv[i]);
+  const int threads = get_num_threads();
+  set_num_threads(1);
+  Tensor serial = native::mm(a, b);
+  set_num_threads(std::max(threads, 4));
+  Tensor parallel = native::mm(a, b);
+  set_num_threads(threads);
+  CHECK(std::memcmp(serial.data_ptr(), parallel.data_ptr(), serial.numel() * sizeof(float)) == 0);
+}

@@ -1,0 +1,124 @@
+// tests/distributed/multiprocess.cpp — see multiprocess.h.
+#include "multiprocess.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace ember::testing {
+
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = 0;
+  ::inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    ::close(fd);
+    throw std::runtime_error("free_port: bind failed");
+  }
+  socklen_t length = sizeof(address);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+bool is_worker() { return std::getenv("EMBER_TEST_WORKER") != nullptr; }
+
+std::vector<WorkerResult> run_workers(const std::string& worker_test, int world_size, std::chrono::seconds limit,
+                                      const std::map<std::string, std::string>& extra_env) {
+  const int port = free_port();
+  std::vector<pid_t> pids;
+  std::vector<std::string> logs;
+  for (int rank = 0; rank < world_size; ++rank) {
+    // Everything exec needs is built before fork: after fork only async-signal-safe calls.
+    std::map<std::string, std::string> variables;
+    for (char** entry = environ; *entry != nullptr; ++entry) {
+      std::string text(*entry);
+      auto equals = text.find('=');
+      if (equals != std::string::npos) variables[text.substr(0, equals)] = text.substr(equals + 1);
+    }
+    variables["RANK"] = std::to_string(rank);
+    variables["LOCAL_RANK"] = std::to_string(rank);
+    variables["WORLD_SIZE"] = std::to_string(world_size);
+    variables["MASTER_ADDR"] = "127.0.0.1";
+    variables["MASTER_PORT"] = std::to_string(port);
+    variables["EMBER_TEST_WORKER"] = "1";
+    for (const auto& [key, value] : extra_env) variables[key] = value;
+    std::vector<std::string> environment_text;
+    for (const auto& [key, value] : variables) environment_text.push_back(key + "=" + value);
+    std::vector<char*> environment;
+    for (auto& text : environment_text) environment.push_back(text.data());
+    environment.push_back(nullptr);
+    std::string program = "/proc/self/exe";
+    std::string test_name = worker_test;
+    std::vector<char*> arguments{program.data(), test_name.data(), nullptr};
+    std::string log = "/tmp/ember_dist_" + std::to_string(::getpid()) + "_" + std::to_string(port) + "_" +
+                      std::to_string(rank) + ".log";
+    logs.push_back(log);
+
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) {
+        ::dup2(fd, 1);
+        ::dup2(fd, 2);
+      }
+      ::execve(program.c_str(), arguments.data(), environment.data());
+      ::_exit(127);
+    }
+    pids.push_back(pid);
+  }
+
+  std::vector<WorkerResult> results(static_cast<std::size_t>(world_size));
+  std::vector<bool> done(pids.size(), false);
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  std::size_t remaining = pids.size();
+  while (remaining > 0) {
+    for (std::size_t i = 0; i < pids.size(); ++i) {
+      if (done[i]) continue;
+      int status = 0;
+      if (::waitpid(pids[i], &status, WNOHANG) == pids[i]) {
+        done[i] = true;
+        --remaining;
+        if (WIFEXITED(status)) results[i].exit_code = WEXITSTATUS(status);
+        if (WIFSIGNALED(status)) results[i].signal = WTERMSIG(status);
+      }
+    }
+    if (remaining == 0) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      for (std::size_t i = 0; i < pids.size(); ++i) {
+        if (done[i]) continue;
+        ::kill(pids[i], SIGKILL);
+        ::waitpid(pids[i], nullptr, 0);
+        results[i].killed_by_limit = true;
+        done[i] = true;
+      }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    std::ifstream in(logs[i]);
+    std::stringstream text;
+    text << in.rdbuf();
+    results[i].output = text.str();
+    std::remove(logs[i].c_str());
+  }
+  return results;
+}
+
+}  // namespace ember::testing

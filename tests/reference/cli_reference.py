@@ -1,0 +1,192 @@
+"""tests/reference/cli_reference.py — the PyTorch program `ember train` follows, step for step.
+
+`ember train` promises that, for the same flags, its per-batch losses match this program's
+(run with Debian's PyTorch: /usr/bin/python3). The training loop is the seed tutorial's §7
+loop, generalised to the CLI's flags:
+
+    torch.manual_seed(seed)
+    model = Sequential(Linear(in, h1), ReLU(), [Dropout(p)], ..., Linear(hk, out))
+    loader = DataLoader(train_ds, batch_size=bs, shuffle=True, drop_last=drop_last)
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=..., weight_decay=..., nesterov=...)
+    for epoch in range(epochs):
+        for x, y in loader: loss = F.cross_entropy(model(x), y); opt.zero_grad(); loss.backward(); opt.step()
+
+IDX/CSV data are scaled to [0, 1] as float32 first; the toy data are used as given. A
+validation split (--val-split f) takes the first floor(f * n) indices of
+randperm(n, generator=Generator().manual_seed(seed)) as the validation set and the rest, in
+that permuted order, as the training set; its own generator leaves the default one untouched.
+
+Usage:
+    /usr/bin/python3 tests/reference/cli_reference.py --data toy --hidden 30,20 --epochs 3 \
+        --batch-size 2 --lr 0.5 --seed 123 --drop-last      # prints one loss per batch
+    /usr/bin/python3 tests/reference/cli_reference.py --generate   # writes cli_reference.json
+"""
+import argparse
+import gzip
+import math
+import os
+import shlex
+import struct
+
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+import reflib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "..", "apps", "fixtures", "cli")
+
+
+def toy_data():
+    """The tutorial's §6 data set: 5 training and 2 test examples with 2 features."""
+    x_train = torch.tensor([[-1.2, 3.1], [-0.9, 2.9], [-0.5, 2.6], [2.3, -1.1], [2.7, -1.5]])
+    y_train = torch.tensor([0, 0, 0, 1, 1])
+    x_test = torch.tensor([[-0.8, 2.8], [2.6, -1.6]])
+    y_test = torch.tensor([0, 1])
+    return (x_train, y_train), (x_test, y_test)
+
+
+def read_idx(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        raw = f.read()
+    ndim = raw[3]
+    dims = struct.unpack(">" + "I" * ndim, raw[4:4 + 4 * ndim])
+    data = torch.frombuffer(bytearray(raw[4 + 4 * ndim:]), dtype=torch.uint8)
+    return data.reshape(dims)
+
+
+def idx_split(directory, prefix):
+    names = os.listdir(directory)
+    images = next(n for n in names if n.startswith(prefix) and "images" in n)
+    labels = next(n for n in names if n.startswith(prefix) and "labels" in n)
+    x = read_idx(os.path.join(directory, images))
+    y = read_idx(os.path.join(directory, labels))
+    return x.reshape(x.shape[0], -1).to(torch.float32) / 255.0, y.to(torch.int64)
+
+
+def csv_data(path):
+    """Header row, label in column 0, pixel values 0..255 (the fixtures' layout)."""
+    with open(path) as f:
+        rows = [line.strip().split(",") for line in f if line.strip()][1:]
+    y = torch.tensor([int(r[0]) for r in rows])
+    x = torch.tensor([[float(v) for v in r[1:]] for r in rows], dtype=torch.float32) / 255.0
+    return (x, y), (x, y)
+
+
+def load_data(spec):
+    if spec == "toy":
+        return toy_data()
+    if spec.startswith("idx:"):
+        directory = spec[4:]
+        return idx_split(directory, "train"), idx_split(directory, "t10k")
+    if spec.startswith("csv:"):
+        return csv_data(spec[4:])
+    if spec == "fashion-mnist":
+        return load_data("idx:/usr/share/datasets/fashion-mnist")
+    raise ValueError(spec)
+
+
+def parse(argv):
+    p = argparse.ArgumentParser()
+    p.add_argument("--data", default="fashion-mnist")
+    p.add_argument("--hidden", default="256,128")
+    p.add_argument("--dropout", type=float, default=0.0)
+    p.add_argument("--epochs", type=int, default=20)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--lr", type=float, default=0.1)
+    p.add_argument("--momentum", type=float, default=0.0)
+    p.add_argument("--weight-decay", type=float, default=0.0)
+    p.add_argument("--nesterov", action="store_true")
+    p.add_argument("--optimizer", default="sgd")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--drop-last", action="store_true")
+    p.add_argument("--val-split", type=float, default=0.0)
+    p.add_argument("--generate", action="store_true")
+    return p.parse_args(argv)
+
+
+def train(args):
+    """Runs the reference loop; returns (losses per batch, final state_dict, test accuracy)."""
+    (x_train, y_train), (x_test, y_test) = load_data(args.data)
+    if args.val_split > 0:
+        n = x_train.shape[0]
+        perm = torch.randperm(n, generator=torch.Generator().manual_seed(args.seed))
+        k = int(math.floor(args.val_split * n))
+        x_train, y_train = x_train[perm[k:]], y_train[perm[k:]]
+    sizes = [x_train.shape[1]] + [int(h) for h in args.hidden.split(",") if h] + [int(y_train.max()) + 1]
+
+    torch.manual_seed(args.seed)
+    layers = []
+    for i in range(len(sizes) - 1):
+        layers.append(torch.nn.Linear(sizes[i], sizes[i + 1]))
+        if i + 2 < len(sizes):
+            layers.append(torch.nn.ReLU())
+            if args.dropout > 0:
+                layers.append(torch.nn.Dropout(args.dropout))
+    model = torch.nn.Sequential(*layers)
+    loader = DataLoader(TensorDataset(x_train, y_train), batch_size=args.batch_size, shuffle=True,
+                        drop_last=args.drop_last)
+    if args.optimizer == "sgd":
+        opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum,
+                              weight_decay=args.weight_decay, nesterov=args.nesterov)
+    elif args.optimizer == "adam":
+        opt = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    else:
+        opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+
+    losses = []
+    for _ in range(args.epochs):
+        model.train()
+        for x, y in loader:
+            loss = F.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+    model.eval()
+    with torch.no_grad():
+        test_acc = (model(x_test).argmax(1) == y_test).float().mean().item()
+    return losses, model.state_dict(), test_acc
+
+
+# Configurations the C++ tests run through `ember train` and compare with (tests/apps/test_cli_parity.cpp).
+FIX = "tests/apps/fixtures/cli"
+CONFIGS = [
+    "--data toy --hidden 30,20 --epochs 3 --batch-size 2 --lr 0.5 --seed 123 --drop-last",
+    "--data toy --hidden 30,20 --epochs 4 --batch-size 2 --lr 0.5 --seed 123",
+    "--data toy --hidden 7 --epochs 5 --batch-size 3 --lr 0.2 --seed 7",
+    "--data toy --hidden 16,8,4 --epochs 3 --batch-size 1 --lr 0.1 --seed 42 --momentum 0.9",
+    "--data toy --hidden 10 --epochs 3 --batch-size 2 --lr 0.3 --seed 5 --momentum 0.8 --nesterov --weight-decay 0.01",
+    "--data toy --hidden 12,6 --epochs 3 --batch-size 2 --lr 0.01 --seed 9 --optimizer adam",
+    "--data toy --hidden 12 --epochs 3 --batch-size 2 --lr 0.01 --seed 11 --optimizer adamw --weight-decay 0.1",
+    f"--data idx:{FIX}/idx --hidden 8 --epochs 2 --batch-size 4 --lr 0.5 --seed 3",
+    f"--data idx:{FIX}/idx --hidden 8 --epochs 2 --batch-size 4 --lr 0.5 --seed 3 --val-split 0.25",
+    f"--data csv:{FIX}/tiny.csv --hidden 5 --epochs 2 --batch-size 3 --lr 0.5 --seed 1",
+]
+
+
+def main():
+    args = parse(None)
+    if not args.generate:
+        losses, _, _ = train(args)
+        for loss in losses:
+            print(f"{loss:.2f}")
+        return
+    root = os.path.join(HERE, "..", "..")
+    os.chdir(root)
+    results = []
+    for flags in CONFIGS:
+        losses, state, test_acc = train(parse(shlex.split(flags)))
+        results.append({
+            "flags": flags,
+            "losses": losses,
+            "test_acc": test_acc,
+            "parameters": {name: reflib.tensor_json(t) for name, t in state.items()},
+        })
+    reflib.write("cli_reference.json", {"configs": results})
+
+
+if __name__ == "__main__":
+    main()
