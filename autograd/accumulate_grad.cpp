@@ -7,14 +7,15 @@
 
 namespace ember::autograd {
 
-AccumulateGrad::AccumulateGrad(Tensor leaf) : Node("AccumulateGrad"), leaf_(std::move(leaf)) {
-  add_gradient_slot(leaf_);
+AccumulateGrad::AccumulateGrad(Tensor leaf) : Node("AccumulateGrad"), leaf_(leaf.impl_ptr()) {
+  add_gradient_slot(leaf);
 }
 
 TensorList AccumulateGrad::apply(const TensorList& grad_outputs) {
   Tensor grad = grad_outputs.empty() ? Tensor() : grad_outputs[0];
-  if (!grad.defined()) return {};
-  AutogradMeta& meta = leaf_.ensure_autograd_meta();
+  Tensor leaf = this->leaf();
+  if (!grad.defined() || !leaf.defined()) return {};
+  AutogradMeta& meta = leaf.ensure_autograd_meta();
   Tensor& stored = meta.grad;
   if (!stored.defined()) {
     // Take a private copy: the incoming gradient may be a view of someone else's data
@@ -26,12 +27,14 @@ TensorList AccumulateGrad::apply(const TensorList& grad_outputs) {
   } else {
     native::add_(stored, grad);
   }
-  for (auto& hook : meta.post_accumulate_hooks) hook(leaf_);
+  for (auto& hook : meta.post_accumulate_hooks) hook(leaf);
   return {};
 }
 
 void AccumulateGrad::run_pre_hooks(TensorList& grads) {
-  const AutogradMeta* meta = leaf_.autograd_meta();
+  Tensor leaf = this->leaf();
+  if (!leaf.defined()) return;
+  const AutogradMeta* meta = leaf.autograd_meta();
   if (meta == nullptr || grads.empty() || !grads[0].defined()) return;
   for (const TensorHook& hook : meta->hooks) {
     Tensor replacement = hook(grads[0]);

@@ -5,6 +5,12 @@
 // grad gets one AccumulateGrad node, created the first time an op uses the leaf and shared
 // by every later graph (the leaf's AutogradMeta keeps a weak pointer to it), so gradients
 // from several backward calls add up — which is why training loops call zero_grad().
+//
+// The node holds the leaf weakly. With create_graph, leaf.grad() carries a graph that ends
+// in this very node, so a strong handle would be a reference cycle (leaf -> grad -> graph ->
+// AccumulateGrad -> leaf) and neither would ever be freed. PyTorch holds the leaf strongly and
+// warns about that leak; ember follows PyTorch's behaviour otherwise but drops the cycle: a
+// leaf that nobody holds any more has no .grad() anyone could read, so accumulation is skipped.
 #pragma once
 
 #include <memory>
@@ -21,12 +27,13 @@ class AccumulateGrad : public Node {
   TensorList apply(const TensorList& grad_outputs) override;
   // A leaf's hooks (Tensor::register_hook) live in its AutogradMeta; they run here.
   void run_pre_hooks(TensorList& grads) override;
-  const Tensor& leaf() const { return leaf_; }
+  // The leaf, or an undefined tensor once the leaf has been destroyed.
+  Tensor leaf() const { return Tensor(leaf_.lock()); }
   // Set by the engine: with create_graph the stored gradient keeps its own graph.
   void set_create_graph(bool value) { create_graph_ = value; }
 
  private:
-  Tensor leaf_;
+  std::weak_ptr<TensorImpl> leaf_;
   bool create_graph_ = false;
 };
 

@@ -19,7 +19,8 @@ std::string tensor_summary(const Tensor& tensor) {
 }
 
 std::string leaf_label(const AccumulateGrad& node) {
-  const Tensor& leaf = node.leaf();
+  const Tensor leaf = node.leaf();
+  if (!leaf.defined()) return "freed leaf";
   std::string name = leaf.name().empty() ? std::string("leaf") : leaf.name();
   return name + " " + shape_to_string(leaf.sizes()) + " " + dtype_name(leaf.dtype());
 }

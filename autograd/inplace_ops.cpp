@@ -50,7 +50,11 @@ Tensor& inplace_binary(Tensor& self, const Tensor& other, const std::string& nam
     // `other` is saved at its current version — so x.mul_(x) is caught at backward, as in
     // PyTorch, because the write changes the saved `other` too.
     node = record_inplace(name, self, other);
-    node->save("other", other);
+    if (other.is_same(self)) {
+      node->save_inplace_target("other", other);  // self's history is about to point here
+    } else {
+      node->save("other", other);
+    }
     node->save("self", old_self);
     Shape other_sizes = other.sizes();
     node->set_backward([formula, other_sizes](Node& n, const TensorList& grads) -> TensorList {

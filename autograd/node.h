@@ -70,6 +70,10 @@ class Node : public GradFn, public std::enable_shared_from_this<Node> {
   // ---- saved tensors (in the order saved; formulas fetch them by index)
   void save(const std::string& name, const Tensor& tensor) { saved_.emplace_back(tensor, false, name); }
   void save_output(const std::string& name, const Tensor& output) { saved_.emplace_back(output, true, name); }
+  // For an in-place node saving its own target (see saved_tensor.h: avoids a reference cycle).
+  void save_inplace_target(const std::string& name, const Tensor& target) {
+    saved_.emplace_back(target, false, name, true);
+  }
   Tensor saved(std::size_t index);  // version-checked; throws after release
   const std::vector<SavedTensor>& saved_tensors() const { return saved_; }
   void release_saved_tensors();

@@ -15,15 +15,16 @@ std::string legacy_type_name(const Tensor& tensor) {
 }
 }  // namespace
 
-SavedTensor::SavedTensor(const Tensor& tensor, bool is_output, std::string name)
-    : is_output_(is_output), defined_(tensor.defined()), name_(std::move(name)) {
+SavedTensor::SavedTensor(const Tensor& tensor, bool is_output, std::string name, bool hold_weakly)
+    : held_weakly_(hold_weakly && !is_output), is_output_(is_output), defined_(tensor.defined()), name_(std::move(name)) {
   if (!defined_) return;
   saved_version_ = tensor.version();
   requires_grad_ = tensor.requires_grad();
   output_nr_ = tensor.output_nr();
   // An output points at the node saving it: keep only a bare alias (no autograd fields)
   // so node -> saved output -> node is not a reference cycle. Inputs are kept as they are.
-  data_ = is_output ? native::alias(tensor) : tensor;
+  data_ = is_output || held_weakly_ ? native::alias(tensor) : tensor;
+  if (held_weakly_) weak_original_ = tensor.impl_ptr();
 }
 
 Tensor SavedTensor::unpack(const std::shared_ptr<Node>& owner) const {
@@ -37,7 +38,7 @@ Tensor SavedTensor::unpack(const std::shared_ptr<Node>& owner) const {
     std::string who = legacy_type_name(data_);
     if (is_output_) {
       who += ", which is output " + std::to_string(output_nr_) + " of " + owner->name() + ",";
-    } else if (auto producer = data_.grad_fn()) {
+    } else if (auto producer = (held_weakly_ ? Tensor(weak_original_.lock()) : data_).grad_fn()) {
       // A saved input is the very tensor (same handle): name what produces it *now*, as
       // PyTorch does (after an in-place op that is the in-place op's node).
       who += ", which is output " + std::to_string(data_.output_nr()) + " of " + producer->name() + ",";
@@ -47,6 +48,10 @@ Tensor SavedTensor::unpack(const std::shared_ptr<Node>& owner) const {
         " is at version ", data_.version(), "; expected version ", saved_version_,
         " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
         "with torch.autograd.set_detect_anomaly(True)."));
+  }
+  if (held_weakly_) {
+    Tensor original(weak_original_.lock());
+    return original.defined() ? original : data_;
   }
   if (!is_output_) return data_;
   // Rebuild a handle on the output that belongs to `owner` again, so a formula using it

@@ -9,6 +9,12 @@
 // A node's own output is saved without its autograd fields (the output points at the node,
 // so keeping the full handle would make a reference cycle); unpack() rebuilds a handle
 // whose grad_fn is the node again, which is what lets create_graph differentiate through it.
+//
+// The same cycle appears when an in-place op saves its own target: h.mul_(h) saves `other`
+// (which is h), then h's history is rebased onto the saving node. Such a tensor is saved
+// with hold_weakly: a bare alias for the data and version, and only a weak handle on the
+// original (used to name its producer in the version error, which is the only outcome: the
+// in-place write always bumps the saved version).
 #pragma once
 
 #include <cstdint>
@@ -25,7 +31,8 @@ class SavedTensor {
  public:
   SavedTensor() = default;
   // is_output: `tensor` is an output of the node that saves it (see above).
-  SavedTensor(const Tensor& tensor, bool is_output, std::string name);
+  // hold_weakly: `tensor` is the target of the in-place op that saves it (see above).
+  SavedTensor(const Tensor& tensor, bool is_output, std::string name, bool hold_weakly = false);
 
   // The saved value, checked against in-place modification. `owner` is the node asking
   // (needed to rebuild a saved output's grad_fn). Throws AutogradError after release().
@@ -42,6 +49,8 @@ class SavedTensor {
 
  private:
   Tensor data_;
+  std::weak_ptr<TensorImpl> weak_original_;  // set only when held weakly
+  bool held_weakly_ = false;
   std::uint64_t saved_version_ = 0;
   bool is_output_ = false;
   bool released_ = false;

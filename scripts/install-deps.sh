@@ -11,6 +11,7 @@ PACKAGES=(
   nlohmann-json3-dev   # safetensors headers, JSON logs
   zlib1g-dev           # gzipped IDX files
   dataset-fashion-mnist  # the trainer's default data
+  libopenblas-dev      # the CPU GEMM peer, linked only into benchmarks/
 )
 
 missing=()

@@ -138,6 +138,36 @@ TEST_CASE("create_graph gives second derivatives", "[autograd][engine][higher-or
   require_matches(ember::autograd::grad({y.grad().sum()}, {y})[0], "grad_of_grad");
 }
 
+TEST_CASE("graphs that point back at their own tensors are freed with them", "[autograd][engine][memory]") {
+  // backward(create_graph=true) stores a .grad whose graph ends in the leaf's AccumulateGrad
+  // (held weakly, so no cycle). That graph also saves y itself for pow's formula — the cycle
+  // PyTorch documents for backward(create_graph=True): differentiating the .grad (which frees
+  // the saved tensors) or resetting .grad breaks it, in ember as in PyTorch.
+  // h.mul_(h) saves h in the node that becomes h's grad_fn: that one may never cycle.
+  std::weak_ptr<ember::TensorImpl> leaf_alive;
+  std::weak_ptr<ember::GradFn> grad_graph_alive;
+  {
+    Tensor y = leaf({1.5, -0.5});
+    y.pow(3).sum().backward({}, false, /*create_graph=*/true);
+    REQUIRE(y.grad().grad_fn() != nullptr);
+    leaf_alive = y.impl_ptr();
+    grad_graph_alive = y.grad().grad_fn();
+    ember::autograd::grad({y.grad().sum()}, {y});
+  }
+  REQUIRE(leaf_alive.expired());
+  REQUIRE(grad_graph_alive.expired());
+
+  std::weak_ptr<ember::GradFn> inplace_node_alive;
+  {
+    Tensor x = leaf({1.0, 2.0});
+    Tensor h = x * 2;
+    h.mul_(h);
+    REQUIRE(h.grad_fn()->name() == "MulBackward0");
+    inplace_node_alive = h.grad_fn();
+  }
+  REQUIRE(inplace_node_alive.expired());
+}
+
 TEST_CASE("no_grad, set_grad_enabled and enable_grad switch recording", "[autograd][grad_mode]") {
   Tensor x = leaf({1.0, 2.0});
   {

@@ -4,35 +4,9 @@ apps/tutorial/tutorial_06_data.cpp must reproduce exactly (same shuffles after m
 Run: /usr/bin/python3 tests/reference/tutorial_06_data.py > tests/apps/expected/tutorial_06_data.txt
 """
 import torch
-from torch.utils.data import Dataset, DataLoader
+from torch.utils.data import DataLoader
 
-X_train = torch.tensor([
-    [-1.2, 3.1],
-    [-0.9, 2.9],
-    [-0.5, 2.6],
-    [2.3, -1.1],
-    [2.7, -1.5]
-])
-y_train = torch.tensor([0, 0, 0, 1, 1])
-X_test = torch.tensor([
-    [-0.8, 2.8],
-    [2.6, -1.6],
-])
-y_test = torch.tensor([0, 1])
-
-
-class ToyDataset(Dataset):
-    def __init__(self, X, y):
-        self.features = X
-        self.labels = y
-
-    def __getitem__(self, index):
-        one_x = self.features[index]
-        one_y = self.labels[index]
-        return one_x, one_y
-
-    def __len__(self):
-        return self.labels.shape[0]
+from toy_problem import X_train, y_train, X_test, y_test, ToyDataset  # §6's data and Dataset
 
 
 train_ds = ToyDataset(X_train, y_train)

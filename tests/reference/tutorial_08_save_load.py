@@ -10,49 +10,9 @@ import os
 import tempfile
 import torch
 import torch.nn.functional as F
-from torch.utils.data import Dataset, DataLoader
+from torch.utils.data import DataLoader
 
-X_train = torch.tensor([
-    [-1.2, 3.1],
-    [-0.9, 2.9],
-    [-0.5, 2.6],
-    [2.3, -1.1],
-    [2.7, -1.5]
-])
-y_train = torch.tensor([0, 0, 0, 1, 1])
-X_test = torch.tensor([
-    [-0.8, 2.8],
-    [2.6, -1.6],
-])
-y_test = torch.tensor([0, 1])
-
-
-class ToyDataset(Dataset):
-    def __init__(self, X, y):
-        self.features = X
-        self.labels = y
-
-    def __getitem__(self, index):
-        return self.features[index], self.labels[index]
-
-    def __len__(self):
-        return self.labels.shape[0]
-
-
-class NeuralNetwork(torch.nn.Module):
-    def __init__(self, num_inputs, num_outputs):
-        super().__init__()
-        self.layers = torch.nn.Sequential(
-            torch.nn.Linear(num_inputs, 30),
-            torch.nn.ReLU(),
-            torch.nn.Linear(30, 20),
-            torch.nn.ReLU(),
-            torch.nn.Linear(20, num_outputs),
-        )
-
-    def forward(self, x):
-        return self.layers(x)
-
+from toy_problem import X_train, y_train, X_test, y_test, ToyDataset, NeuralNetwork
 
 train_ds = ToyDataset(X_train, y_train)
 test_ds = ToyDataset(X_test, y_test)

@@ -5,7 +5,9 @@ tests/apps/expected/tutorial_09_gpu.txt, which build/bin/tutorial_09_gpu must re
 """
 import torch
 import torch.nn.functional as F
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader
+
+from toy_problem import X_train, y_train, X_test, y_test, ToyDataset, NeuralNetwork, compute_accuracy
 
 # §9.1 / appendix 2: is a GPU there?
 print("CUDA available:", torch.cuda.is_available())
@@ -31,35 +33,6 @@ device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 print("device:", device)
 
 
-class ToyDataset(Dataset):
-    def __init__(self, X, y):
-        self.features = X
-        self.labels = y
-
-    def __getitem__(self, index):
-        return self.features[index], self.labels[index]
-
-    def __len__(self):
-        return self.labels.shape[0]
-
-
-class NeuralNetwork(torch.nn.Module):
-    def __init__(self, num_inputs, num_outputs):
-        super().__init__()
-        self.layers = torch.nn.Sequential(
-            torch.nn.Linear(num_inputs, 30), torch.nn.ReLU(),
-            torch.nn.Linear(30, 20), torch.nn.ReLU(),
-            torch.nn.Linear(20, num_outputs),
-        )
-
-    def forward(self, x):
-        return self.layers(x)
-
-
-X_train = torch.tensor([[-1.2, 3.1], [-0.9, 2.9], [-0.5, 2.6], [2.3, -1.1], [2.7, -1.5]])
-y_train = torch.tensor([0, 0, 0, 1, 1])
-X_test = torch.tensor([[-0.8, 2.8], [2.6, -1.6]])
-y_test = torch.tensor([0, 1])
 train_ds = ToyDataset(X_train, y_train)
 test_ds = ToyDataset(X_test, y_test)
 
@@ -86,21 +59,6 @@ for epoch in range(num_epochs):
               f" | Batch {batch_idx:03d}/{len(train_loader):03d}"
               f" | Train/Val Loss: {loss:.2f}")
     model.eval()
-
-
-def compute_accuracy(model, dataloader, device):
-    model = model.eval()
-    correct = 0.0
-    total_examples = 0
-    for idx, (features, labels) in enumerate(dataloader):
-        features, labels = features.to(device), labels.to(device)
-        with torch.no_grad():
-            logits = model(features)
-        predictions = torch.argmax(logits, dim=1)
-        compare = labels == predictions
-        correct += torch.sum(compare)
-        total_examples += len(compare)
-    return (correct / total_examples).item()
 
 
 print("Training accuracy", compute_accuracy(model, train_loader, device=device))
