@@ -1,4 +1,9 @@
 // autograd/gradcheck.cpp — numerical vs analytical Jacobians.
+//
+// Inputs may live on the CPU or on a GPU (issue: "gradcheck passes on CUDA in float64"):
+// the perturbation writes one element's bytes in place — a pointer store on the CPU, an
+// 8-byte backend copy on a device — without bumping the version counter, so the graph of
+// the first evaluation stays valid for the analytical pass.
 #include <ember/autograd/gradcheck.h>
 
 #include <cmath>
@@ -6,6 +11,7 @@
 
 #include <ember/autograd/engine.h>
 #include <ember/autograd/ops.h>
+#include <ember/core/backend.h>
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
 #include <ember/core/print.h>
@@ -14,7 +20,8 @@ namespace ember::autograd {
 
 namespace {
 
-// The address of element `flat` (row-major numbering) of a float64 CPU tensor of any strides.
+// The address of element `flat` (row-major numbering) of a float64 tensor of any strides,
+// on any device (a device address for a GPU tensor).
 double* element(const Tensor& tensor, std::int64_t flat) {
   std::int64_t offset = 0;
   for (std::int64_t d = tensor.dim() - 1; d >= 0; --d) {
@@ -22,7 +29,21 @@ double* element(const Tensor& tensor, std::int64_t flat) {
     offset += (flat % size) * tensor.stride(d);
     flat /= size;
   }
-  return tensor.data_ptr<double>() + offset;
+  return static_cast<double*>(tensor.data_ptr()) + offset;
+}
+
+double read_element(const Tensor& tensor, const double* address) {
+  if (tensor.is_cpu()) return *address;
+  double value = 0;
+  backend_for(tensor.device()).copy_bytes(&value, kCPU, address, tensor.device(), sizeof(double));
+  return value;
+}
+void write_element(const Tensor& tensor, double* address, double value) {
+  if (tensor.is_cpu()) {
+    *address = value;
+    return;
+  }
+  backend_for(tensor.device()).copy_bytes(address, tensor.device(), &value, kCPU, sizeof(double));
 }
 
 // Values of a tensor as a flat float64 vector.
@@ -52,8 +73,8 @@ bool gradcheck(const MultiOutputFunction& fn, const TensorList& inputs, double e
   std::vector<std::size_t> checked;  // the inputs that require grad
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined() || !inputs[i].requires_grad()) continue;
-    EMBER_CHECK(inputs[i].dtype() == kFloat64 && inputs[i].is_cpu(), ValueError,
-                "gradcheck expects float64 CPU inputs (input ", i, " is ", dtype_name(inputs[i].dtype()), ")");
+    EMBER_CHECK(inputs[i].dtype() == kFloat64, ValueError,
+                "gradcheck expects float64 inputs (input ", i, " is ", dtype_name(inputs[i].dtype()), ")");
     checked.push_back(i);
   }
   TensorList outputs = fn(inputs);
@@ -67,18 +88,18 @@ bool gradcheck(const MultiOutputFunction& fn, const TensorList& inputs, double e
     for (std::size_t o = 0; o < outputs.size(); ++o) numerical[c][o].assign(x.numel(), {});
     for (std::int64_t j = 0; j < x.numel(); ++j) {
       double* entry = element(x, j);
-      const double original = *entry;
+      const double original = read_element(x, entry);
       // Read the values right away: an output may share data with an input (a gradient
       // that *is* one of the inputs, say), so it changes when the input is restored.
       auto evaluate = [&](double value) {
-        *entry = value;
+        write_element(x, entry, value);
         std::vector<std::vector<double>> result;
         for (const Tensor& out : fn(inputs)) result.push_back(values(out));
         return result;
       };
       std::vector<std::vector<double>> plus = evaluate(original + eps);
       std::vector<std::vector<double>> minus = evaluate(original - eps);
-      *entry = original;
+      write_element(x, entry, original);
       for (std::size_t o = 0; o < outputs.size(); ++o) {
         const std::vector<double>& high = plus[o];
         const std::vector<double>& low = minus[o];
@@ -153,6 +174,7 @@ bool gradgradcheck(const MultiOutputFunction& fn, const TensorList& inputs, cons
       Tensor v = zeros(out.sizes(), TensorOptions().dtype(kFloat64));
       double* data = v.data_ptr<double>();
       for (std::int64_t k = 0; k < v.numel(); ++k) data[k] = 0.3 + 0.7 * std::sin(1.7 * static_cast<double>(k) + 0.5);
+      if (!out.is_cpu()) v = native::to_device(v, out.device());  // beside the output (a GPU run)
       vectors.push_back(v.requires_grad_(true));
     }
   }

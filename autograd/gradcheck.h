@@ -4,8 +4,9 @@
 //   numerical:  central differences (f(x + eps e_j) - f(x - eps e_j)) / 2 eps, and
 //   analytical: rows from autograd::grad with one-hot output gradients,
 // and accepts when |analytical - numerical| <= atol + rtol * |numerical| everywhere.
-// Inputs must be float64 CPU tensors (float32's rounding swamps eps = 1e-6); only inputs
-// with requires_grad are checked. A mismatch names the output, the input and the entries.
+// Inputs must be float64 tensors (float32's rounding swamps eps = 1e-6), on the CPU or on a
+// GPU (then every backward formula runs on CUDA tensors); only inputs with requires_grad
+// are checked. A mismatch names the output, the input and the entries.
 // gradgradcheck does the same for the gradient function itself (second derivatives):
 // it gradchecks  (inputs, v) -> grad(fn(inputs), inputs, v, create_graph=true).
 #pragma once

@@ -70,7 +70,8 @@ Tensor slice(const Tensor& self, std::int64_t dim, std::optional<std::int64_t> s
 Tensor contiguous(const Tensor& self);
 Tensor clone(const Tensor& self);
 Tensor to(const Tensor& self, DType dtype);
-Tensor to(const Tensor& self, Device device);
+Tensor to(const Tensor& self, Device device, bool non_blocking = false);
+Tensor pin_memory(const Tensor& self);  // differentiable: the gradient passes through (pin_memory_op.cpp)
 // Sums `gradient` over broadcast dimensions so it has `sizes` (the shape of the input that
 // was broadcast). Every broadcasting op's backward uses it.
 Tensor sum_to(const Tensor& gradient, IntArrayRef sizes);

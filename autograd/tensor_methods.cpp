@@ -40,8 +40,10 @@ Tensor Tensor::slice(std::int64_t dim, std::optional<std::int64_t> start, std::o
 Tensor Tensor::contiguous() const { return ember::contiguous(*this); }
 Tensor Tensor::clone() const { return ember::clone(*this); }
 Tensor Tensor::to(DType dtype) const { return ember::to(*this, dtype); }
-Tensor Tensor::to(Device device) const { return ember::to(*this, device); }
-Tensor Tensor::to(Device device, DType dtype) const { return ember::to(ember::to(*this, device), dtype); }
+Tensor Tensor::to(Device device, bool non_blocking) const { return ember::to(*this, device, non_blocking); }
+Tensor Tensor::to(Device device, DType dtype, bool non_blocking) const {
+  return ember::to(ember::to(*this, device, non_blocking), dtype);
+}
 
 // ---------------------------------------------------------------- math
 Tensor Tensor::add(const Tensor& other, Scalar alpha) const { return ember::add(*this, other, alpha); }

@@ -216,8 +216,8 @@ Tensor to(const Tensor& self, DType dtype) {
   return out;
 }
 
-Tensor to(const Tensor& self, Device device) {
-  Tensor out = native::to_device(self, device);
+Tensor to(const Tensor& self, Device device, bool non_blocking) {
+  Tensor out = native::to_device(self, device, non_blocking);
   if (out.is_same(self)) return self;
   if (needs_grad(self)) {
     Device original = self.device();

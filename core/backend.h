@@ -51,6 +51,11 @@ class Backend {
   virtual void copy(const StridedPlan& plan) = 0;
   // Raw byte copy between any two devices, at least one of them this backend's.
   virtual void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t nbytes) = 0;
+  // The same, but may return before the bytes have arrived (to(device, non_blocking=true)
+  // from pinned memory). Ordered with this backend's later work; default: copy_bytes.
+  virtual void copy_bytes_async(void* dst, Device dst_device, const void* src, Device src_device, std::size_t nbytes) {
+    copy_bytes(dst, dst_device, src, src_device, nbytes);
+  }
 
   // plan operands: [out, in], both of one dtype.
   virtual void unary(UnaryOp op, const StridedPlan& plan, const UnaryParams& params) = 0;

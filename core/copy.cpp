@@ -1,4 +1,4 @@
-// core/copy.cpp — contiguous, clone, to(dtype), to(device), copy_ and fill_.
+// core/copy.cpp — contiguous, clone, to(dtype), to(device[, non_blocking]), copy_ and fill_.
 //
 // Tutorial §2.2 (.to(torch.float32)), §2.4 (.contiguous() after a transpose) and §9 (moving
 // tensors between CPU and GPU). Everything here is one operation at heart: copy_(dst, src),
@@ -34,7 +34,8 @@ Tensor empty_with(IntArrayRef sizes, DType dtype, Device device) {
 }
 
 // dst <- src without touching the version counter (for tensors created right here).
-void copy_values(const Tensor& dst, const Tensor& src) {
+// non_blocking: a dense host->device copy from pinned memory is only queued (see below).
+void copy_values(const Tensor& dst, const Tensor& src, bool non_blocking = false) {
   // src may be broadcast to dst, never the other way round: copy_ writes every element of
   // dst exactly once. broadcast_shapes throws PyTorch's message for incompatible sizes.
   Shape broadcast = broadcast_shapes(dst.sizes(), src.sizes());
@@ -55,6 +56,12 @@ void copy_values(const Tensor& dst, const Tensor& src) {
     Tensor host = empty_with(src.sizes(), src.dtype(), kCPU);
     backend_for(src.device()).copy_bytes(host.data_ptr(), kCPU, dense.data_ptr(), src.device(), nbytes_of(dense));
     copy_values(dst, host);
+  } else if (non_blocking && src.is_cpu() && !dst.is_cpu() && src.dtype() == dst.dtype() && src.sizes() == dst.sizes() &&
+             src.is_contiguous() && dst.is_contiguous() && is_pinned(src)) {
+    // The DMA engine reads pinned memory on its own, so the copy is queued on the device's
+    // stream and the call returns; kernels queued later on that stream see the data. As in
+    // PyTorch, the caller must not overwrite src until the device has read it.
+    backend_for(dst.device()).copy_bytes_async(dst.data_ptr(), dst.device(), src.data_ptr(), kCPU, nbytes_of(src));
   } else if (src.is_cpu() && !dst.is_cpu()) {
     // host -> device: build exactly dst's values (shape, dtype) densely on the CPU, move
     // the bytes, and if dst is not dense itself finish with a strided copy on the device.
@@ -89,12 +96,12 @@ Tensor to_dtype(const Tensor& self, DType dtype) {
   return out;
 }
 
-Tensor to_device(const Tensor& self, Device device) {
+Tensor to_device(const Tensor& self, Device device, bool non_blocking) {
   if (device_matches(self.device(), device)) return self;
   // "cuda" means the current GPU: name it, so the new tensor reports e.g. cuda:0 like PyTorch.
   if (device.is_cuda() && !device.has_index()) device = Device(DeviceType::CUDA, cuda::current_device());
   Tensor out = empty_with(self.sizes(), self.dtype(), device);
-  copy_values(out, self);
+  copy_values(out, self, non_blocking);
   return out;
 }
 

@@ -87,6 +87,18 @@ void empty_cache() {
   if (is_available()) hooks_slot()->empty_cache();
 }
 
+void* allocate_pinned_memory(std::size_t nbytes) {
+  // PyTorch 2.x's wording for pin_memory() on a machine (or build) without an accelerator.
+  EMBER_CHECK(is_available(), DeviceError, "Cannot access accelerator device when none is available.");
+  return hooks_slot()->allocate_pinned(nbytes);
+}
+void free_pinned_memory(void* pointer) {
+  if (pointer != nullptr && hooks_slot() != nullptr) hooks_slot()->free_pinned(pointer);
+}
+bool is_pinned_memory(const void* pointer) {
+  return pointer != nullptr && is_available() && hooks_slot()->is_pinned(pointer);
+}
+
 void set_matmul_backend(MatmulBackend backend) {
   CudaHooks* hooks = hooks_slot();
   EMBER_CHECK(hooks != nullptr, DeviceError,

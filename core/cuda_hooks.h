@@ -40,6 +40,10 @@ class CudaHooks {
   virtual void empty_cache() = 0;
   virtual void set_matmul_backend(MatmulBackend backend) = 0;
   virtual MatmulBackend matmul_backend() const = 0;
+  // Page-locked host memory (cudaHostAlloc / cudaFreeHost) and the query behind is_pinned().
+  virtual void* allocate_pinned(std::size_t nbytes) = 0;
+  virtual void free_pinned(void* pointer) = 0;
+  virtual bool is_pinned(const void* pointer) const = 0;
 };
 
 // Called once by the CUDA layer's static registrar.
@@ -60,6 +64,13 @@ std::size_t max_memory_allocated(int device = -1);
 std::size_t memory_reserved(int device = -1);
 void reset_peak_memory_stats(int device = -1);
 void empty_cache();  // returns cached, unused blocks to the driver; no-op without a GPU
+
+// Pinned host memory for Tensor::pin_memory() (core/pinned_memory.cpp). allocate throws
+// DeviceError without a GPU ("Cannot access accelerator device when none is available.");
+// is_pinned_memory answers false then.
+void* allocate_pinned_memory(std::size_t nbytes);
+void free_pinned_memory(void* pointer);
+bool is_pinned_memory(const void* pointer);
 
 void set_matmul_backend(MatmulBackend backend);  // DeviceError in a CPU-only build
 MatmulBackend matmul_backend();                  // Ember in a CPU-only build

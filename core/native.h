@@ -46,10 +46,15 @@ Tensor alias(const Tensor& self);  // a new handle on the same data with no auto
 Tensor contiguous(const Tensor& self);  // self itself when already contiguous
 Tensor clone(const Tensor& self);       // always a fresh contiguous copy
 Tensor to_dtype(const Tensor& self, DType dtype);    // self when dtype matches
-Tensor to_device(const Tensor& self, Device device); // self when device matches
+Tensor to_device(const Tensor& self, Device device, bool non_blocking = false); // self when device matches
 // dst <- src, broadcasting src to dst's shape and casting to dst's dtype; any devices.
 void copy_(const Tensor& dst, const Tensor& src);
 void fill_(const Tensor& self, Scalar value);
+// ----------------------------------------------------------------- pinned memory (pinned_memory.cpp)
+// A contiguous copy of a CPU tensor in page-locked memory (self when already pinned);
+// DeviceError without a GPU: "Cannot access accelerator device when none is available."
+Tensor pin_memory(const Tensor& self);
+bool is_pinned(const Tensor& self);  // false for CUDA tensors and in CPU-only builds
 
 // ----------------------------------------------------------------- elementwise (elementwise.cpp)
 // Binary ops broadcast and promote (torch.result_type); comparisons return bool.

@@ -187,11 +187,17 @@ class Tensor {
   Tensor contiguous() const;
   Tensor clone() const;
   Tensor to(DType dtype) const;
-  Tensor to(Device device) const;
-  Tensor to(Device device, DType dtype) const;
-  Tensor to(const char* device) const { return to(Device(device)); }
+  // non_blocking (PyTorch's name): a host->device copy from pinned memory is queued on the
+  // GPU and returns at once (core/pinned_memory.cpp); otherwise the flag changes nothing.
+  Tensor to(Device device, bool non_blocking = false) const;
+  Tensor to(Device device, DType dtype, bool non_blocking = false) const;
+  Tensor to(const char* device, bool non_blocking = false) const { return to(Device(device), non_blocking); }
   Tensor cpu() const { return to(kCPU); }
-  Tensor cuda() const { return to(Device(DeviceType::CUDA, 0)); }
+  Tensor cuda(bool non_blocking = false) const { return to(Device(DeviceType::CUDA, 0), non_blocking); }
+  // A copy in page-locked (pinned) host memory, which the GPU reads by DMA at full speed and
+  // asynchronously; self when already pinned. Needs a GPU (autograd/pin_memory_op.cpp).
+  Tensor pin_memory() const;
+  bool is_pinned() const;  // a CPU tensor whose memory is pinned (core/pinned_memory.cpp)
 
   // ---------------------------------------------------------------- in place (autograd/)
   Tensor& add_(const Tensor& other, Scalar alpha = 1);

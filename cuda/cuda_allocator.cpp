@@ -103,11 +103,18 @@ void empty_all_caches() {
 void* allocate_pinned(std::size_t nbytes) {
   if (nbytes == 0) return nullptr;
   void* pointer = nullptr;
-  EMBER_CUDA_CHECK(cudaHostAlloc(&pointer, nbytes, cudaHostAllocDefault));
+  EMBER_CUDA_CHECK(cudaHostAlloc(&pointer, nbytes, cudaHostAllocPortable));
   return pointer;
 }
 void free_pinned(void* pointer) {
-  if (pointer != nullptr) EMBER_CUDA_CHECK(cudaFreeHost(pointer));
+  if (pointer == nullptr) return;
+  // An asynchronous host->device copy may still be reading this buffer: wait for the queued
+  // work first. (PyTorch's caching host allocator records an event per block instead and
+  // reuses blocks; ember keeps the simple, always-correct rule.) Called from a deleter, so
+  // errors are dropped: at process exit the driver may already be gone.
+  (void)cudaDeviceSynchronize();
+  (void)cudaFreeHost(pointer);
+  (void)cudaGetLastError();
 }
 
 }  // namespace ember::cuda

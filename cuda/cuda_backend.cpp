@@ -29,6 +29,16 @@ class CudaBackend final : public Backend {
     DeviceGuard guard(device);
     EMBER_CUDA_CHECK(cudaMemcpy(dst, src, nbytes, cudaMemcpyDefault));
   }
+  // Queued on the device's stream, so later kernels on it see the bytes; truly
+  // asynchronous only from pinned host memory (core/pinned_memory.cpp), where the DMA
+  // engine reads the buffer itself — from pageable memory CUDA stages and waits.
+  void copy_bytes_async(void* dst, Device dst_device, const void* src, Device src_device, std::size_t nbytes) override {
+    if (nbytes == 0) return;
+    EMBER_CHECK(dst_device.is_cuda() || src_device.is_cuda(), DeviceError,
+                "CUDA backend asked to copy between ", src_device, " and ", dst_device);
+    DeviceGuard guard(resolve_device_index(dst_device.is_cuda() ? dst_device : src_device));
+    EMBER_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDefault, current_stream()));
+  }
 
   void unary(UnaryOp op, const StridedPlan& plan, const UnaryParams& params) override {
     ops::unary(op, plan, params, current_stream());

@@ -96,6 +96,16 @@ class CudaHooksImpl final : public CudaHooks {
   void empty_cache() override { empty_all_caches(); }
   void set_matmul_backend(MatmulBackend backend) override { select_matmul_backend(backend); }
   MatmulBackend matmul_backend() const override { return selected_matmul_backend(); }
+  void* allocate_pinned(std::size_t nbytes) override { return cuda::allocate_pinned(nbytes); }
+  void free_pinned(void* pointer) override { cuda::free_pinned(pointer); }
+  bool is_pinned(const void* pointer) const override {
+    cudaPointerAttributes attributes{};
+    if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
+      (void)cudaGetLastError();  // not a pointer CUDA knows: pageable memory
+      return false;
+    }
+    return attributes.type == cudaMemoryTypeHost;
+  }
 };
 
 struct RegisterHooks {

@@ -4,9 +4,13 @@
 #include <algorithm>
 #include <condition_variable>
 #include <exception>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <thread>
+
+#include <ember/core/cuda_hooks.h>
+#include <ember/core/native.h>
 
 namespace ember::data {
 
@@ -17,8 +21,9 @@ namespace ember::data {
 class DataLoader::Pass {
  public:
   Pass(std::shared_ptr<Dataset> dataset, CollateFunction collate, std::vector<std::vector<std::int64_t>> batches,
-       std::int64_t num_workers, std::int64_t prefetch_factor)
-      : dataset_(std::move(dataset)), collate_(std::move(collate)), batches_(std::move(batches)) {
+       std::int64_t num_workers, std::int64_t prefetch_factor, bool pin_memory)
+      : dataset_(std::move(dataset)), collate_(std::move(collate)), batches_(std::move(batches)),
+        pin_memory_(pin_memory) {
     prefetch_limit_ = num_workers * std::max<std::int64_t>(prefetch_factor, 1);
     for (std::int64_t w = 0; w < num_workers; ++w) workers_.emplace_back([this] { worker_loop(); });
   }
@@ -60,7 +65,12 @@ class DataLoader::Pass {
   Example load(std::int64_t batch_number) {
     std::vector<Example> examples;
     for (std::int64_t index : batches_[static_cast<std::size_t>(batch_number)]) examples.push_back(dataset_->get(index));
-    return collate_(examples);
+    Example batch = collate_(examples);
+    if (pin_memory_) {  // core's native::pin_memory: data needs no autograd and no CUDA header
+      if (batch.data.defined() && batch.data.is_cpu()) batch.data = native::pin_memory(batch.data);
+      if (batch.target.defined() && batch.target.is_cpu()) batch.target = native::pin_memory(batch.target);
+    }
+    return batch;
   }
 
   void worker_loop() {
@@ -92,6 +102,7 @@ class DataLoader::Pass {
   std::shared_ptr<Dataset> dataset_;
   CollateFunction collate_;
   std::vector<std::vector<std::int64_t>> batches_;
+  bool pin_memory_ = false;
   std::int64_t next_to_deliver_ = 0;  // consumer thread only
 
   std::mutex mutex_;
@@ -138,8 +149,16 @@ DataLoader::Iterator DataLoader::begin() {
     batches.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(start),
                          order.begin() + static_cast<std::ptrdiff_t>(stop));
   }
+  // PyTorch pins only when an accelerator is present and warns otherwise (options() keeps
+  // the requested value, as loader.pin_memory does).
+  const bool pin = options_.pin_memory && cuda::is_available();
+  if (options_.pin_memory && !pin && !warned_no_pin_) {
+    std::cerr << "UserWarning: 'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                 "memory won't be used.\n";
+    warned_no_pin_ = true;
+  }
   auto pass = std::make_shared<Pass>(dataset_, options_.collate, std::move(batches), options_.num_workers,
-                                     options_.prefetch_factor);
+                                     options_.prefetch_factor, pin);
   return Iterator(std::move(pass));
 }
 

@@ -13,8 +13,9 @@
 //      there are none — it keeps the random stream identical to PyTorch's);
 //   2. asks the sampler for this pass's index order (RandomSampler reshuffles);
 //   3. cuts the order into batches of batch_size (drop_last drops a short last batch);
-//   4. loads each batch — get(i) for each index, then collate — either right here
-//      (num_workers = 0) or in worker threads that run ahead of the consumer.
+//   4. loads each batch — get(i) for each index, then collate, then (pin_memory) copy it
+//      into pinned host memory — either right here (num_workers = 0) or in worker threads
+//      that run ahead of the consumer.
 // Workers take batch numbers in order and results are handed out strictly in batch order,
 // so what the loop sees is identical for any num_workers. An exception thrown inside a
 // worker is re-thrown to the loop at that batch; leaving the loop early (break) stops and
@@ -45,6 +46,10 @@ struct DataLoaderOptions {
   // Each worker keeps up to this many batches ready ahead of the consumer.
   std::int64_t prefetch_factor = 2;
   CollateFunction collate = default_collate;
+  // Put each batch's tensors in pinned host memory (Tensor::pin_memory) as it is loaded, so
+  // batch.to(device, /*non_blocking=*/true) is a fast asynchronous copy. Without a GPU it
+  // is ignored with PyTorch's warning (printed once per loader to stderr).
+  bool pin_memory = false;
 };
 
 class DataLoader {
@@ -88,6 +93,7 @@ class DataLoader {
   std::shared_ptr<Dataset> dataset_;
   DataLoaderOptions options_;
   std::shared_ptr<Sampler> sampler_;
+  bool warned_no_pin_ = false;
 };
 
 }  // namespace ember::data

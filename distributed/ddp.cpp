@@ -2,9 +2,12 @@
 //
 // Life of one backward:
 //   AccumulateGrad of parameter p finishes -> p's post-accumulate hook -> on_gradient_ready(p)
-//   -> its bucket's `pending` drops by one -> at zero, reduce_bucket: flatten the bucket's
-//   gradients into one buffer, all_reduce(SUM), divide by world size, copy back, and reset
-//   `pending` for the next backward.
+//   -> its bucket's `pending` drops by one -> at zero: flatten the bucket's gradients into
+//   its buffer (main thread), then queue "all_reduce(SUM), divide by world size, copy back"
+//   on the communication thread and return to autograd at once. When the last bucket has
+//   been queued, wait for all of them: backward() returns with averaged gradients.
+// Why flatten on the main thread: a .grad is written by autograd until its hook has run
+// and never again in that backward, so after the hook the communication thread may own it.
 // One all-reduce per bucket instead of one per parameter: fewer, larger messages, which is
 // what makes PyTorch's DDP fast on real networks.
 #include <ember/distributed/ddp.h>
@@ -49,7 +52,13 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
     bucket_bytes += bytes;
     bucket_of_parameter_[i] = buckets_.size() - 1;
   }
-  for (auto& bucket : buckets_) bucket.pending = bucket.parameter_indices.size();
+  for (auto& bucket : buckets_) {
+    bucket.pending = bucket.parameter_indices.size();
+    std::int64_t total = 0;
+    for (std::size_t index : bucket.parameter_indices) total += parameters_[index].numel();
+    bucket.flat = empty({total}, parameters_[bucket.parameter_indices.front()].options());
+  }
+  communication_ = std::make_unique<CommunicationThread>();
 
   // 3. The hooks. They capture `this`: a DDP object must outlive its backward passes.
   for (std::size_t i = 0; i < parameters_.size(); ++i)
@@ -78,33 +87,53 @@ void DistributedDataParallel::on_gradient_ready(std::size_t parameter_index) {
   if (!sync_enabled_) return;  // inside no_sync(): accumulate locally only
   Bucket& bucket = buckets_[bucket_of_parameter_[parameter_index]];
   if (bucket.pending > 0) --bucket.pending;
-  if (bucket.pending == 0) reduce_bucket(bucket);
+  if (bucket.pending > 0) return;
+  bucket.pending = bucket.parameter_indices.size();  // ready for the next backward
+  flatten(bucket);
+  ++buckets_launched_;
+  if (overlap_) in_flight_.push_back(communication_->submit([this, &bucket] { reduce_and_unflatten(bucket); }));
+  else reduce_and_unflatten(bucket);
+  if (buckets_launched_ == buckets_.size()) wait_for_reductions();
 }
 
-void DistributedDataParallel::reduce_bucket(Bucket& bucket) {
+void DistributedDataParallel::flatten(Bucket& bucket) {
   NoGradGuard no_grad;
-  std::int64_t total = 0;
-  for (std::size_t index : bucket.parameter_indices) total += parameters_[index].numel();
-  const Tensor& first = parameters_[bucket.parameter_indices.front()];
-  // Flatten: one contiguous buffer holding every gradient of the bucket, back to back.
-  Tensor flat = empty({total}, first.options());
   std::int64_t offset = 0;
   for (std::size_t index : bucket.parameter_indices) {
     const Tensor& parameter = parameters_[index];
-    flat.narrow(0, offset, parameter.numel()).copy_(parameter.grad().reshape({parameter.numel()}));
+    bucket.flat.narrow(0, offset, parameter.numel()).copy_(parameter.grad().reshape({parameter.numel()}));
     offset += parameter.numel();
   }
-  group_->all_reduce(flat, ReduceOp::Sum);
-  flat.div_(Scalar(static_cast<double>(group_->size())));
+}
+
+void DistributedDataParallel::reduce_and_unflatten(Bucket& bucket) {
+  NoGradGuard no_grad;  // grad mode is per thread: this thread needs its own guard
+  group_->all_reduce(bucket.flat, ReduceOp::Sum);
+  bucket.flat.div_(Scalar(static_cast<double>(group_->size())));
   // Unflatten back into each .grad (in place: optimizers hold these very tensors).
-  offset = 0;
+  std::int64_t offset = 0;
   for (std::size_t index : bucket.parameter_indices) {
     Tensor parameter = parameters_[index];
-    parameter.mutable_grad().copy_(flat.narrow(0, offset, parameter.numel()).view(parameter.sizes()));
+    parameter.mutable_grad().copy_(bucket.flat.narrow(0, offset, parameter.numel()).view(parameter.sizes()));
     offset += parameter.numel();
   }
-  bucket.pending = bucket.parameter_indices.size();
+  last_reduction_thread_ = std::this_thread::get_id();
   ++reductions_;
+}
+
+void DistributedDataParallel::wait_for_reductions() {
+  // Wait for every bucket, even after a failure, so none is still writing when we throw.
+  std::exception_ptr first_error;
+  for (auto& work : in_flight_) {
+    try {
+      work.get();
+    } catch (...) {
+      if (!first_error) first_error = std::current_exception();
+    }
+  }
+  in_flight_.clear();
+  buckets_launched_ = 0;
+  if (first_error) std::rethrow_exception(first_error);
 }
 
 }  // namespace ember::distributed

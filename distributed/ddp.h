@@ -11,10 +11,15 @@
 //   - parameters are grouped into buckets of about bucket_cap_mb, in *reverse*
 //     registration order — backward produces the last layer's gradients first;
 //   - each parameter gets a post-accumulate-grad hook; when the last gradient of a bucket
-//     has arrived, the bucket is flattened into one buffer, all-reduced (sum), divided by
-//     the world size and copied back — while backward goes on with earlier layers.
-//     The all-reduce itself is synchronous here (a real overlap would hand it to a
-//     communication thread); the structure is PyTorch's, the concurrency is not.
+//     has arrived, the bucket is flattened into one buffer (main thread) and handed to
+//     DDP's communication thread, which all-reduces it (sum), divides by the world size
+//     and copies the averages back into the .grad tensors — while autograd goes on with
+//     earlier layers on the main thread. The hook that completes the *last* bucket waits
+//     for every queued all-reduce, so when backward() returns the gradients are averaged
+//     (and a failed all-reduce is rethrown from backward()). While backward runs, do not
+//     call collectives on the same group yourself: ranks must issue them in one order.
+//     set_communication_overlap(false) does each bucket's all-reduce inline instead (the
+//     same arithmetic, bit for bit: for teaching and for tests).
 //   - every parameter that requires grad must receive a gradient in every backward
 //     (PyTorch's find_unused_parameters=false); otherwise its bucket is never reduced
 //     and the next forward throws DistributedError saying so.
@@ -23,9 +28,12 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <memory>
+#include <thread>
 #include <vector>
 
+#include <ember/distributed/communication_thread.h>
 #include <ember/distributed/process_group.h>
 #include <ember/nn/module.h>
 
@@ -60,14 +68,23 @@ class DistributedDataParallel : public nn::Module {
   std::vector<std::vector<std::size_t>> bucket_layout() const;
   // How many bucket all-reduces have run since construction.
   std::int64_t reductions() const { return reductions_; }
+  // true (default): bucket all-reduces run on the communication thread, overlapping backward.
+  void set_communication_overlap(bool enabled) { overlap_ = enabled; }
+  bool communication_overlap() const { return overlap_; }
+  // The thread that ran the latest bucket all-reduce (the communication thread's id when
+  // overlapping), so a test can see the work really left the main thread.
+  std::thread::id last_reduction_thread() const { return last_reduction_thread_; }
 
  private:
   struct Bucket {
     std::vector<std::size_t> parameter_indices;
     std::size_t pending = 0;  // gradients still to arrive in this backward
+    Tensor flat;              // the bucket's gradients back to back, all-reduced as one
   };
   void on_gradient_ready(std::size_t parameter_index);
-  void reduce_bucket(Bucket& bucket);
+  void flatten(Bucket& bucket);
+  void reduce_and_unflatten(Bucket& bucket);  // runs on the communication thread when overlapping
+  void wait_for_reductions();
 
   std::shared_ptr<nn::Module> module_;
   ProcessGroup* group_;
@@ -75,7 +92,13 @@ class DistributedDataParallel : public nn::Module {
   std::vector<std::size_t> bucket_of_parameter_;
   std::vector<Bucket> buckets_;
   bool sync_enabled_ = true;
+  bool overlap_ = true;
   std::int64_t reductions_ = 0;
+  std::size_t buckets_launched_ = 0;  // in the current backward
+  std::vector<std::future<void>> in_flight_;
+  std::thread::id last_reduction_thread_;
+  // Last member: destroyed first, so its thread finishes before the buckets it uses go.
+  std::unique_ptr<CommunicationThread> communication_;
 };
 
 using DDP = DistributedDataParallel;

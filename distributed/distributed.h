@@ -9,4 +9,7 @@
 #include <ember/distributed/distributed_sampler.h>
 #include <ember/distributed/process_group.h>
 #include <ember/distributed/process_group_gloo.h>
+#ifdef EMBER_HAVE_NCCL
+#include <ember/distributed/process_group_nccl.h>
+#endif
 #include <ember/distributed/tcp_store.h>

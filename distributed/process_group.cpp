@@ -7,11 +7,19 @@
 // own rendezvous through the store.
 #include <ember/distributed/process_group.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <memory>
 #include <optional>
 
 #include <ember/distributed/process_group_gloo.h>
+#ifdef EMBER_HAVE_NCCL
+#include <ember/distributed/process_group_nccl.h>
+#endif
 
 namespace ember::distributed {
 namespace {
@@ -48,6 +56,28 @@ std::string env_string(const char* name, const std::string& fallback) {
 
 ProcessGroup& resolve(ProcessGroup* group) { return group != nullptr ? *group : default_group(); }
 
+// The address of this machine's interface that reaches `master` (127.0.0.1 on one machine,
+// the LAN address on a cluster): connecting a UDP socket sends nothing, it only asks the
+// kernel's routing table which local address it would use. Gloo listens there.
+std::string local_address_towards(const std::string& master, int port) {
+  sockaddr_in target{};
+  target.sin_family = AF_INET;
+  target.sin_port = htons(static_cast<std::uint16_t>(port));
+  if (::inet_pton(AF_INET, master.c_str(), &target.sin_addr) != 1) return master;  // TCPStore reports it
+  int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  std::string local = "127.0.0.1";
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&target), sizeof(target)) == 0) {
+    sockaddr_in mine{};
+    socklen_t length = sizeof(mine);
+    char text[INET_ADDRSTRLEN] = {};
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&mine), &length) == 0 &&
+        ::inet_ntop(AF_INET, &mine.sin_addr, text, sizeof(text)) != nullptr)
+      local = text;
+  }
+  if (fd >= 0) ::close(fd);
+  return local;
+}
+
 }  // namespace
 
 std::string reduce_op_name(ReduceOp op) {
@@ -62,9 +92,14 @@ std::string reduce_op_name(ReduceOp op) {
 
 void init_process_group(const std::string& backend, int rank, int world_size, Milliseconds timeout) {
   EMBER_CHECK(!is_initialized(), DistributedError, "trying to initialize the default process group twice!");
+  EMBER_CHECK(backend == "gloo" || backend == "nccl", ValueError, "Invalid backend: '", backend,
+              "' (expected \"gloo\" or \"nccl\")");
+#ifndef EMBER_HAVE_NCCL
   if (backend == "nccl")
-    throw NotImplementedError("NCCL backend not built yet: use backend \"gloo\" (CPU tensors) for now");
-  EMBER_CHECK(backend == "gloo", ValueError, "Invalid backend: '", backend, "' (expected \"gloo\" or \"nccl\")");
+    throw DistributedError("Distributed package doesn't have NCCL built in: this ember was built without CUDA "
+                           "or without NCCL (configure with -DEMBER_CUDA=ON on a machine with nccl.h); use "
+                           "backend \"gloo\" for CPU tensors");
+#endif
   if (rank < 0) rank = env_int("RANK", std::nullopt);
   if (world_size < 0) world_size = env_int("WORLD_SIZE", std::nullopt);
   EMBER_CHECK(world_size >= 1, ValueError, "world_size must be positive, got ", world_size);
@@ -72,10 +107,17 @@ void init_process_group(const std::string& backend, int rank, int world_size, Mi
               ", rank should be in the interval [0, ", world_size - 1, "]");
   std::string address = env_string("MASTER_ADDR", "127.0.0.1");
   int port = env_int("MASTER_PORT", 29500);
+  // torchrun's contract: with TORCHELASTIC_USE_AGENT_STORE=True the launcher already serves
+  // the store at MASTER_ADDR:MASTER_PORT, so rank 0 connects like everybody else.
+  const bool agent_store = env_string("TORCHELASTIC_USE_AGENT_STORE", "") == "True";
 
-  auto store = std::make_shared<TCPStore>(address, port, /*is_master=*/rank == 0, timeout);
-  // The group listens for its peers on the master's interface: on one machine 127.0.0.1.
-  auto group = std::make_unique<ProcessGroupGloo>(store, rank, world_size, timeout, address);
+  auto store = std::make_shared<TCPStore>(address, port, /*is_master=*/rank == 0 && !agent_store, timeout);
+  std::unique_ptr<ProcessGroup> group;
+#ifdef EMBER_HAVE_NCCL
+  if (backend == "nccl") group = std::make_unique<ProcessGroupNCCL>(store, rank, world_size, timeout);
+#endif
+  if (backend == "gloo")
+    group = std::make_unique<ProcessGroupGloo>(store, rank, world_size, timeout, local_address_towards(address, port));
   default_state().store = std::move(store);
   default_state().group = std::move(group);
 }

@@ -14,7 +14,10 @@
 //
 // init_process_group follows torchrun's contract: a rank or world size not given is read
 // from the environment variables RANK and WORLD_SIZE; the rendezvous address always comes
-// from MASTER_ADDR and MASTER_PORT (defaults 127.0.0.1 and 29500 when unset).
+// from MASTER_ADDR and MASTER_PORT (defaults 127.0.0.1 and 29500 when unset). Rank 0
+// serves the TCPStore there, unless TORCHELASTIC_USE_AGENT_STORE=True says the launcher
+// already serves it (then rank 0 connects like the others). Gloo listens on the local
+// address that routes to MASTER_ADDR, so the same code works on one machine or several.
 #pragma once
 
 #include <chrono>
@@ -32,13 +35,15 @@ namespace ember::distributed {
 enum class ReduceOp { Sum, Avg, Max, Min };
 std::string reduce_op_name(ReduceOp op);  // "SUM", "AVG", ... (PyTorch's spelling)
 
-// PyTorch's default process-group timeout is 30 minutes; tests pass a few seconds.
-constexpr Milliseconds kDefaultTimeout = std::chrono::minutes(30);
+// How long a collective or the rendezvous may wait for a peer before throwing
+// DistributedError: 10 minutes (PyTorch's NCCL default; its Gloo default is 30). Tests
+// pass a few seconds.
+constexpr Milliseconds kDefaultTimeout = std::chrono::minutes(10);
 
 class ProcessGroup {
  public:
   virtual ~ProcessGroup() = default;
-  virtual std::string backend() const = 0;  // "gloo"
+  virtual std::string backend() const = 0;  // "gloo" or "nccl"
   int rank() const { return rank_; }
   int size() const { return size_; }
   Milliseconds timeout() const { return timeout_; }
@@ -59,7 +64,8 @@ class ProcessGroup {
 };
 
 // ------------------------------------------------------------------ the default group
-// backend: "gloo" (CPU) or "nccl" (not built yet: throws NotImplementedError).
+// backend: "gloo" (CPU tensors) or "nccl" (CUDA tensors, one GPU per process; in a build
+// without CUDA and NCCL it throws DistributedError "Distributed package doesn't have NCCL built in").
 // rank / world_size < 0: read RANK / WORLD_SIZE from the environment.
 void init_process_group(const std::string& backend = "gloo", int rank = -1, int world_size = -1,
                         Milliseconds timeout = kDefaultTimeout);

@@ -13,6 +13,8 @@
 // as DistributedError naming the operation, this rank and the timeout.
 #include <ember/distributed/process_group_gloo.h>
 
+#include <signal.h>
+
 #include <cstdint>
 
 #include <gloo/allgather.h>
@@ -88,6 +90,20 @@ void write_back(Tensor& tensor, const Tensor& buffer) {
   else tensor.bump_version();  // the data changed under autograd's feet: tell it
 }
 
+// A peer that died leaves a half-closed socket; writing to it raises SIGPIPE, whose default
+// action kills the *survivor* silently before Gloo can report the error. Python (and so
+// PyTorch) ignores SIGPIPE from the start; a C++ program must ask. Only the default action
+// is replaced: a program that installed its own handler keeps it.
+void ignore_broken_pipes() {
+  struct sigaction current {};
+  if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    ::sigemptyset(&ignore.sa_mask);
+    ::sigaction(SIGPIPE, &ignore, nullptr);
+  }
+}
+
 }  // namespace
 
 struct ProcessGroupGloo::State {
@@ -102,6 +118,7 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<TCPStore> store, int rank, in
   EMBER_CHECK(size >= 1, ValueError, "ProcessGroupGloo: world_size must be positive, got ", size);
   EMBER_CHECK(rank >= 0 && rank < size, ValueError, "Invalid rank ", rank, ", rank should be in the interval [0, ",
               size - 1, "]");
+  ignore_broken_pipes();
   // A per-init generation number keeps two groups created over one store apart.
   std::int64_t generation = store_->add("ember/gloo/generation/" + std::to_string(rank), 1);
   try {

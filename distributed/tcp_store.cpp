@@ -98,6 +98,19 @@ sockaddr_in make_address(const std::string& host, int port) {
   return address;
 }
 
+// TCP "simultaneous open": connecting on one machine to a port nobody listens on yet can,
+// when the kernel happens to pick that same port as the source port, connect the socket
+// to *itself*. The client would then read its own requests back as replies. Such a
+// connection is dropped and retried.
+bool connected_to_itself(int fd) {
+  sockaddr_in mine{}, peer{};
+  socklen_t mine_length = sizeof(mine), peer_length = sizeof(peer);
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&mine), &mine_length) != 0 ||
+      ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_length) != 0)
+    return false;
+  return mine.sin_port == peer.sin_port && mine.sin_addr.s_addr == peer.sin_addr.s_addr;
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------ the server
@@ -218,7 +231,9 @@ TCPStore::TCPStore(std::string host, int port, bool is_master, Milliseconds time
   auto deadline = std::chrono::steady_clock::now() + timeout_;
   while (true) {
     socket_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (::connect(socket_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) break;
+    if (::connect(socket_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+        !connected_to_itself(socket_))
+      break;
     ::close(socket_);
     socket_ = -1;
     if (std::chrono::steady_clock::now() >= deadline)

@@ -6,7 +6,8 @@
 # 3. runs the whole test suite with CTest — the CUDA tests that report "skipped" on a
 #    machine without a GPU really run here,
 # 4. runs benchmarks/cuda_kernels_bench (ember's GEMM vs cuBLAS, elementwise, softmax,
-#    sum, device-to-device copy bandwidth) and prints its summary table last.
+#    sum, device-to-device copy bandwidth) and prints its summary table,
+# 5. runs ember-bench --quick on the CPU and every GPU (JSON/CSV into $OUT or the build dir).
 # Budget: well under 8 minutes on 16 cores; every step has its own timeout so a hang
 # cannot eat the machine. Usage: scripts/gpu-check.sh [BUILD_DIR]   (default build-gpu)
 set -uo pipefail
@@ -34,6 +35,20 @@ grep -E "tests passed|tests failed|Skipped|\*\*\*Failed|Not Run" "$BUILD.ctest.l
 
 echo "== gpu-check: benchmark"
 timeout 120 "$BUILD/bin/cuda_kernels_bench" || status=1
+
+# ember-bench (issue 9): CPU and every GPU side by side with OpenBLAS, cuBLAS, cudaMemcpy and
+# PyTorch (when this Python has it); the JSON/CSV land in $OUT (the device run's result folder)
+# or next to the build. --quick keeps it to about a minute; charts only if matplotlib exists.
+BENCH_OUT=${OUT:-$BUILD}
+echo "== gpu-check: ember-bench --quick --device all (json: $BENCH_OUT/bench.json)"
+timeout 180 "$BUILD/bin/ember-bench" --quick --device all --json "$BENCH_OUT/bench.json" \
+  --csv "$BENCH_OUT/bench.csv" || status=1
+if [ -f "$BENCH_OUT/bench.json" ]; then  # Markdown tables for docs/benchmarks.md's H200 section
+  charts=--no-charts
+  python3 -c 'import matplotlib' > /dev/null 2>&1 && charts=""
+  timeout 60 python3 benchmarks/plot.py "$BENCH_OUT/bench.json" --markdown "$BENCH_OUT/bench.md" $charts \
+    --out "$BENCH_OUT/bench-charts" --format png || true
+fi
 
 echo "== gpu-check: done at $(date -u +%H:%M:%S), status $status"
 exit $status

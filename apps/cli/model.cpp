@@ -35,9 +35,10 @@ std::shared_ptr<nn::Sequential> build_mlp(const ModelConfig& config) {
 }
 
 std::string describe_layers(const ModelConfig& config) {
+  // Appends one piece at a time ("-" + std::to_string(...) trips GCC 12's -Wrestrict false positive).
   std::string text = std::to_string(config.in_features);
-  for (std::int64_t width : config.hidden) text += "-" + std::to_string(width);
-  return text + "-" + std::to_string(config.num_classes);
+  for (std::int64_t width : config.hidden) text.append("-").append(std::to_string(width));
+  return text.append("-").append(std::to_string(config.num_classes));
 }
 
 void check_state_fits(const nn::StateDict& checkpoint_state, const nn::Module& model) {

@@ -12,6 +12,10 @@
 // parameters, the optimizer's state (momentum buffers, Adam moments and step counts) and
 // the default generator's state, from which each epoch's shuffle (and dropout masks) are
 // drawn. Restoring the three and running the same loop gives bit-identical parameters.
+//
+// Distributed (tutorial §9.3): started by `ember-run --nproc-per-node N -- ember train ...`,
+// every rank runs this loop on its DistributedSampler share with the model wrapped in
+// DistributedDataParallel; only rank 0 prints, logs and saves (distributed_mode.h).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -24,6 +28,8 @@
 #include <ember/core/error.h>
 #include <ember/core/random.h>
 #include <ember/data/dataloader.h>
+#include <ember/distributed/ddp.h>
+#include <ember/distributed/distributed_sampler.h>
 #include <ember/nn/adam.h>
 #include <ember/nn/functional.h>
 #include <ember/nn/sgd.h>
@@ -31,6 +37,7 @@
 #include "checkpoint.h"
 #include "datasets.h"
 #include "device_choice.h"
+#include "distributed_mode.h"
 #include "evaluation.h"
 #include "interrupt.h"
 #include "metrics_log.h"
@@ -88,7 +95,8 @@ std::string percent(double fraction) {
 
 int run_train(const TrainOptions& options) {
   Clock::time_point start = Clock::now();
-  Device device = choose_device(options.device);
+  DistributedMode distributed(options.device);
+  Device device = choose_device(distributed.device_request());
   LoadedData data = load_data(options.data);
   TrainValidation split = split_validation(data.train, options.val_split, options.seed);
   ModelConfig config{data.num_features, options.hidden, data.num_classes, options.dropout};
@@ -98,10 +106,22 @@ int run_train(const TrainOptions& options) {
   std::shared_ptr<nn::Sequential> model = build_mlp(config);
   model->to(device);
   std::unique_ptr<optim::Optimizer> optimizer = make_optimizer(options, model->parameters());
+  // Distributed: DDP broadcasts rank 0's parameters and averages every gradient; the
+  // optimizer keeps updating the inner model's parameters, which DDP shares.
+  std::shared_ptr<nn::Module> trained = model;
+  if (distributed.active()) trained = std::make_shared<distributed::DistributedDataParallel>(model);
   auto train_set = std::make_shared<data::TensorDataset>(split.train.features, split.train.labels);
   data::DataLoaderOptions loader_options;
   loader_options.batch_size = options.batch_size;
   loader_options.shuffle = true;
+  std::shared_ptr<distributed::DistributedSampler> sampler;
+  if (distributed.active()) {
+    // Each rank its own share, reshuffled every epoch from --seed + epoch (set_epoch below).
+    sampler = std::make_shared<distributed::DistributedSampler>(train_set->size(), distributed.world_size(),
+                                                               distributed.rank(), /*shuffle=*/true, options.seed);
+    loader_options.shuffle = false;
+    loader_options.sampler = sampler;
+  }
   loader_options.drop_last = options.drop_last;
   loader_options.num_workers = options.workers;
   data::DataLoader loader(train_set, loader_options);
@@ -120,7 +140,7 @@ int run_train(const TrainOptions& options) {
     step = checkpoint.step;
   }
 
-  ProgressReporter::Style style = ProgressReporter::detect_style(options.quiet);
+  ProgressReporter::Style style = ProgressReporter::detect_style(options.quiet || !distributed.is_main());
   if (style != ProgressReporter::Style::Quiet) {
     std::cout << "Training a " << describe_layers(config) << " MLP on " << data.spec << " (" << split.train.size()
               << " training, " << (split.validation ? split.validation->size() : 0) << " validation, "
@@ -128,10 +148,17 @@ int run_train(const TrainOptions& options) {
     std::cout << "  " << options.optimizer << " lr " << options.lr << ", batch size " << options.batch_size << ", "
               << options.epochs << " epochs, seed " << options.seed;
     if (first_epoch > 0) std::cout << ", resuming after epoch " << first_epoch;
-    std::cout << "\n" << std::flush;
+    std::cout << "\n";
+    if (distributed.active()) {
+      std::cout << "  distributed: " << distributed.world_size() << " ranks (" << distributed.backend()
+                << "), batch size " << options.batch_size << " per rank, "
+                << options.batch_size * distributed.world_size() << " per step\n";
+    }
+    std::cout << std::flush;
   }
 
-  MetricsLog log = options.log_path.empty() ? MetricsLog() : MetricsLog(options.log_path, first_epoch > 0);
+  MetricsLog log = (options.log_path.empty() || !distributed.is_main()) ? MetricsLog()
+                                                                         : MetricsLog(options.log_path, first_epoch > 0);
   ProgressReporter progress(style, options.epochs, loader.size());
   install_interrupt_handler();
   std::int64_t examples_trained = 0;
@@ -140,14 +167,16 @@ int run_train(const TrainOptions& options) {
 
   for (std::int64_t epoch = first_epoch; epoch < options.epochs; ++epoch) {
     Clock::time_point epoch_start = Clock::now();
-    model->train();
+    if (sampler) sampler->set_epoch(epoch);
+    trained->train();
     progress.start_epoch(epoch);
     double loss_sum = 0;
     std::int64_t correct = 0, seen = 0, batch = 0;
+    bool interrupted = false;
     for (data::Example& example : loader) {
       Tensor features = example.data.to(device);
       Tensor labels = example.target.to(device);
-      Tensor logits = (*model)(features);
+      Tensor logits = (*trained)(features);
       Tensor loss = F::cross_entropy(logits, labels);
       optimizer->zero_grad();
       loss.backward();
@@ -156,18 +185,28 @@ int run_train(const TrainOptions& options) {
 
       auto loss_value = loss.item<float>();
       std::int64_t batch_examples = labels.size(0);
+      loss_sum += static_cast<double>(loss_value) * static_cast<double>(batch_examples);
+      // Distributed: progress and log show the mean over ranks (the loss of the whole step),
+      // and a Ctrl-C seen by any rank stops all of them after the same step.
+      DistributedMode::StepAgreement agreed = distributed.agree_on_step(loss_value, interrupt_requested());
+      loss_value = static_cast<float>(agreed.loss);
       {
         NoGradGuard no_grad;
         correct += logits.argmax(1).eq(labels).sum().item<std::int64_t>();
       }
       seen += batch_examples;
-      loss_sum += static_cast<double>(loss_value) * static_cast<double>(batch_examples);
       progress.batch_done(batch, loss_value, batch_examples);
       if (options.log_every > 0 && step % options.log_every == 0) log.step(epoch + 1, step, loss_value);
       ++batch;
-      if (interrupt_requested()) break;
+      if (agreed.interrupted) {
+        interrupted = true;
+        break;
+      }
     }
-    if (interrupt_requested()) {
+    // Alone, a Ctrl-C after the last step also counts; distributed, only the agreed one does.
+    if (!distributed.active()) interrupted = interrupt_requested();
+    if (interrupted) {
+      if (!distributed.is_main()) return 130;  // rank 0 speaks for the job
       std::cout.flush();
       std::cerr << "\nember: interrupted during epoch " << epoch + 1 << " (after batch " << batch << " of "
                 << loader.size() << "); ";
@@ -180,6 +219,7 @@ int run_train(const TrainOptions& options) {
       }
       return 130;
     }
+    distributed.sum_epoch_totals(loss_sum, correct, seen);  // the whole job's epoch
     double epoch_seconds = seconds_since(epoch_start);
     training_seconds += epoch_seconds;
     examples_trained += seen;
@@ -189,7 +229,8 @@ int run_train(const TrainOptions& options) {
     metrics.train_loss = seen > 0 ? loss_sum / static_cast<double>(seen) : 0.0;
     metrics.train_acc = seen > 0 ? static_cast<double>(correct) / static_cast<double>(seen) : 0.0;
     metrics.has_val = split.validation.has_value();
-    if (metrics.has_val) metrics.val_acc = evaluate(*model, *split.validation, device).accuracy();
+    // Every rank holds the same model: rank 0 alone evaluates, logs and saves.
+    if (metrics.has_val && distributed.is_main()) metrics.val_acc = evaluate(*model, *split.validation, device).accuracy();
     metrics.samples_per_s = epoch_seconds > 0 ? static_cast<double>(seen) / epoch_seconds : 0.0;
     metrics.elapsed_s = seconds_since(start);
     log.epoch(metrics);
@@ -197,7 +238,7 @@ int run_train(const TrainOptions& options) {
                        metrics.has_val ? metrics.val_acc : std::numeric_limits<double>::quiet_NaN(),
                        metrics.samples_per_s);
 
-    if (!options.save_path.empty()) {
+    if (!options.save_path.empty() && distributed.is_main()) {
       Checkpoint checkpoint;
       checkpoint.model = config;
       checkpoint.data_spec = data.spec;
@@ -214,6 +255,8 @@ int run_train(const TrainOptions& options) {
   }
 
   // --- Summary: accuracy of the final model on every split -----------------------------
+  distributed.barrier();  // training is over on every rank
+  if (!distributed.is_main()) return 0;
   SummaryMetrics summary;
   summary.train_acc = evaluate(*model, split.train, device).accuracy();
   summary.has_val = split.validation.has_value();

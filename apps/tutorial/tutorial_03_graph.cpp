@@ -31,6 +31,8 @@ void walk(const std::shared_ptr<ember::autograd::Node>& node, int depth) {
 }  // namespace
 
 int main() {
+  // §3: "the following code implements the forward pass (prediction step) of a simple
+  // logistic regression classifier"
   ember::Tensor y = ember::tensor({1.0});   // true label
   ember::Tensor x1 = ember::tensor({1.1});  // input feature
   ember::Tensor w1 = ember::tensor({2.2});  // weight parameter
@@ -43,7 +45,9 @@ int main() {
   ember::Tensor loss = ember::binary_cross_entropy(a, y);
   std::cout << loss << "\n";
 
-  // The same forward with the parameters requiring grad: now every op records a node.
+  // §4 opens: "PyTorch will build such a graph internally by default if one of its terminal
+  // nodes has the requires_grad attribute set to True." The same forward with w1 and b
+  // requiring grad: now every op records a node, and the printed tensors show grad_fn.
   w1 = ember::tensor({2.2}, ember::requires_grad());
   b = ember::tensor({0.0}, ember::requires_grad());
   z = x1 * w1 + b;
@@ -51,6 +55,7 @@ int main() {
   loss = ember::binary_cross_entropy(a, y);
   std::cout << z << "\n" << a << "\n" << loss << "\n";
 
+  // §3, figure 7: "a sequence of computations as a computation graph" — walked from the loss.
   walk(std::static_pointer_cast<ember::autograd::Node>(loss.grad_fn()), 0);
   auto python_bool = [](bool value) { return value ? "True" : "False"; };
   std::cout << "is_leaf: " << python_bool(w1.is_leaf()) << " " << python_bool(z.is_leaf()) << " "

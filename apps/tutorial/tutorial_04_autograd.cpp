@@ -25,6 +25,7 @@ void print_tuple(const ember::autograd::TensorList& tensors) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // §4: "we can compute the gradient of the loss with respect to the model parameter w1"
   ember::Tensor y = ember::tensor({1.0});
   ember::Tensor x1 = ember::tensor({1.1});
   ember::Tensor w1 = ember::tensor({2.2}, ember::requires_grad());
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   auto grad_L_w1 = ember::autograd::grad({loss}, {w1}, {}, /*retain_graph=*/true);
   auto grad_L_b = ember::autograd::grad({loss}, {b}, {}, /*retain_graph=*/true);
 
+  // "let's show the resulting values of the loss given the model's parameters"
   print_tuple(grad_L_w1);
   print_tuple(grad_L_b);
 
@@ -51,12 +53,16 @@ int main(int argc, char** argv) {
     std::ofstream(argv[1]) << ember::autograd::to_dot(loss);
   }
 
+  // "we can call .backward on the loss, and PyTorch will compute the gradients of all the
+  // leaf nodes in the graph, which will be stored via the tensors' .grad attributes"
   loss.backward();
 
   std::cout << w1.grad() << "\n";
   std::cout << b.grad() << "\n";
 
-  // The graph's saved tensors were freed by that backward: a second one is refused.
+  // Beyond the tutorial: its "PyTorch destroys the computation graph after calculating the
+  // gradients" made visible — the saved tensors were freed by that backward, so a second
+  // one is refused with PyTorch's message.
   try {
     loss.backward();
   } catch (const ember::AutogradError& error) {
@@ -64,7 +70,7 @@ int main(int argc, char** argv) {
     std::cout << message.substr(0, message.find(" (or")) << "\n";
   }
 
-  // Inference without recording.
+  // Beyond the tutorial (§5 uses it): "torch.no_grad()" — inference without recording.
   {
     ember::NoGradGuard no_grad;
     z = x1 * w1 + b;

@@ -12,7 +12,7 @@
 
 namespace nn = ember::nn;
 
-// "we typically subclass the torch.nn.Module class to define our own custom network
+// §5: "we typically subclass the torch.nn.Module class to define our own custom network
 // architecture ... we define the network layers in the __init__ constructor and specify how
 // they interact in the forward method." In C++ the layers are registered explicitly
 // (register_module), which is what gives them the names layers.0.weight, ...
@@ -39,33 +39,33 @@ struct NeuralNetwork : nn::Module {
 };
 
 int main() {
-  // "we can instantiate a new neural network object as follows: model = NeuralNetwork(50, 3)"
+  // §5: "we can instantiate a new neural network object as follows: model = NeuralNetwork(50, 3)"
   auto model = std::make_shared<NeuralNetwork>(50, 3);
-  // "it's often useful to call print on the model to see a summary of its structure"
+  // §5: "it's often useful to call print on the model to see a summary of its structure"
   std::cout << model << "\n";
 
-  // "let's check the total number of trainable parameters of this model"
+  // §5: "let's check the total number of trainable parameters of this model"
   std::int64_t num_params = 0;
   for (const auto& p : model->parameters())
     if (p.requires_grad()) num_params += p.numel();
   std::cout << "Total number of trainable model parameters: " << num_params << "\n";
 
-  // "we can use the .shape attribute to show its dimensions: print(model.layers[0].weight.shape)"
+  // §5: "we can use the .shape attribute to show its dimensions: print(model.layers[0].weight.shape)"
   std::cout << ember::size_string(model->layers->at<nn::Linear>(0).weight.sizes()) << "\n";
 
-  // "we can make the random number initialization reproducible by seeding PyTorch's random
+  // §5: "we can make the random number initialization reproducible by seeding PyTorch's random
   // number generator via manual_seed"
   ember::manual_seed(123);
   model = std::make_shared<NeuralNetwork>(50, 3);
   std::cout << model->layers->at<nn::Linear>(0).weight << "\n";
 
-  // "let's briefly see how it's used via the forward pass"
+  // §5: "let's briefly see how it's used via the forward pass"
   ember::manual_seed(123);
   ember::Tensor X = ember::rand({1, 50});
   ember::Tensor out = (*model)(X);
   std::cout << out << "\n";
 
-  // "when we use a model for inference ... it is a best practice to use the
+  // §5: "when we use a model for inference ... it is a best practice to use the
   // torch.no_grad() context manager"
   {
     ember::NoGradGuard no_grad;
@@ -73,7 +73,7 @@ int main() {
   }
   std::cout << out << "\n";
 
-  // "if we want to compute class-membership probabilities for our predictions, we have to
+  // §5: "if we want to compute class-membership probabilities for our predictions, we have to
   // call the softmax function explicitly"
   {
     ember::NoGradGuard no_grad;

@@ -11,7 +11,7 @@
 
 namespace data = ember::data;
 
-// "the three main components of a custom Dataset class are the __init__ constructor, the
+// §6: "the three main components of a custom Dataset class are the __init__ constructor, the
 // __getitem__ method, and the __len__ method" — here the constructor, get() and size().
 struct ToyDataset : data::Dataset {
   ember::Tensor features;
@@ -19,18 +19,18 @@ struct ToyDataset : data::Dataset {
 
   ToyDataset(ember::Tensor X, ember::Tensor y) : features(X), labels(y) {}
 
-  // "we define instructions for returning exactly one item from the dataset via an index"
+  // §6: "we define instructions for returning exactly one item from the dataset via an index"
   data::Example get(std::int64_t index) override {
     ember::Tensor one_x = features[index];
     ember::Tensor one_y = labels[index];
     return {one_x, one_y};
   }
-  // "the __len__ method contains instructions for retrieving the length of the dataset"
+  // §6: "the __len__ method contains instructions for retrieving the length of the dataset"
   std::int64_t size() const override { return labels.size(0); }
 };
 
 int main() {
-  // "a simple toy dataset of five training examples with two features each"
+  // §6: "a simple toy dataset of five training examples with two features each"
   ember::Tensor X_train = ember::tensor({
       {-1.2, 3.1},
       {-0.9, 2.9},
@@ -47,25 +47,25 @@ int main() {
 
   auto train_ds = std::make_shared<ToyDataset>(X_train, y_train);
   auto test_ds = std::make_shared<ToyDataset>(X_test, y_test);
-  // "len(train_ds) ... the result is 5"
+  // §6: "len(train_ds) ... the result is 5"
   std::cout << train_ds->size() << "\n";
 
-  // "we can use PyTorch's DataLoader class to sample from it"
+  // §6: "we can use PyTorch's DataLoader class to sample from it"
   ember::manual_seed(123);
   data::DataLoader train_loader(train_ds, {.batch_size = 2, .shuffle = true, .num_workers = 0});
   test_ds = std::make_shared<ToyDataset>(X_test, y_test);
   data::DataLoader test_loader(test_ds, {.batch_size = 2, .shuffle = false, .num_workers = 0});
 
-  // "After instantiating the training data loader, we can iterate over it"
+  // §6: "After instantiating the training data loader, we can iterate over it"
   int idx = 0;
   for (auto& [x, y] : train_loader) std::cout << "Batch " << ++idx << ": " << x << " " << y << "\n";
 
-  // "we recommend setting drop_last=True, which will drop the last batch in each epoch"
+  // §6: "we recommend setting drop_last=True, which will drop the last batch in each epoch"
   train_loader = data::DataLoader(train_ds, {.batch_size = 2, .shuffle = true, .num_workers = 0, .drop_last = true});
   idx = 0;
   for (auto& [x, y] : train_loader) std::cout << "Batch " << ++idx << ": " << x << " " << y << "\n";
 
-  // "Iterating over the test_loader works similarly" (shuffle = false: always the same order)
+  // §6: "Iterating over the test_loader works similarly" (shuffle = false: always the same order)
   idx = 0;
   for (auto& [x, y] : test_loader) std::cout << "Batch " << ++idx << ": " << x << " " << y << "\n";
 

@@ -15,28 +15,11 @@
 
 #include <ember/ember.h>
 
+#include "toy_problem.h"  // §5's NeuralNetwork, §6's toy data and ToyDataset
+
 namespace nn = ember::nn;
 namespace data = ember::data;
 namespace F = ember::nn::functional;
-
-struct ToyDataset : data::Dataset {
-  ember::Tensor features;
-  ember::Tensor labels;
-  ToyDataset(ember::Tensor X, ember::Tensor y) : features(X), labels(y) {}
-  data::Example get(std::int64_t index) override { return {features[index], labels[index]}; }
-  std::int64_t size() const override { return labels.size(0); }
-};
-
-struct NeuralNetwork : nn::Module {
-  std::shared_ptr<nn::Sequential> layers;
-  NeuralNetwork(std::int64_t num_inputs, std::int64_t num_outputs) {
-    layers = register_module("layers", nn::sequential({
-        std::make_shared<nn::Linear>(num_inputs, 30), std::make_shared<nn::ReLU>(),
-        std::make_shared<nn::Linear>(30, 20), std::make_shared<nn::ReLU>(),
-        std::make_shared<nn::Linear>(20, num_outputs)}));
-  }
-  ember::Tensor forward(const ember::Tensor& x) override { return (*layers)(x); }
-};
 
 // Prints a double as Python's print(float) does (shortest round-trip digits, "1.0" not "1").
 std::string python_float(double value) {
@@ -47,7 +30,7 @@ std::string python_float(double value) {
   return text;
 }
 
-// "let's implement a compute_accuracy function" — the number of correct predictions
+// §7: "let's implement a compute_accuracy function" — the number of correct predictions
 // divided by the number of examples, one batch at a time.
 double compute_accuracy(nn::Module& model, data::DataLoader& dataloader) {
   model.eval();
@@ -68,18 +51,16 @@ double compute_accuracy(nn::Module& model, data::DataLoader& dataloader) {
 }
 
 int main() {
+  // §7: "let's ... train a neural network on the toy dataset from the previous section":
   // §6's data and loaders (the drop_last training loader is the one §7 iterates).
-  ember::Tensor X_train = ember::tensor({{-1.2, 3.1}, {-0.9, 2.9}, {-0.5, 2.6}, {2.3, -1.1}, {2.7, -1.5}});
-  ember::Tensor y_train = ember::tensor({0, 0, 0, 1, 1});
-  ember::Tensor X_test = ember::tensor({{-0.8, 2.8}, {2.6, -1.6}});
-  ember::Tensor y_test = ember::tensor({0, 1});
+  auto [X_train, y_train, X_test, y_test] = toy_data();
   auto train_ds = std::make_shared<ToyDataset>(X_train, y_train);
   auto test_ds = std::make_shared<ToyDataset>(X_test, y_test);
   ember::manual_seed(123);
   data::DataLoader train_loader(train_ds, {.batch_size = 2, .shuffle = true, .num_workers = 0, .drop_last = true});
   data::DataLoader test_loader(test_ds, {.batch_size = 2, .shuffle = false, .num_workers = 0});
 
-  // "torch.manual_seed(123); model = NeuralNetwork(num_inputs=2, num_outputs=2);
+  // §7: "torch.manual_seed(123); model = NeuralNetwork(num_inputs=2, num_outputs=2);
   //  optimizer = torch.optim.SGD(model.parameters(), lr=0.5)"
   ember::manual_seed(123);
   auto model = std::make_shared<NeuralNetwork>(2, 2);
@@ -91,11 +72,11 @@ int main() {
     int batch_idx = 0;
     for (auto& [features, labels] : train_loader) {
       ember::Tensor logits = (*model)(features);
-      // "we pass the logits directly into the cross_entropy loss function, which will apply
+      // §7: "we pass the logits directly into the cross_entropy loss function, which will apply
       // the softmax function internally for efficiency and numerical stability reasons"
       ember::Tensor loss = F::cross_entropy(logits, labels);  // Loss function
 
-      // "it is important to include an optimizer.zero_grad() call in each update round"
+      // §7: "it is important to include an optimizer.zero_grad() call in each update round"
       optimizer.zero_grad();
       loss.backward();
       optimizer.step();
@@ -109,7 +90,7 @@ int main() {
     // Optional model evaluation
   }
 
-  // "After we trained the model, we can use it to make predictions"
+  // §7: "After we trained the model, we can use it to make predictions"
   model->eval();
   ember::Tensor outputs;
   {
@@ -118,15 +99,15 @@ int main() {
   }
   std::cout << outputs << "\n";
 
-  // "To obtain the class membership probabilities, we can then use PyTorch's softmax"
+  // §7: "To obtain the class membership probabilities, we can then use PyTorch's softmax"
   ember::set_printoptions({.sci_mode = false});
   ember::Tensor probas = ember::softmax(outputs, /*dim=*/1);
   std::cout << probas << "\n";
 
-  // "We can convert these values into class label predictions using PyTorch's argmax"
+  // §7: "We can convert these values into class label predictions using PyTorch's argmax"
   ember::Tensor predictions = ember::argmax(probas, /*dim=*/1);
   std::cout << predictions << "\n";
-  // "we could also apply the argmax function to the logits (outputs) directly"
+  // §7: "we could also apply the argmax function to the logits (outputs) directly"
   predictions = ember::argmax(outputs, /*dim=*/1);
   std::cout << predictions << "\n";
 

@@ -15,33 +15,15 @@
 
 #include <ember/ember.h>
 
-namespace nn = ember::nn;
+#include "toy_problem.h"  // §5's NeuralNetwork, §6's toy data and ToyDataset
+
 namespace data = ember::data;
 namespace F = ember::nn::functional;
 
-struct ToyDataset : data::Dataset {
-  ember::Tensor features;
-  ember::Tensor labels;
-  ToyDataset(ember::Tensor X, ember::Tensor y) : features(X), labels(y) {}
-  data::Example get(std::int64_t index) override { return {features[index], labels[index]}; }
-  std::int64_t size() const override { return labels.size(0); }
-};
-
-struct NeuralNetwork : nn::Module {
-  std::shared_ptr<nn::Sequential> layers;
-  NeuralNetwork(std::int64_t num_inputs, std::int64_t num_outputs) {
-    layers = register_module("layers", nn::sequential({
-        std::make_shared<nn::Linear>(num_inputs, 30), std::make_shared<nn::ReLU>(),
-        std::make_shared<nn::Linear>(30, 20), std::make_shared<nn::ReLU>(),
-        std::make_shared<nn::Linear>(20, num_outputs)}));
-  }
-  ember::Tensor forward(const ember::Tensor& x) override { return (*layers)(x); }
-};
-
 int main(int argc, char** argv) {
-  // §7: the same data, seed, model and three epochs of SGD.
-  ember::Tensor X_train = ember::tensor({{-1.2, 3.1}, {-0.9, 2.9}, {-0.5, 2.6}, {2.3, -1.1}, {2.7, -1.5}});
-  ember::Tensor y_train = ember::tensor({0, 0, 0, 1, 1});
+  // §8: "In the previous section, we successfully trained a model." — §7 again, quietly:
+  // the same data, seed, model and three epochs of SGD.
+  auto [X_train, y_train, X_test, y_test] = toy_data();
   auto train_ds = std::make_shared<ToyDataset>(X_train, y_train);
   ember::manual_seed(123);
   data::DataLoader train_loader(train_ds, {.batch_size = 2, .shuffle = true, .num_workers = 0, .drop_last = true});
@@ -67,6 +49,7 @@ int main(int argc, char** argv) {
   // to its trainable parameters (weights and biases)."
   for (const auto& [name, tensor] : model->state_dict()) std::cout << name << " " << ember::size_string(tensor.sizes()) << "\n";
 
+  // §8 "the recommended way to save and load models in PyTorch":
   // "torch.save(model.state_dict(), "model.pth")" — here safetensors, in a temporary
   // directory unless a path is given on the command line.
   std::filesystem::path path;
@@ -79,6 +62,7 @@ int main(int argc, char** argv) {
   }
   ember::save(model->state_dict(), path.string());
 
+  // §8 "After saving the model, we can restore it from disk":
   // "model = NeuralNetwork(2, 2)  # needs to match the original model exactly"
   model = std::make_shared<NeuralNetwork>(2, 2);
   // "model.load_state_dict(torch.load("model.pth", weights_only=True))"

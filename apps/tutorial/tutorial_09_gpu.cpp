@@ -16,28 +16,11 @@
 
 #include <ember/ember.h>
 
+#include "toy_problem.h"  // §5's NeuralNetwork, §6's toy data and ToyDataset
+
 namespace nn = ember::nn;
 namespace data = ember::data;
 namespace F = ember::nn::functional;
-
-struct ToyDataset : data::Dataset {
-  ember::Tensor features;
-  ember::Tensor labels;
-  ToyDataset(ember::Tensor X, ember::Tensor y) : features(X), labels(y) {}
-  data::Example get(std::int64_t index) override { return {features[index], labels[index]}; }
-  std::int64_t size() const override { return labels.size(0); }
-};
-
-struct NeuralNetwork : nn::Module {
-  std::shared_ptr<nn::Sequential> layers;
-  NeuralNetwork(std::int64_t num_inputs, std::int64_t num_outputs) {
-    layers = register_module("layers", nn::sequential({
-        std::make_shared<nn::Linear>(num_inputs, 30), std::make_shared<nn::ReLU>(),
-        std::make_shared<nn::Linear>(30, 20), std::make_shared<nn::ReLU>(),
-        std::make_shared<nn::Linear>(20, num_outputs)}));
-  }
-  ember::Tensor forward(const ember::Tensor& x) override { return (*layers)(x); }
-};
 
 // Python's print(float): shortest round-trip digits, "1.0" rather than "1".
 std::string python_float(double value) {
@@ -71,7 +54,7 @@ double compute_accuracy(nn::Module& model, data::DataLoader& dataloader, ember::
 }
 
 int main() {
-  // "print(torch.cuda.is_available())"
+  // §9.1 (and appendix §2): "print(torch.cuda.is_available())"
   std::cout << "CUDA available: " << (ember::cuda::is_available() ? "True" : "False") << "\n";
 
   // §9.1 "by default, the computation is carried out on the CPU"
@@ -81,11 +64,12 @@ int main() {
   std::cout << tensor_1 + tensor_2 << "\n";
 
   if (ember::cuda::is_available()) {
+    // §9.1 "we can use the .to() method to transfer these tensors onto a GPU":
     // "tensor_1 = tensor_1.to("cuda")": the sum now prints device='cuda:0'.
     tensor_1 = tensor_1.to("cuda");
     tensor_2 = tensor_2.to("cuda");
     std::cout << tensor_1 + tensor_2 << "\n";
-    // "all tensors must be on the same device, otherwise the computation will fail"
+    // §9.1 "all tensors must be on the same device, otherwise the computation will fail"
     tensor_1 = tensor_1.to("cpu");
     try {
       std::cout << tensor_1 + tensor_2 << "\n";
@@ -100,10 +84,8 @@ int main() {
   ember::Device device = ember::cuda::is_available() ? ember::Device("cuda") : ember::Device("cpu");
   std::cout << "device: " << device << "\n";
 
-  ember::Tensor X_train = ember::tensor({{-1.2, 3.1}, {-0.9, 2.9}, {-0.5, 2.6}, {2.3, -1.1}, {2.7, -1.5}});
-  ember::Tensor y_train = ember::tensor({0, 0, 0, 1, 1});
-  ember::Tensor X_test = ember::tensor({{-0.8, 2.8}, {2.6, -1.6}});
-  ember::Tensor y_test = ember::tensor({0, 1});
+  // Appendix §7 "reuses appendix one's toy data"; §8 "the Dataset is still the same".
+  auto [X_train, y_train, X_test, y_test] = toy_data();
   auto train_ds = std::make_shared<ToyDataset>(X_train, y_train);
   auto test_ds = std::make_shared<ToyDataset>(X_test, y_test);
 
@@ -112,9 +94,10 @@ int main() {
   data::DataLoader train_loader(train_ds, {.batch_size = 2, .shuffle = true, .num_workers = 1, .drop_last = true});
   data::DataLoader test_loader(test_ds, {.batch_size = 2, .shuffle = false, .num_workers = 1});
 
+  // §9.2 "torch.manual_seed(123); model = NeuralNetwork(num_inputs=2, num_outputs=2)"
   ember::manual_seed(123);
   auto model = std::make_shared<NeuralNetwork>(2, 2);
-  model->to(device);  // "New: Transfer the model onto the GPU."
+  model->to(device);  // §9.2 "New: Transfer the model onto the GPU."
   ember::optim::SGD optimizer(model->parameters(), {.lr = 0.5});
 
   const int num_epochs = 3;
@@ -122,7 +105,8 @@ int main() {
     model->train();
     int batch_idx = 0;
     for (auto& [batch_features, batch_labels] : train_loader) {
-      // "New: Transfer the data onto the GPU."
+      // §9.2 "New: Transfer the data onto the GPU." (appendix §12: the DataLoader yields
+      // CPU tensors, so every batch is moved)
       ember::Tensor features = batch_features.to(device);
       ember::Tensor labels = batch_labels.to(device);
       ember::Tensor logits = (*model)(features);
@@ -138,6 +122,7 @@ int main() {
   }
   std::fflush(stdout);
 
+  // Appendix §14 "evaluation after training": compute_accuracy(model, train_loader, device=device)
   std::cout << "Training accuracy " << python_float(compute_accuracy(*model, train_loader, device)) << "\n";
   std::cout << "Test accuracy " << python_float(compute_accuracy(*model, test_loader, device)) << "\n";
   return 0;

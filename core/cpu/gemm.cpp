@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <new>
 #include <string>
 #include <type_traits>
@@ -122,11 +123,13 @@ MicroKernel<T> select_micro_kernel() {
 // writes every element before the kernel reads it.
 template <class T>
 struct AlignedBuffer {
-  explicit AlignedBuffer(std::int64_t count)
-      : data(static_cast<T*>(::operator new[](static_cast<std::size_t>(count) * sizeof(T), std::align_val_t{64}))) {}
+  explicit AlignedBuffer(std::int64_t size)
+      : count(size),
+        data(static_cast<T*>(::operator new[](static_cast<std::size_t>(size) * sizeof(T), std::align_val_t{64}))) {}
   ~AlignedBuffer() { ::operator delete[](data, std::align_val_t{64}); }
   AlignedBuffer(const AlignedBuffer&) = delete;
   AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  std::int64_t count;
   T* data;
 };
 
@@ -156,6 +159,16 @@ void pack_a(const MatrixRef<T>& a, std::int64_t row0, std::int64_t rows, std::in
       out += depth * mr;
       continue;
     }
+    if (a.row_stride == 1) {
+      // Column-major (transposed) A: the mr values of one column are adjacent, a plain copy.
+      for (std::int64_t p = 0; p < depth; ++p) {
+        const T* column = a.data + row0 + panel + (col0 + p) * a.col_stride;
+        std::copy(column, column + valid, out);
+        std::fill(out + valid, out + mr, T(0));
+        out += mr;
+      }
+      continue;
+    }
     for (std::int64_t p = 0; p < depth; ++p) {
       for (std::int64_t i = 0; i < valid; ++i) out[i] = a.at(row0 + panel + i, col0 + p);
       for (std::int64_t i = valid; i < mr; ++i) out[i] = T(0);
@@ -180,6 +193,16 @@ void pack_b(const MatrixRef<T>& b, std::int64_t row0, std::int64_t depth, std::i
       for (std::int64_t j = valid; j < nr; ++j)
         for (std::int64_t p = 0; p < depth; ++p) out[p * nr + j] = T(0);
       out += depth * nr;
+      continue;
+    }
+    if (b.col_stride == 1) {
+      // Row-major B: the nr values of one row are adjacent, a plain (vectorised) copy.
+      for (std::int64_t p = 0; p < depth; ++p) {
+        const T* row = b.data + (row0 + p) * b.row_stride + col0 + panel;
+        std::copy(row, row + valid, out);
+        std::fill(out + valid, out + nr, T(0));
+        out += nr;
+      }
       continue;
     }
     for (std::int64_t p = 0; p < depth; ++p) {
@@ -218,12 +241,24 @@ void scale_c(const GemmPlan& plan, T beta) {
   }
 }
 
-// Per-thread scratch: packed panels plus one tile for partial edges / strided C.
+// Per-thread scratch: packed panels plus one tile for partial edges / strided C. Each
+// thread keeps its buffers between calls (thread_local, grown when a larger GEMM needs
+// more): a fresh 2 MiB packing buffer per call went to mmap and page faults, which cost
+// more than a whole 128 x 128 x 10 product (docs/performance.md).
 template <class T>
 struct Workspace {
-  Workspace(std::int64_t a_size, std::int64_t b_size, std::int64_t tile_size)
-      : packed_a(a_size), packed_b(b_size), tile(tile_size) {}
-  AlignedBuffer<T> packed_a, packed_b, tile;
+  std::unique_ptr<AlignedBuffer<T>> packed_a, packed_b, tile;
+
+  static void ensure(std::unique_ptr<AlignedBuffer<T>>& buffer, std::int64_t size) {
+    if (!buffer || buffer->count < size) buffer = std::make_unique<AlignedBuffer<T>>(size);
+  }
+  static Workspace& for_this_thread(std::int64_t a_size, std::int64_t b_size, std::int64_t tile_size) {
+    thread_local Workspace workspace;
+    ensure(workspace.packed_a, a_size);
+    ensure(workspace.packed_b, b_size);
+    ensure(workspace.tile, tile_size);
+    return workspace;
+  }
 };
 
 // One piece of C: rows [row0, row0 + rows) x columns [col0, col0 + cols) of one batch. B is
@@ -242,18 +277,18 @@ void gemm_piece(const GemmPlan& plan, const MicroKernel<T>& kernel, std::int64_t
 
   for (std::int64_t depth0 = 0; depth0 < plan.k; depth0 += kernel.kc) {
     const std::int64_t depth = std::min(kernel.kc, plan.k - depth0);
-    pack_b(b, depth0, depth, col0, cols, nr, work.packed_b.data);
+    pack_b(b, depth0, depth, col0, cols, nr, work.packed_b->data);
     // The first k slice applies the caller's beta; later slices add onto what is there.
     const bool first_slice = depth0 == 0;
     const bool read_c = !first_slice || plan.beta != 0.0;
     const T slice_beta = first_slice ? beta : T(1);
     for (std::int64_t block_row = 0; block_row < rows; block_row += kernel.mc) {
       const std::int64_t block_rows = std::min(kernel.mc, rows - block_row);
-      pack_a(a, row0 + block_row, block_rows, depth0, depth, mr, work.packed_a.data);
+      pack_a(a, row0 + block_row, block_rows, depth0, depth, mr, work.packed_a->data);
       for (std::int64_t j = 0; j < cols; j += nr) {
-        const T* b_panel = work.packed_b.data + (j / nr) * nr * depth;
+        const T* b_panel = work.packed_b->data + (j / nr) * nr * depth;
         for (std::int64_t i = 0; i < block_rows; i += mr) {
-          const T* a_panel = work.packed_a.data + (i / mr) * mr * depth;
+          const T* a_panel = work.packed_a->data + (i / mr) * mr * depth;
           T* c_tile = c_base + (row0 + block_row + i) * plan.row_stride_c + (col0 + j) * plan.col_stride_c;
           const std::int64_t tile_rows = std::min(mr, block_rows - i), tile_cols = std::min(nr, cols - j);
           if (tile_rows == mr && tile_cols == nr && plan.col_stride_c == 1) {
@@ -261,8 +296,8 @@ void gemm_piece(const GemmPlan& plan, const MicroKernel<T>& kernel, std::int64_t
             kernel.run(depth, a_panel, b_panel, c_tile, plan.row_stride_c, alpha, slice_beta, read_c);
           } else {
             // Edge or strided C: compute the full padded tile aside, then store the valid part.
-            kernel.run(depth, a_panel, b_panel, work.tile.data, nr, T(1), T(0), false);
-            store_tile(work.tile.data, nr, tile_rows, tile_cols, c_tile, plan.row_stride_c, plan.col_stride_c,
+            kernel.run(depth, a_panel, b_panel, work.tile->data, nr, T(1), T(0), false);
+            store_tile(work.tile->data, nr, tile_rows, tile_cols, c_tile, plan.row_stride_c, plan.col_stride_c,
                        alpha, slice_beta, read_c);
           }
         }
@@ -280,6 +315,29 @@ void gemm_typed(const GemmPlan& plan) {
   }
   const MicroKernel<T> kernel = select_micro_kernel<T>();
   auto round_up = [](std::int64_t value, std::int64_t multiple) { return (value + multiple - 1) / multiple * multiple; };
+  // A narrow C (the 10-class layer's 128 x 10) wastes most of each MR x NR tile when its
+  // few columns sit on the wide NR axis. C^T = B^T · A^T is the same product with the
+  // roles swapped (only strides change), so run that when it pads at least a quarter less.
+  // The test is strict and symmetric, so the swapped plan never swaps back.
+  const std::int64_t padded = round_up(plan.m, kernel.mr) * round_up(plan.n, kernel.nr);
+  const std::int64_t padded_swapped = round_up(plan.n, kernel.mr) * round_up(plan.m, kernel.nr);
+  if (4 * padded_swapped <= 3 * padded) {
+    GemmPlan swapped = plan;
+    swapped.m = plan.n;
+    swapped.n = plan.m;
+    swapped.a = plan.b;
+    swapped.batch_stride_a = plan.batch_stride_b;
+    swapped.row_stride_a = plan.col_stride_b;
+    swapped.col_stride_a = plan.row_stride_b;
+    swapped.b = plan.a;
+    swapped.batch_stride_b = plan.batch_stride_a;
+    swapped.row_stride_b = plan.col_stride_a;
+    swapped.col_stride_b = plan.row_stride_a;
+    swapped.row_stride_c = plan.col_stride_c;
+    swapped.col_stride_c = plan.row_stride_c;
+    gemm_typed<T>(swapped);
+    return;
+  }
   // Small products stay on this thread; large ones are cut into enough pieces for all.
   const std::int64_t work = plan.batch * plan.m * plan.n * plan.k;
   const std::int64_t threads = work >= kParallelMinWork ? get_num_threads() : 1;
@@ -299,7 +357,7 @@ void gemm_typed(const GemmPlan& plan) {
   const std::int64_t packed_b_size = nc * block_k;
   const std::int64_t grain = threads > 1 ? 1 : pieces;  // a grain as large as the range runs inline
   parallel_for(0, pieces, grain, [&](std::int64_t begin, std::int64_t end) {
-    Workspace<T> workspace(packed_a_size, packed_b_size, kernel.mr * kernel.nr);
+    Workspace<T>& workspace = Workspace<T>::for_this_thread(packed_a_size, packed_b_size, kernel.mr * kernel.nr);
     for (std::int64_t piece = begin; piece < end; ++piece) {
       const std::int64_t chunk = piece % row_chunks;
       const std::int64_t col_block = (piece / row_chunks) % col_blocks;

@@ -5,16 +5,22 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
+
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include <ember/distributed/tcp_store.h>
 
 extern char** environ;
 
@@ -38,24 +44,46 @@ int free_port() {
 
 bool is_worker() { return std::getenv("EMBER_TEST_WORKER") != nullptr; }
 
+std::string describe(const WorkerResult& result) {
+  std::ostringstream text;
+  if (result.killed_by_limit) text << "killed after the test's time limit";
+  else if (result.signal != 0) text << "killed by signal " << result.signal << " (" << ::strsignal(result.signal) << ")";
+  else text << "exit code " << result.exit_code;
+  text << " after " << result.seconds << " s; output:\n" << result.output;
+  return text.str();
+}
+
+void require_all_passed(const std::vector<WorkerResult>& results) {
+  for (std::size_t rank = 0; rank < results.size(); ++rank) {
+    INFO("rank " << rank << ": " << describe(results[rank]));
+    REQUIRE(results[rank].exit_code == 0);
+  }
+}
+
 std::vector<WorkerResult> run_workers(const std::string& worker_test, int world_size, std::chrono::seconds limit,
                                       const std::map<std::string, std::string>& extra_env) {
-  const int port = free_port();
+  // The rendezvous store lives in this (parent) process on a kernel-chosen port; it must
+  // outlive every worker, so it is destroyed only when this function returns.
+  distributed::TCPStore store("127.0.0.1", 0, /*is_master=*/true, std::chrono::seconds(5));
+  const int port = store.port();
+  const auto start = std::chrono::steady_clock::now();
+
+  std::map<std::string, std::string> inherited;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    std::string text(*entry);
+    auto equals = text.find('=');
+    if (equals != std::string::npos) inherited[text.substr(0, equals)] = text.substr(equals + 1);
+  }
   std::vector<pid_t> pids;
   std::vector<std::string> logs;
   for (int rank = 0; rank < world_size; ++rank) {
-    // Everything exec needs is built before fork: after fork only async-signal-safe calls.
-    std::map<std::string, std::string> variables;
-    for (char** entry = environ; *entry != nullptr; ++entry) {
-      std::string text(*entry);
-      auto equals = text.find('=');
-      if (equals != std::string::npos) variables[text.substr(0, equals)] = text.substr(equals + 1);
-    }
+    std::map<std::string, std::string> variables = inherited;
     variables["RANK"] = std::to_string(rank);
     variables["LOCAL_RANK"] = std::to_string(rank);
     variables["WORLD_SIZE"] = std::to_string(world_size);
     variables["MASTER_ADDR"] = "127.0.0.1";
     variables["MASTER_PORT"] = std::to_string(port);
+    variables["TORCHELASTIC_USE_AGENT_STORE"] = "True";
     variables["EMBER_TEST_WORKER"] = "1";
     for (const auto& [key, value] : extra_env) variables[key] = value;
     std::vector<std::string> environment_text;
@@ -70,23 +98,31 @@ std::vector<WorkerResult> run_workers(const std::string& worker_test, int world_
                       std::to_string(rank) + ".log";
     logs.push_back(log);
 
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd >= 0) {
-        ::dup2(fd, 1);
-        ::dup2(fd, 2);
+    // stdout and stderr of the child go to its log file.
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    pid_t pid = 0;
+    int failed = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, arguments.data(), environment.data());
+    posix_spawn_file_actions_destroy(&actions);
+    if (failed != 0) {
+      for (pid_t started : pids) {
+        ::kill(started, SIGKILL);
+        ::waitpid(started, nullptr, 0);
       }
-      ::execve(program.c_str(), arguments.data(), environment.data());
-      ::_exit(127);
+      throw std::runtime_error(std::string("run_workers: posix_spawn failed: ") + std::strerror(failed));
     }
     pids.push_back(pid);
   }
 
   std::vector<WorkerResult> results(static_cast<std::size_t>(world_size));
   std::vector<bool> done(pids.size(), false);
-  auto deadline = std::chrono::steady_clock::now() + limit;
+  const auto deadline = start + limit;
   std::size_t remaining = pids.size();
+  auto elapsed = [&start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   while (remaining > 0) {
     for (std::size_t i = 0; i < pids.size(); ++i) {
       if (done[i]) continue;
@@ -94,6 +130,7 @@ std::vector<WorkerResult> run_workers(const std::string& worker_test, int world_
       if (::waitpid(pids[i], &status, WNOHANG) == pids[i]) {
         done[i] = true;
         --remaining;
+        results[i].seconds = elapsed();
         if (WIFEXITED(status)) results[i].exit_code = WEXITSTATUS(status);
         if (WIFSIGNALED(status)) results[i].signal = WTERMSIG(status);
       }
@@ -105,6 +142,7 @@ std::vector<WorkerResult> run_workers(const std::string& worker_test, int world_
         ::kill(pids[i], SIGKILL);
         ::waitpid(pids[i], nullptr, 0);
         results[i].killed_by_limit = true;
+        results[i].seconds = elapsed();
         done[i] = true;
       }
       break;

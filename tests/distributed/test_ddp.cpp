@@ -7,6 +7,9 @@
 // the full batch; after a few SGD steps their parameters must agree to 1e-6 (relative).
 #include <catch2/catch.hpp>
 
+#include <csignal>
+#include <thread>
+
 #include <ember/ember.h>
 
 #include "multiprocess.h"
@@ -17,10 +20,14 @@ using ember::Tensor;
 
 namespace {
 
+// float64, so that the comparison measures DDP and not float32 rounding: averaging R
+// per-rank means rounds differently from one mean over R·B rows (≈1e-7 relative in float32).
 std::shared_ptr<ember::nn::Sequential> make_model() {
-  return std::make_shared<ember::nn::Sequential>(std::initializer_list<std::shared_ptr<ember::nn::Module>>{
+  auto model = std::make_shared<ember::nn::Sequential>(std::initializer_list<std::shared_ptr<ember::nn::Module>>{
       std::make_shared<ember::nn::Linear>(4, 16), std::make_shared<ember::nn::ReLU>(),
       std::make_shared<ember::nn::Linear>(16, 3)});
+  model->to(ember::kFloat64);
+  return model;
 }
 
 double max_relative_difference(const Tensor& a, const Tensor& b) {
@@ -59,8 +66,8 @@ TEST_CASE("worker: ddp equivalence", "[.worker]") {
   ember::optim::SGD ddp_optimizer(ddp.parameters(), {.lr = 0.1});
   ember::optim::SGD reference_optimizer(reference->parameters(), {.lr = 0.1});
   for (int step = 0; step < 4; ++step) {
-    Tensor inputs = ember::randn({per_rank * world, 4}, {}, &data_generator);
-    Tensor targets = ember::randn({per_rank * world, 3}, {}, &data_generator);
+    Tensor inputs = ember::randn({per_rank * world, 4}, ember::TensorOptions(ember::kFloat64), &data_generator);
+    Tensor targets = ember::randn({per_rank * world, 3}, ember::TensorOptions(ember::kFloat64), &data_generator);
     Tensor my_inputs = inputs.narrow(0, rank * per_rank, per_rank);
     Tensor my_targets = targets.narrow(0, rank * per_rank, per_rank);
 
@@ -82,8 +89,8 @@ TEST_CASE("worker: ddp equivalence", "[.worker]") {
   // backward averages the accumulated sum — like one backward on the summed losses.
   const auto reductions_before = ddp.reductions();
   ddp.zero_grad();
-  Tensor inputs = ember::randn({per_rank * world, 4}, {}, &data_generator);
-  Tensor targets = ember::randn({per_rank * world, 3}, {}, &data_generator);
+  Tensor inputs = ember::randn({per_rank * world, 4}, ember::TensorOptions(ember::kFloat64), &data_generator);
+  Tensor targets = ember::randn({per_rank * world, 3}, ember::TensorOptions(ember::kFloat64), &data_generator);
   Tensor my_inputs = inputs.narrow(0, rank * per_rank, per_rank);
   Tensor my_targets = targets.narrow(0, rank * per_rank, per_rank);
   {
@@ -102,21 +109,108 @@ TEST_CASE("worker: ddp equivalence", "[.worker]") {
 }
 
 TEST_CASE("ddp: 2 ranks x batch B train like 1 process x batch 2B", "[distributed][ddp]") {
-  auto results = ember::testing::run_workers("worker: ddp equivalence", 2);
-  for (std::size_t rank = 0; rank < results.size(); ++rank) {
-    INFO("rank " << rank << " output:\n" << results[rank].output);
-    REQUIRE_FALSE(results[rank].killed_by_limit);
-    REQUIRE(results[rank].exit_code == 0);
-  }
+  ember::testing::require_all_passed(ember::testing::run_workers("worker: ddp equivalence", 2));
 }
 
 TEST_CASE("ddp: 3 ranks x batch B train like 1 process x batch 3B", "[distributed][ddp]") {
-  auto results = ember::testing::run_workers("worker: ddp equivalence", 3);
-  for (std::size_t rank = 0; rank < results.size(); ++rank) {
-    INFO("rank " << rank << " output:\n" << results[rank].output);
-    REQUIRE_FALSE(results[rank].killed_by_limit);
-    REQUIRE(results[rank].exit_code == 0);
+  ember::testing::require_all_passed(ember::testing::run_workers("worker: ddp equivalence", 3));
+}
+
+// The overlapped path (all-reduces on the communication thread during backward) must give
+// bit-identical gradients to the inline path: same buckets, same arithmetic, only the
+// thread differs. The first layer's weight (1024 × 7000 float32 = 28 MB) is larger than
+// the default 25 MB bucket, so it gets a bucket of its own.
+TEST_CASE("worker: ddp overlap", "[.worker]") {
+  if (!ember::testing::is_worker()) return;
+  dist::init_process_group("gloo", -1, -1, std::chrono::seconds(30));
+  const int rank = dist::get_rank();
+  auto make_wide = [] {
+    return std::make_shared<ember::nn::Sequential>(std::initializer_list<std::shared_ptr<ember::nn::Module>>{
+        std::make_shared<ember::nn::Linear>(1024, 7000), std::make_shared<ember::nn::ReLU>(),
+        std::make_shared<ember::nn::Linear>(7000, 8), std::make_shared<ember::nn::ReLU>(),
+        std::make_shared<ember::nn::Linear>(8, 2)});
+  };
+  ember::manual_seed(11);
+  auto overlapped_model = make_wide();
+  ember::manual_seed(11);
+  auto inline_model = make_wide();
+  dist::DistributedDataParallel overlapped(overlapped_model);
+  dist::DistributedDataParallel inline_ddp(inline_model);
+  inline_ddp.set_communication_overlap(false);
+  REQUIRE(overlapped.communication_overlap());
+  // Buckets in reverse registration order: every small parameter (indices 5 .. 1) fits in
+  // the first; the 28 MB weight (index 0) does not fit in any bucket and gets its own.
+  const auto layout = overlapped.bucket_layout();
+  REQUIRE(layout.size() == 2);
+  REQUIRE(layout[0] == std::vector<std::size_t>{5, 4, 3, 2, 1});
+  REQUIRE(layout[1] == std::vector<std::size_t>{0});
+
+  ember::Generator data_generator(3 + static_cast<std::uint64_t>(rank));
+  ember::optim::SGD overlapped_optimizer(overlapped.parameters(), {.lr = 0.01});
+  ember::optim::SGD inline_optimizer(inline_ddp.parameters(), {.lr = 0.01});
+  for (int step = 0; step < 3; ++step) {
+    Tensor inputs = ember::randn({4, 1024}, {}, &data_generator);
+    Tensor targets = ember::randn({4, 2}, {}, &data_generator);
+    overlapped_optimizer.zero_grad();
+    ember::mse_loss(overlapped(inputs), targets).backward();
+    overlapped_optimizer.step();
+    inline_optimizer.zero_grad();
+    ember::mse_loss(inline_ddp(inputs), targets).backward();
+    inline_optimizer.step();
   }
+  REQUIRE(overlapped.last_reduction_thread() != std::this_thread::get_id());
+  REQUIRE(inline_ddp.last_reduction_thread() == std::this_thread::get_id());
+  REQUIRE(overlapped.reductions() == inline_ddp.reductions());
+  for (std::size_t i = 0; i < overlapped_model->parameters().size(); ++i) {
+    INFO("parameter " << i);
+    REQUIRE(overlapped_model->parameters()[i].equal(inline_model->parameters()[i]));
+  }
+  dist::destroy_process_group();
+}
+
+TEST_CASE("ddp: overlapped bucket all-reduces equal the inline path bit for bit", "[distributed][ddp]") {
+  ember::testing::require_all_passed(ember::testing::run_workers("worker: ddp overlap", 2));
+}
+
+// Mid-training, rank 1 is killed. Rank 0's next backward hands its buckets to the
+// communication thread; the all-reduce fails there and backward() rethrows it on rank 0.
+TEST_CASE("worker: ddp killed peer", "[.worker]") {
+  if (!ember::testing::is_worker()) return;
+  dist::init_process_group("gloo", -1, -1, std::chrono::seconds(2));
+  const int rank = dist::get_rank();
+  ember::manual_seed(5);
+  auto model = make_model();
+  dist::DistributedDataParallel ddp(model, nullptr, /*bucket_cap_mb=*/0.0001);
+  ember::optim::SGD optimizer(ddp.parameters(), {.lr = 0.1});
+  ember::Generator data_generator(9);
+  for (int step = 0; step < 10; ++step) {
+    if (step == 3 && rank == 1) ::raise(SIGKILL);
+    Tensor inputs = ember::randn({5, 4}, ember::TensorOptions(ember::kFloat64), &data_generator);
+    Tensor targets = ember::randn({5, 3}, ember::TensorOptions(ember::kFloat64), &data_generator);
+    optimizer.zero_grad();
+    Tensor loss = ember::mse_loss(ddp(inputs), targets);
+    if (step < 3) {
+      loss.backward();
+    } else {
+      try {
+        loss.backward();
+        FAIL("backward returned although rank 1 is dead");
+      } catch (const dist::DistributedError& error) {
+        INFO(error.what());
+        REQUIRE_THAT(std::string(error.what()), Catch::Contains("Gloo all_reduce failed on rank 0 after timeout 2000 ms"));
+        std::_Exit(0);
+      }
+    }
+    optimizer.step();
+  }
+  FAIL("training finished although rank 1 died");
+}
+
+TEST_CASE("ddp: a rank killed mid-training makes the survivor's backward throw", "[distributed][ddp]") {
+  auto results = ember::testing::run_workers("worker: ddp killed peer", 2, std::chrono::seconds(30));
+  INFO("rank 0: " << ember::testing::describe(results[0]));
+  REQUIRE(results[0].exit_code == 0);
+  REQUIRE(results[1].signal == SIGKILL);
 }
 
 TEST_CASE("ddp: needs a process group and a module", "[distributed][ddp]") {

@@ -1,0 +1,56 @@
+// apps/cli/distributed_mode.cpp — see distributed_mode.h.
+#include "distributed_mode.h"
+
+#include <cstdlib>
+
+#include <ember/core/cuda_hooks.h>
+#include <ember/core/factories.h>
+#include <ember/distributed/process_group.h>
+
+namespace ember::cli {
+
+DistributedMode::DistributedMode(const std::string& device_request) : device_request_(device_request) {
+  const char* world_size = std::getenv("WORLD_SIZE");
+  if (world_size == nullptr || *world_size == '\0') return;
+  // One GPU per process: "cuda" (or "auto" with a GPU) means this rank's local GPU.
+  bool wants_cuda = device_request == "cuda" || (device_request == "auto" && cuda::is_available()) ||
+                    device_request.rfind("cuda:", 0) == 0;
+  if (device_request == "cuda" || (device_request == "auto" && wants_cuda)) {
+    device_request_ = "cuda:" + std::to_string(distributed::get_local_rank());
+  }
+  backend_ = wants_cuda ? "nccl" : "gloo";
+  // RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT come from the environment (torchrun's contract).
+  distributed::init_process_group(backend_);
+  active_ = true;
+  rank_ = distributed::get_rank();
+  world_size_ = distributed::get_world_size();
+}
+
+DistributedMode::~DistributedMode() {
+  if (active_) distributed::destroy_process_group();
+}
+
+DistributedMode::StepAgreement DistributedMode::agree_on_step(double loss, bool interrupted) const {
+  if (!active_) return {loss, interrupted};
+  Tensor values = tensor({loss, interrupted ? 1.0 : 0.0}, kFloat64);  // one collective for both
+  distributed::all_reduce(values, distributed::ReduceOp::Sum);
+  const double* sums = values.data_ptr<double>();
+  return {sums[0] / world_size_, sums[1] > 0};
+}
+
+void DistributedMode::sum_epoch_totals(double& loss_sum, std::int64_t& correct, std::int64_t& seen) const {
+  if (!active_) return;
+  Tensor sums = tensor({loss_sum}, kFloat64);
+  distributed::all_reduce(sums, distributed::ReduceOp::Sum);
+  Tensor counts = tensor({correct, seen});  // int64: exact
+  distributed::all_reduce(counts, distributed::ReduceOp::Sum);
+  loss_sum = sums.data_ptr<double>()[0];
+  correct = counts.data_ptr<std::int64_t>()[0];
+  seen = counts.data_ptr<std::int64_t>()[1];
+}
+
+void DistributedMode::barrier() const {
+  if (active_) distributed::barrier();
+}
+
+}  // namespace ember::cli

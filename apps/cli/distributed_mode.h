@@ -1,0 +1,60 @@
+// apps/cli/distributed_mode.h — `ember train` as one rank of a data-parallel job (§9.3).
+//
+// When `ember train` finds torchrun's environment (WORLD_SIZE, set by `ember-run` or
+// torchrun), it trains as the tutorial's DDP script does:
+//   - it joins the process group: Gloo for CPU training, NCCL for --device cuda, where
+//     "cuda" / "auto" mean cuda:LOCAL_RANK (one GPU per process);
+//   - the training set is cut by a DistributedSampler (shuffled with --seed + epoch), so
+//     each rank trains on its own 1/world_size of every epoch, --batch-size examples per step;
+//   - the model is wrapped in DistributedDataParallel, which averages the gradients, so
+//     every rank takes the same step: N ranks with batch B train like one process with
+//     batch N*B taking the same examples;
+//   - each step's loss (and whether Ctrl-C was pressed on any rank) is all-reduced, so the
+//     progress, the step log and the stop all agree across ranks; the epoch's loss,
+//     accuracy and example count are summed over ranks;
+//   - only rank 0 prints progress and the summary, writes the --log and the --save
+//     checkpoint, and evaluates validation and test accuracy (every rank's model is the same).
+// Without WORLD_SIZE nothing here runs and `ember train` is the single-process trainer.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace ember::cli {
+
+class DistributedMode {
+ public:
+  // Reads the environment; when it names a job, joins its process group. `device_request`
+  // is --device; device_request() gives the one this rank must use.
+  explicit DistributedMode(const std::string& device_request);
+  ~DistributedMode();  // leaves the process group (after a barrier when training finished)
+  DistributedMode(const DistributedMode&) = delete;
+  DistributedMode& operator=(const DistributedMode&) = delete;
+
+  bool active() const { return active_; }
+  int rank() const { return rank_; }
+  int world_size() const { return world_size_; }
+  bool is_main() const { return rank_ == 0; }  // true also when not distributed
+  const std::string& device_request() const { return device_request_; }
+  const std::string& backend() const { return backend_; }
+
+  // The mean of `loss` over ranks, and whether any rank saw `interrupted` (one all-reduce).
+  struct StepAgreement {
+    double loss;
+    bool interrupted;
+  };
+  StepAgreement agree_on_step(double loss, bool interrupted) const;
+  // Sums the epoch's totals over ranks, in place.
+  void sum_epoch_totals(double& loss_sum, std::int64_t& correct, std::int64_t& seen) const;
+  // Every rank waits for the others (before rank 0's summary leaves the group).
+  void barrier() const;
+
+ private:
+  bool active_ = false;
+  int rank_ = 0;
+  int world_size_ = 1;
+  std::string device_request_;
+  std::string backend_;
+};
+
+}  // namespace ember::cli

@@ -1,0 +1,254 @@
+// benchmarks/cpu_bench.cpp — ember's CPU kernels against the peers a user would otherwise use.
+//
+// Issue 8, tutorial appendix (performance). In one process, interleaved (ember, peer,
+// ember, peer, ...) so that noise from other jobs on a shared machine hits both alike:
+//   * sgemm: ember's GEMM (core/cpu/gemm.cpp, called through the backend on raw buffers)
+//     against OpenBLAS cblas_sgemm, square n = 128..2048 and the Fashion-MNIST MLP's
+//     forward (batch x in · in x out) and backward (the transposed) products; GFLOP/s, ratio;
+//   * large elementwise add / mul / relu against a plain memcpy of the same size: GB/s of
+//     memory traffic and the fraction of the copy's bandwidth;
+//   * the per-op overhead of a 1-element add with autograd off, in ns.
+// Each number is the median of several repetitions after a warm-up; a repetition repeats
+// the op until it has run for at least ~20 ms. Both sides use the same thread count.
+//
+//   cpu_bench [--threads N] [--reps R] [--quick]
+//
+// OpenBLAS is linked into this program only (benchmarks/CMakeLists.txt), never into ember;
+// without it the GEMM table shows ember alone.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <ember/core/backend.h>
+#include <ember/core/cpu/gemm_kernels.h>
+#include <ember/core/native.h>
+#include <ember/core/parallel.h>
+#include <ember/ember.h>
+
+#ifdef EMBER_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
+namespace {
+
+using namespace ember;
+using Clock = std::chrono::steady_clock;
+
+int repetitions = 7;
+bool quick = false;
+
+// Seconds per call of `body`: how many calls fill ~20 ms is found during the warm-up.
+std::int64_t calls_per_repetition(const std::function<void()>& body) {
+  body();  // first touch: page faults, pool start-up, packing buffers
+  std::int64_t calls = 1;
+  for (;;) {
+    auto start = Clock::now();
+    for (std::int64_t i = 0; i < calls; ++i) body();
+    double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (seconds >= (quick ? 0.005 : 0.02) || calls > (1 << 26)) return calls;
+    calls *= 2;
+  }
+}
+
+double seconds_per_call(const std::function<void()>& body, std::int64_t calls) {
+  auto start = Clock::now();
+  for (std::int64_t i = 0; i < calls; ++i) body();
+  return std::chrono::duration<double>(Clock::now() - start).count() / static_cast<double>(calls);
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
+}
+
+// Median seconds per call of `first` and `second`, measured alternately.
+std::pair<double, double> interleaved(const std::function<void()>& first, const std::function<void()>& second) {
+  const std::int64_t first_calls = calls_per_repetition(first);
+  const std::int64_t second_calls = second ? calls_per_repetition(second) : 0;
+  std::vector<double> first_times, second_times;
+  for (int rep = 0; rep < repetitions; ++rep) {
+    first_times.push_back(seconds_per_call(first, first_calls));
+    if (second) second_times.push_back(seconds_per_call(second, second_calls));
+  }
+  return {median(first_times), second ? median(second_times) : 0.0};
+}
+
+// One GEMM shape: C[m x n] = op(A) · op(B), row-major buffers, like cblas_sgemm's arguments.
+struct GemmShape {
+  std::string label;
+  std::int64_t m, n, k;
+  bool a_transposed, b_transposed;
+};
+
+void fill_random(std::vector<float>& values, std::mt19937& rng) {
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (float& value : values) value = uniform(rng);
+}
+
+void run_gemm(const GemmShape& shape, std::mt19937& rng) {
+  const std::int64_t m = shape.m, n = shape.n, k = shape.k;
+  std::vector<float> a(m * k), b(k * n), c_ember(m * n), c_peer(m * n);
+  fill_random(a, rng);
+  fill_random(b, rng);
+  // op(A) is m x k: stored k x m when transposed. op(B) is k x n: stored n x k when transposed.
+  const std::int64_t lda = shape.a_transposed ? m : k, ldb = shape.b_transposed ? k : n;
+  GemmPlan plan;
+  plan.m = m;
+  plan.n = n;
+  plan.k = k;
+  plan.a = a.data();
+  plan.row_stride_a = shape.a_transposed ? 1 : lda;
+  plan.col_stride_a = shape.a_transposed ? lda : 1;
+  plan.b = b.data();
+  plan.row_stride_b = shape.b_transposed ? 1 : ldb;
+  plan.col_stride_b = shape.b_transposed ? ldb : 1;
+  plan.c = c_ember.data();
+  plan.row_stride_c = n;
+  plan.col_stride_c = 1;
+  plan.dtype = kFloat32;
+  Backend& cpu = backend_for(kCPU);
+  auto ember_call = [&] { cpu.gemm(plan); };
+  std::function<void()> peer_call;
+#ifdef EMBER_HAVE_OPENBLAS
+  peer_call = [&] {
+    cblas_sgemm(CblasRowMajor, shape.a_transposed ? CblasTrans : CblasNoTrans,
+                shape.b_transposed ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+                static_cast<int>(k), 1.0f, a.data(), static_cast<int>(lda), b.data(), static_cast<int>(ldb), 0.0f,
+                c_peer.data(), static_cast<int>(n));
+  };
+#endif
+  auto [ember_seconds, peer_seconds] = interleaved(ember_call, peer_call);
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const double ember_gflops = flops / ember_seconds * 1e-9;
+  // Both results must agree, or the speed means nothing.
+  double worst = 0.0;
+  if (peer_call)
+    for (std::size_t i = 0; i < c_ember.size(); ++i)
+      worst = std::max(worst, static_cast<double>(std::abs(c_ember[i] - c_peer[i])));
+  if (peer_call) {
+    const double peer_gflops = flops / peer_seconds * 1e-9;
+    std::printf("| %-28s | %5lld | %5lld | %5lld | %8.1f | %8.1f | %5.2f | %.1e |\n", shape.label.c_str(),
+                static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k), ember_gflops,
+                peer_gflops, ember_gflops / peer_gflops, worst);
+  } else {
+    std::printf("| %-28s | %5lld | %5lld | %5lld | %8.1f | %8s | %5s | %7s |\n", shape.label.c_str(),
+                static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k), ember_gflops, "-",
+                "-", "-");
+  }
+  std::fflush(stdout);
+}
+
+void gemm_table() {
+  std::printf("\n## sgemm (float32), kernel %s\n\n", cpu::active_gemm_kernel_name().c_str());
+  std::printf("| shape                        |     m |     n |     k | ember GFLOP/s | OpenBLAS GFLOP/s | ratio | max |diff| |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  std::mt19937 rng(42);
+  std::vector<GemmShape> shapes;
+  for (std::int64_t n : {128, 256, 512, 1024, 2048}) {
+    if (quick && n > 512) continue;
+    shapes.push_back({"square " + std::to_string(n), n, n, n, false, false});
+  }
+  // Fashion-MNIST MLP 784-256-128-10, batch 128. Forward y = x · W^T (nn.Linear stores W as
+  // out x in); backward dX = dY · W and dW = dY^T · X.
+  const std::int64_t batch = 128;
+  const std::int64_t layers[][2] = {{784, 256}, {256, 128}, {128, 10}};
+  for (const auto& layer : layers) {
+    const std::int64_t in = layer[0], out = layer[1];
+    const std::string name = std::to_string(in) + "->" + std::to_string(out);
+    shapes.push_back({"fwd x.W^T " + name, batch, out, in, false, true});
+    shapes.push_back({"bwd dY.W " + name, batch, in, out, false, false});
+    shapes.push_back({"bwd dY^T.X " + name, out, in, batch, true, false});
+  }
+  for (const GemmShape& shape : shapes) run_gemm(shape, rng);
+}
+
+// Elementwise ops on `count` floats against memcpy of the same tensor, GB/s of traffic.
+void elementwise_table() {
+  const std::int64_t count = quick ? (1 << 22) : (1 << 24);  // 16 Mi floats = 64 MiB per tensor
+  std::printf("\n## elementwise, %lld float32 elements (%.0f MiB per tensor)\n\n", static_cast<long long>(count),
+              count * 4.0 / (1 << 20));
+  NoGradGuard no_grad;
+  Tensor a = ember::rand({count}), b = ember::rand({count}), out = ember::empty_like(a);
+  std::vector<float> copy_destination(count);
+  const float* source = a.data_ptr<float>();
+  auto copy = [&] { std::memcpy(copy_destination.data(), source, count * sizeof(float)); };
+  struct Op {
+    const char* name;
+    double tensors_moved;  // reads + writes, in tensors of `count` floats
+    std::function<void()> run;
+  };
+  const std::vector<Op> ops = {
+      {"add (new output)", 3, [&] { Tensor r = native::add(a, b); }},
+      {"mul (new output)", 3, [&] { Tensor r = native::mul(a, b); }},
+      {"relu (new output)", 2, [&] { Tensor r = native::relu(a); }},
+      {"add_ (in place)", 3, [&] { native::add_(out, b); }},
+      {"copy_ (into existing)", 2, [&] { native::copy_(out, a); }},
+  };
+  std::printf("| op | ember GB/s | memcpy GB/s | fraction of memcpy |\n|---|---|---|---|\n");
+  for (const Op& op : ops) {
+    auto [op_seconds, copy_seconds] = interleaved(op.run, copy);
+    const double bytes = static_cast<double>(count) * sizeof(float);
+    const double op_rate = op.tensors_moved * bytes / op_seconds * 1e-9;
+    const double copy_rate = 2.0 * bytes / copy_seconds * 1e-9;
+    std::printf("| %s | %.1f | %.1f | %.2f |\n", op.name, op_rate, copy_rate, op_rate / copy_rate);
+    std::fflush(stdout);
+  }
+}
+
+// The fixed cost of one op: a 1-element add with autograd off, through the public API.
+void overhead_table() {
+  std::printf("\n## per-op overhead (1-element float32, autograd off)\n\n| op | ns per call |\n|---|---|\n");
+  NoGradGuard no_grad;
+  Tensor a = ember::rand({1}), b = ember::rand({1});
+  struct Op {
+    const char* name;
+    std::function<void()> run;
+  };
+  const std::vector<Op> ops = {
+      {"ember::add(a, b)", [&] { Tensor r = ember::add(a, b); }},
+      {"a + b", [&] { Tensor r = a + b; }},
+      {"native::add(a, b)", [&] { Tensor r = native::add(a, b); }},
+      {"a.add_(b)", [&] { native::add_(a, b); }},
+  };
+  for (const Op& op : ops) {
+    auto [seconds, unused] = interleaved(op.run, nullptr);
+    (void)unused;
+    std::printf("| %s | %.0f |\n", op.name, seconds * 1e9);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string argument = argv[i];
+    if (argument == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (argument == "--reps" && i + 1 < argc) repetitions = std::max(1, std::atoi(argv[++i]));
+    else if (argument == "--quick") quick = true;
+    else {
+      std::fprintf(stderr, "usage: cpu_bench [--threads N] [--reps R] [--quick]\n");
+      return 2;
+    }
+  }
+  if (threads > 0) set_num_threads(threads);
+  threads = get_num_threads();
+#ifdef EMBER_HAVE_OPENBLAS
+  openblas_set_num_threads(threads);
+  std::printf("# cpu_bench: %d threads for ember and OpenBLAS (%s), median of %d repetitions\n", threads,
+              openblas_get_config(), repetitions);
+#else
+  std::printf("# cpu_bench: %d threads, median of %d repetitions (built without OpenBLAS)\n", threads, repetitions);
+#endif
+  gemm_table();
+  elementwise_table();
+  overhead_table();
+  return 0;
+}

@@ -1,0 +1,31 @@
+// benchmarks/ember_bench/cuda_support.h — what ember-bench needs from the CUDA runtime itself.
+//
+// ember's public API (ember::cuda::*) covers devices and synchronisation; timing with CUDA
+// events, free-memory queries and the peers (cuBLAS sgemm, cudaMemcpy) need the runtime
+// directly. cuda_support_cuda.cpp implements this in a CUDA build (plain C++ against
+// cuda_runtime_api.h and cublas_v2.h: no .cu file); cuda_support_none.cpp answers "not
+// built" in a CPU-only build.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "harness.h"
+
+namespace ember_bench {
+
+bool cuda_peers_built();
+std::string cuda_runtime_version();  // "13.0", or "" when not built
+// CUDA events on `device`'s default stream; nullptr when not built.
+std::unique_ptr<Timer> make_cuda_timer(int device);
+std::optional<std::size_t> cuda_free_memory(int device);
+
+// cuBLAS sgemm C = A·B (row-major M×K by K×N, as ember's matmul) on `device`.
+Measurement cublas_sgemm(int device, std::int64_t m, std::int64_t k, std::int64_t n, const Policy& policy);
+// cudaMemcpy of `bytes`: "d2d" (device to device), "h2d" / "d2h" (from/to pinned host memory).
+Measurement cuda_memcpy(int device, const std::string& direction, std::size_t bytes, const Policy& policy);
+
+}  // namespace ember_bench

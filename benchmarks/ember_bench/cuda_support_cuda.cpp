@@ -1,0 +1,130 @@
+// benchmarks/ember_bench/cuda_support_cuda.cpp — CUDA events, memory queries and the GPU peers.
+//
+// Everything runs on the legacy default stream, the stream ember's kernels use
+// (cuda/cuda_context.h), so an event pair around ember calls brackets exactly their kernels.
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cuda_support.h"
+
+namespace ember_bench {
+namespace {
+
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
+}
+
+void check(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + " failed, status " + std::to_string(status));
+}
+
+class CudaEventTimer : public Timer {
+ public:
+  explicit CudaEventTimer(int device) : device_(device) {
+    check(cudaSetDevice(device_), "cudaSetDevice");
+    check(cudaEventCreate(&begin_), "cudaEventCreate");
+    check(cudaEventCreate(&end_), "cudaEventCreate");
+  }
+  ~CudaEventTimer() override {
+    cudaEventDestroy(begin_);
+    cudaEventDestroy(end_);
+  }
+  void start() override { check(cudaEventRecord(begin_, cudaStreamLegacy), "cudaEventRecord"); }
+  double stop() override {
+    check(cudaEventRecord(end_, cudaStreamLegacy), "cudaEventRecord");
+    check(cudaEventSynchronize(end_), "cudaEventSynchronize");
+    float milliseconds = 0;
+    check(cudaEventElapsedTime(&milliseconds, begin_, end_), "cudaEventElapsedTime");
+    return milliseconds / 1000.0;
+  }
+
+ private:
+  int device_;
+  cudaEvent_t begin_{}, end_{};
+};
+
+// A device buffer freed on scope exit.
+struct DeviceBuffer {
+  void* pointer = nullptr;
+  explicit DeviceBuffer(std::size_t bytes) { check(cudaMalloc(&pointer, bytes), "cudaMalloc"); }
+  ~DeviceBuffer() { cudaFree(pointer); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+struct PinnedBuffer {
+  void* pointer = nullptr;
+  explicit PinnedBuffer(std::size_t bytes) { check(cudaMallocHost(&pointer, bytes), "cudaMallocHost"); }
+  ~PinnedBuffer() { cudaFreeHost(pointer); }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+};
+
+}  // namespace
+
+bool cuda_peers_built() { return true; }
+
+std::string cuda_runtime_version() {
+  int version = 0;
+  if (cudaRuntimeGetVersion(&version) != cudaSuccess) return "unknown";
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+std::unique_ptr<Timer> make_cuda_timer(int device) { return std::make_unique<CudaEventTimer>(device); }
+
+std::optional<std::size_t> cuda_free_memory(int device) {
+  if (cudaSetDevice(device) != cudaSuccess) return std::nullopt;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) return std::nullopt;
+  return free_bytes;
+}
+
+Measurement cublas_sgemm(int device, std::int64_t m, std::int64_t k, std::int64_t n, const Policy& policy) {
+  check(cudaSetDevice(device), "cudaSetDevice");
+  DeviceBuffer a(sizeof(float) * m * k), b(sizeof(float) * k * n), c(sizeof(float) * m * n);
+  check(cudaMemset(a.pointer, 0, sizeof(float) * m * k), "cudaMemset");
+  check(cudaMemset(b.pointer, 0, sizeof(float) * k * n), "cudaMemset");
+  cublasHandle_t handle = nullptr;
+  check(cublasCreate(&handle), "cublasCreate");
+  const float one = 1.0f, zero = 0.0f;
+  // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: swap the operands, no transposes.
+  auto body = [&] {
+    check(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k),
+                      &one, static_cast<const float*>(b.pointer), static_cast<int>(n),
+                      static_cast<const float*>(a.pointer), static_cast<int>(k), &zero, static_cast<float*>(c.pointer),
+                      static_cast<int>(n)),
+          "cublasSgemm");
+  };
+  CudaEventTimer timer(device);
+  Measurement result;
+  try {
+    result = measure(body, policy, timer);
+  } catch (...) {
+    cublasDestroy(handle);
+    throw;
+  }
+  cublasDestroy(handle);
+  return result;
+}
+
+Measurement cuda_memcpy(int device, const std::string& direction, std::size_t bytes, const Policy& policy) {
+  check(cudaSetDevice(device), "cudaSetDevice");
+  DeviceBuffer source(bytes), target(bytes);
+  check(cudaMemset(source.pointer, 0, bytes), "cudaMemset");
+  CudaEventTimer timer(device);
+  if (direction == "d2d")
+    return measure([&] { check(cudaMemcpy(target.pointer, source.pointer, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpy"); },
+                   policy, timer);
+  PinnedBuffer host(bytes);
+  if (direction == "h2d")
+    return measure([&] { check(cudaMemcpy(target.pointer, host.pointer, bytes, cudaMemcpyHostToDevice), "cudaMemcpy"); },
+                   policy, timer);
+  return measure([&] { check(cudaMemcpy(host.pointer, source.pointer, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy"); },
+                 policy, timer);
+}
+
+}  // namespace ember_bench

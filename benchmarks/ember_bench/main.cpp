@@ -1,0 +1,266 @@
+// benchmarks/ember_bench/main.cpp — `ember-bench`: CPU vs GPU vs peers, op by op and end to end.
+//
+// Issue 9. For every figure of the catalogue (workloads.cpp) that matches --filter, on the
+// CPU and on every CUDA device (--device), it times ember (ember_runner.cpp), the library
+// peers (OpenBLAS / cuBLAS sgemm, memcpy / cudaMemcpy as bandwidth ceilings) and, when a
+// Python with torch is found, the same workloads in PyTorch (benchmarks/peers/
+// pytorch_peer.py). Then it derives the figures (report.cpp), prints a table and writes
+// --json / --csv. Without a GPU it measures the CPU and says so; it is the third way ember
+// is used, after the tutorial programs and the `ember` trainer (docs/benchmarks.md).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <iostream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <ember/core/parallel.h>
+#include <ember/ember.h>
+
+#include "cpu_peers.h"
+#include "cuda_support.h"
+#include "ember_runner.h"
+#include "json_io.h"
+#include "machine_info.h"
+#include "pytorch_peer.h"
+#include "report.h"
+#include "workloads.h"
+
+namespace {
+
+using namespace ember_bench;
+
+struct Options {
+  bool quick = false;
+  bool list = false;
+  std::string filter = ".*";
+  std::string device = "all";
+  int threads = 0;
+  std::string json_path, csv_path;
+  std::string python = "auto";
+  std::string script = EMBER_BENCH_PEERS_DIR "/pytorch_peer.py";
+  int reps = 0;
+  double max_seconds = 0;
+};
+
+Record make_record(const Workload& w, const std::string& device, const std::string& implementation) {
+  Record record;
+  record.workload = w;
+  record.device = device;
+  record.implementation = implementation;
+  return record;
+}
+
+void fill(Record& record, const Measurement& m) {
+  record.samples = m.samples;
+  record.calls_per_sample = m.calls_per_sample;
+  record.cold_single_sample = m.cold_single_sample;
+}
+
+// Runs one implementation, turning any exception into a "skipped: failed" record.
+template <class Run>
+Record attempt(const Workload& w, const std::string& device, const std::string& implementation, Run run) {
+  Record record = make_record(w, device, implementation);
+  if (isatty(STDERR_FILENO))  // a progress line, overwritten in place
+    std::fprintf(stderr, "  %-30s %-7s %-11s\r", w.id.c_str(), device.c_str(), implementation.c_str());
+  try {
+    fill(record, run());
+  } catch (const std::exception& error) {
+    record.skipped = std::string("failed: ") + error.what();
+  }
+  return record;
+}
+
+// The library peers that apply to a figure on a device.
+void run_peers(const Workload& w, const std::string& device, int cuda_index, int threads, const Policy& policy,
+               std::vector<Record>& records) {
+  const bool cpu = cuda_index < 0;
+  const std::size_t bytes = w.dims.empty() ? 0 : 4 * static_cast<std::size_t>(w.dims[0]);
+  if (w.group == "gemm") {
+    if (cpu && openblas_built())
+      records.push_back(attempt(w, device, "openblas", [&] { return openblas_sgemm(w.dims[0], w.dims[1], w.dims[2], policy); }));
+    if (!cpu && cuda_peers_built())
+      records.push_back(attempt(w, device, "cublas", [&] {
+        return cublas_sgemm(cuda_index, w.dims[0], w.dims[1], w.dims[2], policy);
+      }));
+  } else if (w.group == "copy") {
+    if (cpu) records.push_back(attempt(w, device, "memcpy", [&] { return host_memcpy(bytes, threads, policy); }));
+    else if (cuda_peers_built())
+      records.push_back(attempt(w, device, "cuda_memcpy", [&] { return cuda_memcpy(cuda_index, "d2d", bytes, policy); }));
+  } else if ((w.group == "h2d" || w.group == "d2h") && !cpu && cuda_peers_built()) {
+    records.push_back(attempt(w, device, "cuda_memcpy", [&] { return cuda_memcpy(cuda_index, w.group, bytes, policy); }));
+  }
+}
+
+std::string command_line(int argc, char** argv) {
+  std::string text;
+  for (int i = 0; i < argc; ++i) text += (i ? " " : "") + std::string(argv[i]);
+  return text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  CLI::App app{"ember-bench: ember on the CPU and on every CUDA device, against OpenBLAS, cuBLAS, "
+               "memory-copy ceilings and PyTorch (docs/benchmarks.md)"};
+  app.add_flag("--quick", options.quick, "small sizes only: the whole run takes under a minute");
+  app.add_flag("--list", options.list, "print the figures (after --filter) and exit");
+  app.add_option("--filter", options.filter, "ECMAScript regex matched against figure ids, e.g. '^gemm/square'");
+  app.add_option("--device", options.device, "cpu, cuda or all")->check(CLI::IsMember({"cpu", "cuda", "all"}));
+  app.add_option("--threads", options.threads, "CPU threads for ember, OpenBLAS, memcpy and PyTorch (0: ember's default)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--json", options.json_path, "write every sample and the run's metadata as JSON");
+  app.add_option("--csv", options.csv_path, "write one row per figure (samples ';'-separated) as CSV");
+  app.add_option("--python", options.python, "interpreter for the PyTorch peer: auto, none or a path");
+  app.add_option("--pytorch-script", options.script, "the PyTorch peer script");
+  app.add_option("--reps", options.reps, "samples per figure (default 10, --quick 3)")->check(CLI::PositiveNumber);
+  app.add_option("--max-seconds", options.max_seconds, "sampling time budget per figure (default 2, --quick 0.15)")
+      ->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+
+  std::regex filter;
+  try {
+    filter = std::regex(options.filter);
+  } catch (const std::regex_error& error) {
+    std::fprintf(stderr, "ember-bench: --filter is not a valid regex: %s\n", error.what());
+    return 2;
+  }
+  std::vector<Workload> workloads;
+  for (auto& w : build_workloads(options.quick))
+    if (std::regex_search(w.id, filter)) workloads.push_back(std::move(w));
+  if (options.list) {
+    for (const auto& w : workloads) std::printf("%-30s %s\n", w.id.c_str(), w.shape.c_str());
+    return 0;
+  }
+  if (workloads.empty()) {
+    std::fprintf(stderr, "ember-bench: no figure matches --filter '%s' (see --list)\n", options.filter.c_str());
+    return 2;
+  }
+
+  if (options.threads > 0) ember::set_num_threads(options.threads);
+  const int threads = ember::get_num_threads();
+  set_peer_threads(threads);
+  Policy policy;
+  policy.reps = options.reps ? options.reps : (options.quick ? 3 : 10);
+  policy.warmup = options.quick ? 1 : 2;
+  policy.min_sample_seconds = options.quick ? 0.0005 : 0.002;
+  policy.max_seconds = options.max_seconds > 0 ? options.max_seconds : (options.quick ? 0.15 : 2.0);
+
+  // Devices: the CPU unless --device cuda; every CUDA device unless --device cpu.
+  std::vector<int> devices;  // -1 = CPU, otherwise a CUDA index
+  if (options.device != "cuda") devices.push_back(-1);
+  const int gpus = ember::cuda::device_count();
+  if (options.device != "cpu")
+    for (int index = 0; index < gpus; ++index) devices.push_back(index);
+  if (options.device == "cuda" && gpus == 0) {
+    std::fprintf(stderr, "ember-bench: --device cuda but no CUDA device is available (%s)\n",
+                 ember::cuda::is_built() ? "built with CUDA, no GPU visible" : "this build has no CUDA backend");
+    return 2;
+  }
+
+  RunInfo info;
+  info.date = utc_now();
+  info.command = command_line(argc, argv);
+  info.machine = describe_cpu();
+  info.gpus = describe_gpus();
+  info.versions = {{"ember", EMBER_BENCH_VERSION},
+                   {"compiler", compiler_version()},
+                   {"build_type", EMBER_BENCH_BUILD_TYPE},
+                   {"cuda_backend", ember::cuda::is_built() ? "built" : "not built"}};
+  if (cuda_peers_built()) info.versions["cuda_runtime"] = cuda_runtime_version();
+  if (openblas_built()) info.versions["openblas"] = openblas_version();
+  info.peers["openblas"] = openblas_built() ? "ok" : "not built (libopenblas not found)";
+  info.peers["memcpy"] = "ok";
+  info.peers["cublas"] = cuda_peers_built() ? (gpus ? "ok" : "built, no GPU visible") : "not built (CPU-only build)";
+  info.peers["cuda_memcpy"] = info.peers["cublas"];
+  info.options = {{"quick", options.quick ? "true" : "false"}, {"filter", options.filter},
+                  {"device", options.device},                {"threads", std::to_string(threads)},
+                  {"reps", std::to_string(policy.reps)},      {"warmup", std::to_string(policy.warmup)},
+                  {"max_seconds", std::to_string(policy.max_seconds)},
+                  {"min_sample_seconds", std::to_string(policy.min_sample_seconds)}};
+  if (gpus == 0) std::fprintf(stderr, "ember-bench: no CUDA device visible: measuring the CPU only\n");
+
+  std::vector<Record> records;
+  std::vector<PytorchJob> pytorch_jobs;
+  int failures = 0;
+  for (int cuda_index : devices) {
+    const bool cpu = cuda_index < 0;
+    const ember::Device device = cpu ? ember::kCPU : ember::Device(ember::DeviceType::CUDA, cuda_index);
+    const std::string name = device.str();
+    if (!cpu) ember::cuda::set_device(cuda_index);
+    std::unique_ptr<Timer> timer = cpu ? make_cpu_timer() : make_cuda_timer(cuda_index);
+    if (!timer) timer = make_cpu_timer();  // a CUDA backend without the bench's CUDA part: synchronising wall clock
+    for (std::size_t number = 0; number < workloads.size(); ++number) {
+      const Workload& w = workloads[number];
+      if ((w.cpu_only && !cpu) || (w.cuda_only && cpu)) continue;
+      if (!isatty(STDERR_FILENO))  // a log line per figure for long runs (scripts/gpu-check.sh)
+        std::fprintf(stderr, "ember-bench: [%zu/%zu] %s on %s\n", number + 1, workloads.size(), w.id.c_str(), name.c_str());
+      // Memory cap: a quarter of the host's available memory, half of the GPU's free memory.
+      if (!cpu) ember::cuda::empty_cache();
+      const auto free_gpu = cpu ? std::nullopt : cuda_free_memory(cuda_index);
+      const double cap = cpu ? available_host_memory() / 4.0
+                             : (free_gpu ? *free_gpu / 2.0 : ember::cuda::get_device_properties(cuda_index).total_memory / 4.0);
+      if (w.footprint_bytes > cap) {
+        Record record = make_record(w, name, "ember");
+        record.skipped = "needs " + std::to_string(static_cast<long long>(w.footprint_bytes / 1048576)) +
+                         " MiB, over the memory cap of " + std::to_string(static_cast<long long>(cap / 1048576)) + " MiB";
+        records.push_back(record);
+        continue;
+      }
+      Record ember_record = attempt(w, name, "ember", [&] { return run_ember(w, device, policy, *timer); });
+      if (!ember_record.skipped.empty()) ++failures;
+      else pytorch_jobs.push_back({w, name});
+      records.push_back(std::move(ember_record));
+      run_peers(w, name, cuda_index, threads, policy, records);
+    }
+    if (!cpu) ember::cuda::empty_cache();
+  }
+  if (isatty(STDERR_FILENO)) std::fprintf(stderr, "%-60s\r", "");
+
+  const std::string python = find_python_with_torch(options.python);
+  if (options.python == "none") {
+    info.peers["pytorch"] = "disabled (--python none)";
+  } else if (python.empty()) {
+    info.peers["pytorch"] = options.python == "auto" ? "absent: no python3 (tried python3, /usr/bin/python3) imports torch"
+                                                     : "absent: " + options.python + " cannot import torch";
+  } else if (!pytorch_jobs.empty()) {
+    std::fprintf(stderr, "ember-bench: running the PyTorch peer (%s) on %zu figures\n", python.c_str(),
+                 pytorch_jobs.size());
+    PytorchOutcome outcome = run_pytorch_peer(pytorch_jobs, policy, threads, python, options.script);
+    info.peers["pytorch"] = outcome.status;
+    if (outcome.status == "ok") {
+      info.versions["pytorch"] = outcome.torch_version;
+      info.versions["python"] = outcome.python_version + " (" + python + ")";
+      info.options["pytorch_threads"] = std::to_string(outcome.torch_threads);
+    }
+    for (auto& record : outcome.records) records.push_back(std::move(record));
+  }
+  // Group the table by figure: stable sort by (catalogue order, device order).
+  std::map<std::string, std::size_t> order;
+  for (std::size_t i = 0; i < workloads.size(); ++i) order[workloads[i].id] = i;
+  std::stable_sort(records.begin(), records.end(), [&](const Record& a, const Record& b) {
+    return order[a.workload.id] < order[b.workload.id];
+  });
+
+  derive(records);
+  print_table(std::cout, info, records);
+  try {
+    if (!options.json_path.empty()) write_json_report(options.json_path, info, records);
+    if (!options.csv_path.empty()) write_csv(options.csv_path, info, records);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "ember-bench: %s\n", error.what());
+    return 1;
+  }
+  if (failures) {
+    std::fprintf(stderr, "ember-bench: %d ember figure(s) failed (see 'skipped: failed' above)\n", failures);
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""benchmarks/peers/pytorch_peer.py -- the PyTorch peer of ember-bench (issue 9).
+
+ember-bench writes the workloads it measured to a JSON spec and runs
+    python3 pytorch_peer.py --spec SPEC.json
+This script runs the same workloads with PyTorch under the same timing policy (warm-up,
+calibrated calls per sample, repetitions, time budget; CUDA events on a GPU) and prints one
+JSON object on stdout: the torch and Python versions and, per (workload, device), every
+sample in seconds per call. It never needs anything beyond torch itself.
+"""
+import argparse
+import json
+import math
+import platform
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+
+class CpuTimer:
+    def start(self):
+        self.begin = time.perf_counter()
+
+    def stop(self):
+        return time.perf_counter() - self.begin
+
+
+class CudaTimer:
+    def __init__(self, device):
+        self.begin = torch.cuda.Event(enable_timing=True)
+        self.end = torch.cuda.Event(enable_timing=True)
+
+    def start(self):
+        self.begin.record()
+
+    def stop(self):
+        self.end.record()
+        self.end.synchronize()
+        return self.begin.elapsed_time(self.end) / 1000.0
+
+
+def time_calls(body, calls, timer):
+    timer.start()
+    for _ in range(calls):
+        body()
+    return timer.stop()
+
+
+def measure(body, policy, timer):
+    """The same algorithm as benchmarks/ember_bench/harness.cpp."""
+    first = time_calls(body, 1, timer)
+    if first >= policy["max_seconds"]:
+        return {"samples": [first], "calls_per_sample": 1, "cold_single_sample": True}
+    for _ in range(1, policy["warmup"]):
+        time_calls(body, 1, timer)
+    per_call = max(first, 1e-9)
+    if policy["warmup"] > 1:
+        per_call = max(time_calls(body, 1, timer), 1e-9)
+    calls = int(min(max(math.ceil(policy["min_sample_seconds"] / per_call), 1), 1e6))
+    samples, elapsed = [], 0.0
+    for _ in range(policy["reps"]):
+        seconds = time_calls(body, calls, timer)
+        samples.append(seconds / calls)
+        elapsed += seconds
+        if elapsed > policy["max_seconds"] and len(samples) >= 3:
+            break
+    return {"samples": samples, "calls_per_sample": calls, "cold_single_sample": False}
+
+
+def uniform(sizes, device):
+    return torch.rand(sizes, device=device) - 0.5
+
+
+def make_mlp(layers):
+    modules = []
+    for i in range(len(layers) - 1):
+        if i > 0:
+            modules.append(torch.nn.ReLU())
+        modules.append(torch.nn.Linear(layers[i], layers[i + 1]))
+    return torch.nn.Sequential(*modules)
+
+
+def run_op(w, device, policy, timer):
+    group, op, dims = w["group"], w["op"], w["dims"]
+    with torch.no_grad():
+        if group == "gemm":
+            a, b = uniform((dims[0], dims[1]), device), uniform((dims[1], dims[2]), device)
+            return measure(lambda: a.matmul(b), policy, timer)
+        if group in ("elementwise", "reduction", "copy"):
+            x = uniform((dims[0],), device)
+            if op in ("add", "mul"):
+                y = uniform((dims[0],), device)
+                return measure((lambda: x + y) if op == "add" else (lambda: x * y), policy, timer)
+            body = {"relu": lambda: x.relu(), "sum": lambda: x.sum(), "clone": lambda: x.clone()}[op]
+            return measure(body, policy, timer)
+        if group == "h2d":
+            host = uniform((dims[0],), "cpu")
+            return measure(lambda: host.to(device), policy, timer)
+        if group == "d2h":
+            on_device = uniform((dims[0],), device)
+            return measure(lambda: on_device.to("cpu"), policy, timer)
+        if group == "softmax":
+            x = uniform((dims[0], dims[1]), device)
+            return measure(lambda: x.softmax(1), policy, timer)
+    raise ValueError("no PyTorch runner for " + w["id"])
+
+
+def run_cross_entropy(w, device, policy, timer):
+    rows, classes = w["dims"]
+    logits = uniform((rows, classes), device).requires_grad_(True)
+    target = torch.randint(0, classes, (rows,), device=device)
+
+    def body():
+        logits.grad = None
+        F.cross_entropy(logits, target).backward()
+
+    return measure(body, policy, timer)
+
+
+def run_sgd(w, device, policy, timer):
+    model = make_mlp(w["layers"]).to(device)
+    parameters = list(model.parameters())
+    for p in parameters:
+        p.grad = torch.randn_like(p)
+    # foreach=False: the per-parameter loop ember runs too.
+    optimizer = torch.optim.SGD(parameters, lr=1e-3, foreach=False)
+    return measure(optimizer.step, policy, timer)
+
+
+def run_training(w, device, policy, timer):
+    torch.manual_seed(123)
+    layers = w["layers"]
+    model = make_mlp(layers).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+
+    def step(features, labels):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(features), labels)
+        loss.backward()
+        optimizer.step()
+
+    if w["group"] == "train_step":
+        features = torch.randn(w["batch"], layers[0], device=device)
+        labels = torch.randint(0, layers[-1], (w["batch"],), device=device)
+        return measure(lambda: step(features, labels), policy, timer)
+    dataset = torch.utils.data.TensorDataset(torch.randn(w["examples"], layers[0]),
+                                             torch.randint(0, layers[-1], (w["examples"],)))
+    loader = torch.utils.data.DataLoader(dataset, batch_size=w["batch"], shuffle=True)
+
+    def epoch():
+        for features, labels in loader:
+            step(features.to(device), labels.to(device))
+
+    return measure(epoch, policy, timer)
+
+
+def run_dataloader(w, policy, timer):
+    layers = w["layers"]
+    dataset = torch.utils.data.TensorDataset(torch.randn(w["examples"], layers[0]),
+                                             torch.randint(0, layers[-1], (w["examples"],)))
+    loader = torch.utils.data.DataLoader(dataset, batch_size=w["batch"], shuffle=True, num_workers=w["workers"])
+
+    def one_pass():
+        for features, _ in loader:
+            pass
+
+    return measure(one_pass, policy, timer)
+
+
+def run(w, device, policy):
+    if device.startswith("cuda"):
+        torch.cuda.set_device(torch.device(device))
+        timer = CudaTimer(device)
+    else:
+        timer = CpuTimer()
+    group = w["group"]
+    if group == "cross_entropy":
+        return run_cross_entropy(w, device, policy, timer)
+    if group == "sgd":
+        return run_sgd(w, device, policy, timer)
+    if group in ("train_step", "train_epoch"):
+        return run_training(w, device, policy, timer)
+    if group == "dataloader":
+        return run_dataloader(w, policy, timer)
+    return run_op(w, device, policy, timer)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", required=True, help="the JSON spec ember-bench wrote")
+    args = parser.parse_args()
+    with open(args.spec) as handle:
+        spec = json.load(handle)
+    if spec.get("threads", 0) > 0:
+        torch.set_num_threads(spec["threads"])
+    results = []
+    for job in spec["jobs"]:
+        w, device = job["workload"], job["device"]
+        entry = {"id": w["id"], "device": device}
+        if device.startswith("cuda") and not torch.cuda.is_available():
+            entry["skipped"] = "this PyTorch has no CUDA device"
+        else:
+            try:
+                entry.update(run(w, device, spec["policy"]))
+            except Exception as error:  # reported per figure; the other figures still run
+                entry["skipped"] = "PyTorch failed: %s" % error
+        results.append(entry)
+        if device.startswith("cuda"):
+            torch.cuda.empty_cache()
+    json.dump({"torch_version": torch.__version__, "python_version": platform.python_version(),
+               "torch_threads": torch.get_num_threads(), "results": results}, sys.stdout)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""benchmarks/plot.py -- charts from an ember-bench JSON report (issue 9).
+
+    build/bin/ember-bench --json bench.json
+    python3 benchmarks/plot.py bench.json --out docs/images --format png
+
+Writes, for each format asked for:
+  bench_gemm.*        GFLOP/s against matrix size (square GEMM), one line per device and
+                      implementation (ember, OpenBLAS, cuBLAS, PyTorch);
+  bench_bandwidth.*   GB/s against element count for the streaming ops and copies;
+  bench_training.*    training throughput (examples/s) against batch size, one panel per
+                      model, for a training step and for an epoch;
+  bench_ratios.*      bars: ember's rate over each peer's, per figure and device;
+  bench_speedup.*     bars: GPU-over-CPU speedup per figure (only when the report has a GPU).
+With --markdown FILE it also writes the figures as Markdown tables (docs/benchmarks.md);
+--no-charts skips the charts. Charts need matplotlib (Debian: python3-matplotlib); nothing else.
+"""
+import argparse
+import collections
+import json
+import os
+import sys
+
+plt = None  # matplotlib.pyplot, imported only when charts are drawn (--markdown alone needs none)
+
+
+def import_matplotlib():
+    global plt
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot
+    except ImportError:
+        sys.exit("plot.py needs matplotlib for charts (Debian: apt-get install python3-matplotlib)")
+    plt = matplotlib.pyplot
+
+STYLE = {"ember": "-o", "openblas": "--s", "cublas": "--s", "pytorch": ":^", "memcpy": "-.", "cuda_memcpy": "-."}
+
+
+def measured(results):
+    return [r for r in results if r.get("skipped") is None and r.get("rate") is not None]
+
+
+def series(records, key=lambda r: (r["device"], r["implementation"])):
+    """Groups records into lines: key -> sorted [(size, rate)]."""
+    lines = collections.defaultdict(list)
+    for r in records:
+        lines[key(r)].append((r["size"], r["rate"]))
+    return {k: sorted(v) for k, v in sorted(lines.items())}
+
+
+def title(report, text):
+    machine = report["machine"]
+    gpus = ", ".join(g["name"] for g in machine.get("gpus", [])) or "no GPU"
+    return "%s\n%s (%s cores), %s -- %s" % (text, machine["cpu_model"], machine["cpu_cores"], gpus, report["date"][:10])
+
+
+def save(figure, out, name, formats):
+    paths = []
+    for fmt in formats:
+        path = os.path.join(out, "%s.%s" % (name, fmt))
+        figure.savefig(path, dpi=90, bbox_inches="tight")
+        paths.append(path)
+    plt.close(figure)
+    print("wrote " + ", ".join(paths))
+
+
+def plot_lines(ax, lines, xlabel, ylabel):
+    for (device, implementation), points in lines.items():
+        xs, ys = zip(*points)
+        ax.plot(xs, ys, STYLE.get(implementation, "-x"), label="%s %s" % (implementation, device), markersize=4)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+
+
+def plot_gemm(report, records, out, formats):
+    square = [r for r in records if r["id"].startswith("gemm/square/")]
+    if not square:
+        return
+    figure, ax = plt.subplots(figsize=(7, 4.5))
+    plot_lines(ax, series(square), "matrix size n (n x n times n x n)", "GFLOP/s")
+    ax.set_title(title(report, "fp32 GEMM"), fontsize=9)
+    save(figure, out, "bench_gemm", formats)
+
+
+def plot_bandwidth(report, records, out, formats):
+    groups = [("elementwise", "add"), ("elementwise", "relu"), ("reduction", "sum"), ("copy", "clone")]
+    present = [(g, op) for g, op in groups if any(r["group"] == g and r["op"] == op for r in records)]
+    if not present:
+        return
+    figure, axes = plt.subplots(1, len(present), figsize=(4 * len(present), 4), squeeze=False)
+    for ax, (group, op) in zip(axes[0], present):
+        chosen = [r for r in records if r["group"] == group and r["op"] == op]
+        plot_lines(ax, series(chosen), "elements", "GB/s")
+        ax.set_title("%s %s" % (group, op), fontsize=9)
+    figure.suptitle(title(report, "memory-bound ops (minimum bytes moved / time)"), fontsize=9)
+    save(figure, out, "bench_bandwidth", formats)
+
+
+def plot_training(report, records, out, formats):
+    models = [m for m in ("toy", "fmnist", "wide") if any(r.get("model") == m and r["group"].startswith("train")
+                                                            for r in records)]
+    if not models:
+        return
+    kinds = [k for k in ("train_step", "train_epoch") if any(r["group"] == k for r in records)]
+    figure, axes = plt.subplots(len(kinds), len(models), figsize=(4.2 * len(models), 3.6 * len(kinds)), squeeze=False)
+    for row, kind in enumerate(kinds):
+        for column, model in enumerate(models):
+            chosen = [r for r in records if r["group"] == kind and r.get("model") == model]
+            ax = axes[row][column]
+            if chosen:
+                plot_lines(ax, series(chosen), "batch size", "examples/s")
+            ax.set_title("%s, %s MLP %s" % (kind.replace("_", " "), model,
+                                            "-".join(str(x) for x in chosen[0]["layers"]) if chosen else ""),
+                         fontsize=9)
+    figure.suptitle(title(report, "training throughput (synthetic data of the right shape)"), fontsize=9)
+    figure.tight_layout()
+    save(figure, out, "bench_training", formats)
+
+
+def is_headline(r, records):
+    """The figures the bar charts show by default, so that a full run stays readable."""
+    group = r["group"]
+    if group in ("elementwise", "reduction", "copy", "h2d", "d2h"):
+        sizes = [o["size"] for o in records if o["group"] == group and o["op"] == r["op"] and o["device"] == r["device"]
+                 and o["implementation"] == "ember"]
+        return r["size"] == max(sizes)
+    if group in ("train_step", "train_epoch"):
+        return r["batch"] in (32, 256, 4096)
+    return True
+
+
+def plot_bars(report, labels, values, out, name, formats, text, xlabel):
+    if not labels:
+        return False
+    figure, ax = plt.subplots(figsize=(8, max(3, 0.22 * len(labels) + 1)))
+    positions = range(len(labels))
+    ax.barh(positions, values, color=["tab:green" if v >= 1 else "tab:red" for v in values])
+    ax.set_yticks(list(positions))
+    ax.set_yticklabels(labels, fontsize=6)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title(report, text), fontsize=9)
+    ax.grid(True, axis="x", which="both", alpha=0.3)
+    save(figure, out, name, formats)
+    return True
+
+
+def format_rate(rate, unit):
+    if rate is None:
+        return "-"
+    if unit == "examples/s":
+        return "%.0fK ex/s" % (rate / 1e3) if rate >= 1e4 else "%.0f ex/s" % rate
+    return "%.1f %s" % (rate, unit)
+
+
+def write_markdown(report, path, source):
+    """One table per group, one row per (figure, device): ember, the library peer, PyTorch."""
+    rows = collections.OrderedDict()
+    for r in report["results"]:
+        rows.setdefault((r["group"], r["id"], r["device"]), {})[r["implementation"]] = r
+    lines = ["<!-- written by benchmarks/plot.py --markdown from %s -->" % os.path.basename(source), ""]
+    group = None
+    for (g, figure, device), impls in rows.items():
+        if g != group:
+            group = g
+            lines += ["", "#### %s" % g, "",
+                      "| figure | shape | device | ember | library peer | PyTorch | ember/library | ember/PyTorch "
+                      "| of ceiling | GPU/CPU |",
+                      "|---|---|---|---|---|---|---|---|---|---|"]
+        ember = impls.get("ember", {})
+        unit = ember.get("unit") or next(iter(impls.values()))["unit"]
+        library = next((impls[k] for k in ("openblas", "cublas", "memcpy", "cuda_memcpy") if k in impls), None)
+        torch_record = impls.get("pytorch")
+        ratios = ember.get("ratio_to_peer") or {}
+        library_ratio = next((ratios[k] for k in ("openblas", "cublas", "memcpy", "cuda_memcpy") if k in ratios), None)
+        fraction = ember.get("fraction_of_ceiling")
+        speedup = ember.get("speedup_over_cpu")
+        if ember.get("skipped"):
+            ember_text = "skipped: " + ember["skipped"]
+        else:
+            ember_text = format_rate(ember.get("rate"), unit)
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            figure, ember.get("shape", ""), device, ember_text,
+            ("%s %s" % (library["implementation"], format_rate(library.get("rate"), unit))) if library else "-",
+            format_rate(torch_record.get("rate"), unit) if torch_record else "-",
+            "%.2f" % library_ratio if library_ratio else "-",
+            "%.2f" % ratios["pytorch"] if "pytorch" in ratios else "-",
+            "%.0f%%" % (100 * fraction) if fraction else "-",
+            "%.1fx" % speedup if speedup else "-"))
+    with open(path, "w") as handle:
+        handle.write("\n".join(lines).lstrip("\n") + "\n")
+    print("wrote " + path)
+
+
+def main():
+    parser = argparse.ArgumentParser(description="charts from an ember-bench JSON report")
+    parser.add_argument("report", help="the file written by ember-bench --json")
+    parser.add_argument("--out", default=".", help="folder for the charts")
+    parser.add_argument("--format", default="png,svg", help="comma-separated: png, svg, pdf")
+    parser.add_argument("--markdown", help="also write the figures as Markdown tables to this file")
+    parser.add_argument("--all-bars", action="store_true",
+                        help="bar charts for every figure (default: GEMM, the largest streaming size, batches 32/256/4096)")
+    parser.add_argument("--no-charts", action="store_true", help="only the Markdown tables")
+    args = parser.parse_args()
+    with open(args.report) as handle:
+        report = json.load(handle)
+    if args.markdown:
+        write_markdown(report, args.markdown, args.report)
+    if args.no_charts:
+        return
+    import_matplotlib()
+    formats = [f for f in args.format.split(",") if f]
+    os.makedirs(args.out, exist_ok=True)
+    records = measured(report["results"])
+    plot_gemm(report, records, args.out, formats)
+    plot_bandwidth(report, records, args.out, formats)
+    plot_training(report, records, args.out, formats)
+    headline = [r for r in records if r["implementation"] == "ember" and (args.all_bars or is_headline(r, records))]
+    ratios = [("%s %s vs %s" % (r["id"], r["device"], peer), value)
+              for r in headline for peer, value in sorted(r.get("ratio_to_peer", {}).items())]
+    plot_bars(report, [l for l, _ in ratios], [v for _, v in ratios], args.out, "bench_ratios", formats,
+              "ember rate / peer rate (> 1: ember faster)", "ratio (log scale)")
+    speedups = [("%s %s" % (r["id"], r["device"]), r["speedup_over_cpu"])
+                for r in headline if r.get("speedup_over_cpu")]
+    if not plot_bars(report, [l for l, _ in speedups], [v for _, v in speedups], args.out, "bench_speedup", formats,
+                     "ember: GPU rate / CPU rate", "speedup (log scale)"):
+        print("no GPU figures in %s: bench_speedup not drawn" % args.report)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+# tests/docs/check_doc_paths.cmake — docs do not rot: every file path and every function
+# named in the Markdown docs must exist in the tree.
+#
+#   cmake -DSOURCE_DIR=<repo> [-DDOCS=<a.md;b.md>] -P tests/docs/check_doc_paths.cmake
+#
+# DOCS defaults to README.md and docs/*.md. Outside fenced code blocks (``` ... ```), it checks
+#   - link targets `[text](target)`: relative to the doc's folder, as Markdown resolves them
+#     (URLs and #anchors are skipped; a #fragment is dropped);
+#   - backtick spans that look like a path (a/b/c, or a bare name ending in a source or doc
+#     extension): relative to the repository root or the doc's folder, or, for a bare name,
+#     any file of that name in the tree; `ember/LAYER/x.h` is an include path for LAYER/x.h;
+#     a trailing :LINE is dropped. Spans with spaces, wildcards, braces or <...> are not
+#     paths, nor are words with slashes that neither start at a top-level entry of the tree
+#     nor end in such an extension (`gemm/square/1024`); nor are build outputs (build/...,
+#     build-x/...) or absolute paths;
+#   - backtick spans written as a call with empty parentheses, `name()`, `obj.name()` or
+#     `ns::name()`: the last identifier must occur as `name(` in a source file (C++, CUDA,
+#     Python, CMake, shell, gdb scripts). Spans starting with `torch.` or `F.` are PyTorch's
+#     own API and are skipped.
+# Every miss is reported as "DOC:LINE: ..." and the script fails (tests/docs.cmake runs it).
+cmake_minimum_required(VERSION 3.20)
+
+if(NOT SOURCE_DIR)
+  message(FATAL_ERROR "check_doc_paths: pass -DSOURCE_DIR=<repository root>")
+endif()
+if(NOT DOCS)
+  file(GLOB DOCS ${SOURCE_DIR}/docs/*.md)
+  list(PREPEND DOCS ${SOURCE_DIR}/README.md)
+endif()
+
+# The tree's source files: where bare names are looked up and identifiers are grepped.
+set(code_dirs apps autograd benchmarks core cuda data distributed docs nn scripts tests)
+set(tree_files)
+foreach(dir ${code_dirs})
+  if(IS_DIRECTORY ${SOURCE_DIR}/${dir})
+    file(GLOB_RECURSE found LIST_DIRECTORIES false RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/${dir}/*)
+    list(APPEND tree_files ${found})
+  endif()
+endforeach()
+file(GLOB root_files LIST_DIRECTORIES false RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/*)
+file(GLOB top_level RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/*)
+list(FILTER top_level EXCLUDE REGEX "^build")
+list(APPEND top_level ember)
+list(APPEND tree_files ${root_files})
+set(tree_names)
+set(sources "")
+foreach(file ${tree_files})
+  get_filename_component(name ${file} NAME)
+  list(APPEND tree_names ${name})
+  if(file MATCHES "\\.(h|hpp|cpp|cu|cuh|py|cmake|sh|gdb)$" OR name STREQUAL "CMakeLists.txt")
+    file(READ ${SOURCE_DIR}/${file} text)
+    string(APPEND sources "\n${text}")
+  endif()
+endforeach()
+list(REMOVE_DUPLICATES tree_names)
+
+set(path_extensions "h|hpp|cpp|cu|cuh|md|py|cmake|sh|txt|json|csv|gdb|in")
+set(failures "")
+set(failure_count 0)
+set(checked_count 0)
+
+function(path_exists path doc_dir result)
+  set(${result} FALSE PARENT_SCOPE)
+  set(candidates ${SOURCE_DIR}/${path} ${doc_dir}/${path})
+  if(path MATCHES "^ember/(.+)$")
+    list(APPEND candidates ${SOURCE_DIR}/${CMAKE_MATCH_1} ${SOURCE_DIR}/apps/include/${path})
+  endif()
+  foreach(candidate ${candidates})
+    if(EXISTS ${candidate})
+      set(${result} TRUE PARENT_SCOPE)
+      return()
+    endif()
+  endforeach()
+  if(NOT path MATCHES "/")
+    list(FIND tree_names ${path} index)
+    if(index GREATER -1)
+      set(${result} TRUE PARENT_SCOPE)
+    endif()
+  endif()
+endfunction()
+
+foreach(doc ${DOCS})
+  file(RELATIVE_PATH doc_name ${SOURCE_DIR} ${doc})
+  get_filename_component(doc_dir ${doc} DIRECTORY)
+  file(READ ${doc} content)
+  # Make each line one list element: hide the characters CMake lists treat specially.
+  string(REPLACE "\\" "@BS@" content "${content}")
+  string(REPLACE ";" "@SC@" content "${content}")
+  string(REPLACE "[" "@LB@" content "${content}")
+  string(REPLACE "]" "@RB@" content "${content}")
+  string(REPLACE "\n" ";" lines "${content}")
+  set(line_number 0)
+  set(in_fence FALSE)
+  foreach(line IN LISTS lines)
+    math(EXPR line_number "${line_number} + 1")
+    if(line MATCHES "^[ \t]*```")
+      if(in_fence)
+        set(in_fence FALSE)
+      else()
+        set(in_fence TRUE)
+      endif()
+      continue()
+    endif()
+    if(in_fence)
+      continue()
+    endif()
+
+    # Link targets: ...@RB@(target)
+    string(REGEX MATCHALL "@RB@\\([^) ]+\\)" links "${line}")
+    foreach(link ${links})
+      string(REGEX REPLACE "^@RB@\\(([^)]+)\\)$" "\\1" target "${link}")
+      if(target MATCHES "^[a-z]+:" OR target MATCHES "^#")
+        continue()
+      endif()
+      string(REGEX REPLACE "#.*$" "" target "${target}")
+      math(EXPR checked_count "${checked_count} + 1")
+      if(NOT EXISTS ${doc_dir}/${target})
+        string(APPEND failures "${doc_name}:${line_number}: link target '${target}' does not exist\n")
+        math(EXPR failure_count "${failure_count} + 1")
+      endif()
+    endforeach()
+
+    # Backtick spans.
+    string(REGEX MATCHALL "`[^`]+`" spans "${line}")
+    foreach(span ${spans})
+      string(REGEX REPLACE "^`(.*)`$" "\\1" span "${span}")
+      if(span MATCHES "^[A-Za-z_][A-Za-z0-9_]*((::|\\.|->)~?[A-Za-z_][A-Za-z0-9_]*)*\\(\\)$")
+        if(span MATCHES "^(torch|F)\\.")
+          continue()
+        endif()
+        string(REGEX MATCH "[A-Za-z_][A-Za-z0-9_]*\\(\\)$" function "${span}")
+        string(REGEX REPLACE "\\(\\)$" "" function "${function}")
+        math(EXPR checked_count "${checked_count} + 1")
+        string(REGEX MATCH "[^A-Za-z0-9_]${function}[ ]*\\(" found "${sources}")
+        if(NOT found)
+          string(APPEND failures "${doc_name}:${line_number}: function '${function}' (written `${span}`) is not in the sources\n")
+          math(EXPR failure_count "${failure_count} + 1")
+        endif()
+        continue()
+      endif()
+      if(span MATCHES "[ <>*{}$=~|,'\"@]" OR span MATCHES "\\.\\.\\." OR span MATCHES "^(/|-|\\.\\./build|build(-[A-Za-z0-9_-]+)?/)")
+        continue()
+      endif()
+      string(REGEX REPLACE ":[0-9]*$" "" path "${span}")
+      if(NOT path MATCHES "^[A-Za-z0-9_.+/-]+$")
+        continue()
+      endif()
+      # A path names a source or doc file by its extension, or starts at a top-level entry
+      # of the tree (`core/cpu/`); other words with slashes (`gemm/square/1024`) are not paths.
+      string(REGEX MATCH "^[^/]+" first_component "${path}")
+      list(FIND top_level ${first_component} top_index)
+      if(NOT path MATCHES "\\.(${path_extensions})/?$" AND NOT (path MATCHES "/" AND (top_index GREATER -1 OR first_component STREQUAL "..")))
+        continue()
+      endif()
+      math(EXPR checked_count "${checked_count} + 1")
+      path_exists("${path}" "${doc_dir}" exists)
+      if(NOT exists)
+        string(APPEND failures "${doc_name}:${line_number}: path '${path}' does not exist\n")
+        math(EXPR failure_count "${failure_count} + 1")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+
+if(failure_count GREATER 0)
+  string(REPLACE "@BS@" "\\" failures "${failures}")
+  string(REPLACE "@SC@" ";" failures "${failures}")
+  string(REPLACE "@LB@" "[" failures "${failures}")
+  string(REPLACE "@RB@" "]" failures "${failures}")
+  # NOTICE prints the lines unwrapped, one "DOC:LINE: what" per miss.
+  message(NOTICE "${failures}")
+  message(FATAL_ERROR "${failure_count} name(s) in the docs do not exist in the tree (listed above)")
+endif()
+list(LENGTH DOCS doc_count)
+message(STATUS "check_doc_paths: ${doc_count} doc(s), ${checked_count} paths and functions, all found")
