@@ -11,7 +11,8 @@
 // Each number is the median of several repetitions after a warm-up; a repetition repeats
 // the op until it has run for at least ~20 ms. Both sides use the same thread count.
 //
-//   cpu_bench [--threads N] [--reps R] [--quick]
+//   cpu_bench [--threads N] [--reps R] [--quick] [--gemm] [--shape S]
+// (--gemm: the GEMM table only; --shape S: only GEMM shapes whose label contains S.)
 //
 // OpenBLAS is linked into this program only (benchmarks/CMakeLists.txt), never into ember;
 // without it the GEMM table shows ember alone.
@@ -80,6 +81,43 @@ std::pair<double, double> interleaved(const std::function<void()>& first, const 
   return {median(first_times), second ? median(second_times) : 0.0};
 }
 
+// Two effects of this virtual machine decide GEMM timings as much as the kernels do, so each
+// timed repetition starts from the same state for both libraries:
+//   * OpenBLAS's pool threads busy-wait after each call (2^28 TSC cycles, ~0.1 s here) so its
+//     next call finds them awake. Timed right after OpenBLAS, ember shared the two cores with
+//     those spinning threads (measured: ember at n = 1024 ran at one thread's speed);
+//   * a core left idle for a while comes back slowly: for the first ~30-50 ms after a 250 ms
+//     pause, ember's two threads ran at the speed of one.
+// So before every timed repetition the library about to be timed runs untimed for
+// kGemmWarmUp, long enough for OpenBLAS's spinning to expire and for both cores to be busy,
+// as they are in a loop of GEMMs (a training step). Within a repetition each library runs
+// back to back, with its own threads behaving as they do in a real loop.
+constexpr double kGemmWarmUp = 0.15;  // seconds
+
+void run_for(const std::function<void()>& body, double seconds) {
+  const auto start = Clock::now();
+  do body();
+  while (std::chrono::duration<double>(Clock::now() - start).count() < seconds);
+}
+
+std::pair<double, double> gemm_interleaved(const std::function<void()>& ember_call,
+                                           const std::function<void()>& peer_call) {
+  const std::int64_t ember_calls = calls_per_repetition(ember_call);
+  const std::int64_t peer_calls = peer_call ? calls_per_repetition(peer_call) : 0;
+  std::vector<double> ember_times, peer_times;
+  for (int rep = 0; rep < repetitions; ++rep) {
+    run_for(ember_call, quick ? 0.03 : kGemmWarmUp);
+    ember_times.push_back(seconds_per_call(ember_call, ember_calls));
+    if (!peer_call) continue;
+    run_for(peer_call, quick ? 0.03 : kGemmWarmUp);
+    peer_times.push_back(seconds_per_call(peer_call, peer_calls));
+  }
+  return {median(ember_times), peer_call ? median(peer_times) : 0.0};
+}
+
+bool gemm_only = false;      // --gemm: skip the elementwise and overhead tables
+std::string gemm_filter;     // --shape S: only GEMM rows whose label contains S
+
 // One GEMM shape: C[m x n] = op(A) · op(B), row-major buffers, like cblas_sgemm's arguments.
 struct GemmShape {
   std::string label;
@@ -124,7 +162,7 @@ void run_gemm(const GemmShape& shape, std::mt19937& rng) {
                 c_peer.data(), static_cast<int>(n));
   };
 #endif
-  auto [ember_seconds, peer_seconds] = interleaved(ember_call, peer_call);
+  auto [ember_seconds, peer_seconds] = gemm_interleaved(ember_call, peer_call);
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const double ember_gflops = flops / ember_seconds * 1e-9;
   // Both results must agree, or the speed means nothing.
@@ -166,7 +204,8 @@ void gemm_table() {
     shapes.push_back({"bwd dY.W " + name, batch, in, out, false, false});
     shapes.push_back({"bwd dY^T.X " + name, out, in, batch, true, false});
   }
-  for (const GemmShape& shape : shapes) run_gemm(shape, rng);
+  for (const GemmShape& shape : shapes)
+    if (shape.label.find(gemm_filter) != std::string::npos) run_gemm(shape, rng);
 }
 
 // Elementwise ops on `count` floats against memcpy of the same tensor, GB/s of traffic.
@@ -233,8 +272,10 @@ int main(int argc, char** argv) {
     if (argument == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (argument == "--reps" && i + 1 < argc) repetitions = std::max(1, std::atoi(argv[++i]));
     else if (argument == "--quick") quick = true;
+    else if (argument == "--gemm") gemm_only = true;
+    else if (argument == "--shape" && i + 1 < argc) gemm_filter = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cpu_bench [--threads N] [--reps R] [--quick]\n");
+      std::fprintf(stderr, "usage: cpu_bench [--threads N] [--reps R] [--quick] [--gemm] [--shape S]\n");
       return 2;
     }
   }
@@ -248,6 +289,7 @@ int main(int argc, char** argv) {
   std::printf("# cpu_bench: %d threads, median of %d repetitions (built without OpenBLAS)\n", threads, repetitions);
 #endif
   gemm_table();
+  if (gemm_only) return 0;
   elementwise_table();
   overhead_table();
   return 0;

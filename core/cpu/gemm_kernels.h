@@ -1,13 +1,23 @@
 // core/cpu/gemm_kernels.h — the GEMM micro-kernels and how one is chosen at run time.
 //
-// Tutorial §2.4 (matrix multiplication). core/cpu/gemm.cpp owns the cache blocking and
-// packing; a micro-kernel only multiplies one packed MR-row panel of A by one packed
-// NR-column panel of B and updates an MR x NR tile of C. Each SIMD kernel lives in its own
-// translation unit compiled with its own instruction-set flags (core/CMakeLists.txt), so
-// the rest of the library still runs on any x86-64 CPU:
-//   gemm_kernel_avx512.cpp   8 x 32 floats / 8 x 16 doubles in zmm registers
-//   gemm_kernel_avx2.cpp     6 x 16 floats / 6 x 8 doubles in ymm registers (with FMA)
-//   gemm.cpp                 the portable C++ kernel (every dtype, every CPU)
+// Tutorial §2.4 (matrix multiplication). core/cpu/gemm.cpp owns the blocking, the packing
+// and the threads; a micro-kernel only computes one register tile of C:
+//
+//   C[0:rows, 0:cols] = alpha * sum_p A(i, p) * B(p, j) + (read_c ? beta * C : 0)
+//
+// for at most MR rows and NR columns. The tile's A values are *broadcast* one at a time, so
+// they may come from anywhere: a packed panel (MR values per k step), a column-major A
+// (the same, with the matrix's own stride) or a row-major A (one pointer per row). That is
+// why small products need not pack A at all. B is read as NR-wide vectors, so its NR values
+// of one k step must be adjacent and readable up to NR (a packed, zero-padded panel, or a
+// row-major B whose panel lies wholly inside the matrix); C is written with masked or
+// partial stores, so edge tiles need no scratch copy.
+//
+// Each SIMD kernel lives in its own translation unit compiled with its own instruction-set
+// flags (core/CMakeLists.txt), so the rest of the library still runs on any x86-64 CPU:
+//   gemm_kernel_avx512.cpp   12 x 32 floats / 12 x 16 doubles in zmm registers
+//   gemm_kernel_avx2.cpp      6 x 16 floats /  6 x 8 doubles in ymm registers (with FMA)
+//   gemm.cpp                  the portable C++ kernel (every dtype, every CPU)
 // Which one runs is decided by cpuid (__builtin_cpu_supports) unless the environment
 // variable EMBER_GEMM_KERNEL=portable|avx2|avx512 forces one (tests and benchmarks).
 #pragma once
@@ -17,22 +27,48 @@
 
 namespace ember::cpu {
 
-// Updates the MR x NR tile at c (row stride rs_c, column stride 1):
-//   C = alpha * sum_p a_panel[p] (outer) b_panel[p] + (read_c ? beta * C : 0)
-// a_panel holds kc steps of MR values, b_panel kc steps of NR values (zero-padded).
-// read_c == false never reads C, so C may hold NaNs or garbage (beta == 0 semantics).
+// One register tile. A(i, p) = a[i * a_row_step + p * a_k_step]; B(p, j) = b[p * b_k_step + j]
+// (j < NR must be readable; columns past `cols` are computed but never stored); C(i, j) =
+// c[i * c_row_stride + j]. read_c == false never reads C, so C may hold NaNs (beta == 0).
 template <class T>
-using MicroKernelFn = void (*)(std::int64_t kc, const T* a_panel, const T* b_panel, T* c, std::int64_t rs_c,
-                               T alpha, T beta, bool read_c);
+struct TileArgs {
+  const T* a = nullptr;
+  std::int64_t a_row_step = 0, a_k_step = 0;
+  const T* b = nullptr;
+  std::int64_t b_k_step = 0;
+  T* c = nullptr;
+  std::int64_t c_row_stride = 0;
+  std::int64_t k = 0, rows = 0, cols = 0;  // 1 <= rows <= MR, 1 <= cols <= NR
+  T alpha = T(1), beta = T(0);
+  bool read_c = false;
+};
 
-// A micro-kernel plus the cache blocking that suits its tile (kc x NR of B in L1,
-// mc x kc of A in L2, kc x nc of B in L3).
+template <class T>
+using TileFn = void (*)(const TileArgs<T>& tile);
+
+// Packs one panel: out[p * W + i] = src[i * stride_i + p * stride_p] for i < rows, p < depth,
+// and zeros for rows <= i < W, where W = MR for an A panel and NR for a B panel. Returns false
+// for strides it does not handle; the portable loop in core/cpu/gemm_pack.h then runs. The
+// SIMD files provide vectorised copies (stride_i == 1) and register transposes (stride_p == 1).
+template <class T>
+using PackFn = bool (*)(const T* src, std::int64_t stride_i, std::int64_t stride_p, std::int64_t rows,
+                        std::int64_t depth, T* out);
+
+// A micro-kernel plus the blocking that suits it.
+//   mr x nr   the register tile;
+//   kc        the depth slice: an mr x kc A panel stays in L1 while it meets every B panel;
+//   nc        the columns of one packed B slice (kc x nc, kept in L2, shared by the threads).
+// tile_a_kstep serves A panels whose mr values per k step are adjacent (a_row_step == 1:
+// packed or column-major A); tile_a_rows serves row-major A (a_k_step == 1).
 template <class T>
 struct MicroKernel {
   const char* name = "portable";
   std::int64_t mr = 0, nr = 0;
-  std::int64_t mc = 0, kc = 0, nc = 0;
-  MicroKernelFn<T> run = nullptr;
+  std::int64_t kc = 0, nc = 0;
+  TileFn<T> tile_a_kstep = nullptr;
+  TileFn<T> tile_a_rows = nullptr;
+  PackFn<T> pack_a = nullptr;  // A panel (W = mr); null: the portable loop
+  PackFn<T> pack_b = nullptr;  // B panel (W = nr); null: the portable loop
 };
 
 // The SIMD kernels (defined in their own files). Call only when the CPU supports them.

@@ -4,14 +4,19 @@
 // Tutorial §2.4 (matrix multiplication). test_linalg.cpp checks the GEMM the dispatcher
 // picks; this file forces each kernel in turn with EMBER_GEMM_KERNEL (core/cpu/gemm_kernels.h)
 // so the portable fallback and the AVX2 kernel are tested on a machine that would otherwise
-// always pick AVX-512. Sizes are odd and straddle the register tiles (8 x 32, 6 x 16, 4 x 8)
+// always pick AVX-512. Sizes are odd and straddle the register tiles (12 x 32, 6 x 16, 4 x 8)
 // and the cache blocks (kc = 256), operands are transposed or strided in both dimensions,
-// and alpha/beta cover addmm. A kernel the CPU lacks cannot be run; its case instead checks
-// that the support detection agrees with cpuid and that forcing it is a clear error.
+// and alpha/beta cover addmm. The planner's paths are each reached on purpose: operands read
+// in place (thin products) and packed (wide ones), vectorised copy and transpose packing,
+// edge tiles, the swapped orientation, batches, several threads (bit-identical to one) and
+// products whose packed B is split into several phases. A kernel the CPU lacks cannot be run;
+// its case instead checks that the support detection agrees with cpuid and that forcing it is
+// a clear error.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -21,6 +26,7 @@
 #include <ember/core/cpu/gemm_kernels.h>
 #include <ember/core/error.h>
 #include <ember/core/native.h>
+#include <ember/core/parallel.h>
 
 namespace {
 
@@ -65,6 +71,7 @@ struct Case {
   bool a_transposed, b_transposed, c_transposed;
   std::int64_t spread;
   double alpha, beta;
+  std::int64_t batch = 1;
 };
 
 struct Layout {
@@ -76,63 +83,93 @@ Layout layout_of(std::int64_t rows, std::int64_t cols, bool transposed, std::int
   return {cols * spread, spread, rows * cols * spread};
 }
 
-// Runs `c = alpha * a · b + beta * c` through the CPU backend with dtype T and compares
-// with the float64 triple loop. Returns the number of wrong elements.
+// The operands of one case, filled with random values (C with NaN when beta == 0, so a
+// kernel that read it would be caught). Batch entry b of each operand starts b * (one
+// operand's buffer) further on.
+template <class T>
+struct Operands {
+  Layout la, lb, lc;
+  std::vector<T> a, b, c, c_before;
+
+  Operands(const Case& test, std::mt19937& rng)
+      : la(layout_of(test.m, test.k, test.a_transposed, test.spread)),
+        lb(layout_of(test.k, test.n, test.b_transposed, test.spread)),
+        lc(layout_of(test.m, test.n, test.c_transposed, test.spread)),
+        a(la.buffer_size * test.batch),
+        b(lb.buffer_size * test.batch),
+        c(lc.buffer_size * test.batch) {
+    std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+    for (T& value : a) value = static_cast<T>(uniform(rng));
+    for (T& value : b) value = static_cast<T>(uniform(rng));
+    for (T& value : c) value = test.beta == 0.0 ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(uniform(rng));
+    c_before = c;
+  }
+
+  // c = alpha * a · b + beta * c through the CPU backend (whatever kernel and threads are set).
+  void run(const Case& test) {
+    GemmPlan plan;
+    plan.batch = test.batch;
+    plan.m = test.m;
+    plan.n = test.n;
+    plan.k = test.k;
+    plan.a = a.data();
+    plan.batch_stride_a = la.buffer_size;
+    plan.row_stride_a = la.row_stride;
+    plan.col_stride_a = la.col_stride;
+    plan.b = b.data();
+    plan.batch_stride_b = lb.buffer_size;
+    plan.row_stride_b = lb.row_stride;
+    plan.col_stride_b = lb.col_stride;
+    plan.c = c.data();
+    plan.batch_stride_c = lc.buffer_size;
+    plan.row_stride_c = lc.row_stride;
+    plan.col_stride_c = lc.col_stride;
+    plan.alpha = test.alpha;
+    plan.beta = test.beta;
+    plan.dtype = std::is_same_v<T, float> ? kFloat32 : kFloat64;
+    backend_for(kCPU).gemm(plan);
+  }
+
+  // Wrong elements against a float64 triple loop (and elements outside C that changed).
+  std::int64_t mismatches(const Case& test) const {
+    const double relative = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+    std::int64_t bad = 0;
+    for (std::int64_t batch = 0; batch < test.batch; ++batch) {
+      const T* a_b = a.data() + batch * la.buffer_size;
+      const T* b_b = b.data() + batch * lb.buffer_size;
+      const std::int64_t c_b = batch * lc.buffer_size;
+      for (std::int64_t i = 0; i < test.m; ++i) {
+        for (std::int64_t j = 0; j < test.n; ++j) {
+          double sum = 0.0, magnitude = 0.0;
+          for (std::int64_t p = 0; p < test.k; ++p) {
+            const double product = static_cast<double>(a_b[i * la.row_stride + p * la.col_stride]) *
+                                   static_cast<double>(b_b[p * lb.row_stride + j * lb.col_stride]);
+            sum += product;
+            magnitude += std::abs(product);
+          }
+          const std::int64_t at = c_b + i * lc.row_stride + j * lc.col_stride;
+          const double old_c = test.beta == 0.0 ? 0.0 : static_cast<double>(c_before[at]);
+          const double expected = test.alpha * sum + test.beta * old_c;
+          const double bound = relative * (std::abs(test.alpha) * magnitude + std::abs(test.beta * old_c)) + 1e-30;
+          if (!(std::abs(static_cast<double>(c[at]) - expected) <= bound)) ++bad;
+        }
+      }
+    }
+    // Elements of the spread-out buffer that are not part of C must be untouched.
+    if (test.spread > 1)
+      for (std::size_t at = 0; at < c.size(); ++at)
+        if (at % static_cast<std::size_t>(test.spread) != 0 && !(c[at] == c_before[at] || std::isnan(c_before[at])))
+          ++bad;
+    return bad;
+  }
+};
+
+// Runs one case with dtype T and returns the number of wrong elements.
 template <class T>
 std::int64_t count_mismatches(const Case& test, std::mt19937& rng) {
-  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  const Layout la = layout_of(test.m, test.k, test.a_transposed, test.spread);
-  const Layout lb = layout_of(test.k, test.n, test.b_transposed, test.spread);
-  const Layout lc = layout_of(test.m, test.n, test.c_transposed, test.spread);
-  std::vector<T> a(la.buffer_size), b(lb.buffer_size), c(lc.buffer_size);
-  for (T& value : a) value = static_cast<T>(uniform(rng));
-  for (T& value : b) value = static_cast<T>(uniform(rng));
-  // beta == 0: C starts as NaN, so a kernel that read it would be caught.
-  for (T& value : c) value = test.beta == 0.0 ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(uniform(rng));
-  const std::vector<T> c_before = c;
-
-  GemmPlan plan;
-  plan.m = test.m;
-  plan.n = test.n;
-  plan.k = test.k;
-  plan.a = a.data();
-  plan.row_stride_a = la.row_stride;
-  plan.col_stride_a = la.col_stride;
-  plan.b = b.data();
-  plan.row_stride_b = lb.row_stride;
-  plan.col_stride_b = lb.col_stride;
-  plan.c = c.data();
-  plan.row_stride_c = lc.row_stride;
-  plan.col_stride_c = lc.col_stride;
-  plan.alpha = test.alpha;
-  plan.beta = test.beta;
-  plan.dtype = std::is_same_v<T, float> ? kFloat32 : kFloat64;
-  backend_for(kCPU).gemm(plan);
-
-  const double relative = std::is_same_v<T, float> ? 1e-5 : 1e-12;
-  std::int64_t bad = 0;
-  for (std::int64_t i = 0; i < test.m; ++i) {
-    for (std::int64_t j = 0; j < test.n; ++j) {
-      double sum = 0.0, magnitude = 0.0;
-      for (std::int64_t p = 0; p < test.k; ++p) {
-        const double product = static_cast<double>(a[i * la.row_stride + p * la.col_stride]) *
-                               static_cast<double>(b[p * lb.row_stride + j * lb.col_stride]);
-        sum += product;
-        magnitude += std::abs(product);
-      }
-      const std::int64_t at = i * lc.row_stride + j * lc.col_stride;
-      const double old_c = test.beta == 0.0 ? 0.0 : static_cast<double>(c_before[at]);
-      const double expected = test.alpha * sum + test.beta * old_c;
-      const double bound = relative * (std::abs(test.alpha) * magnitude + std::abs(test.beta * old_c)) + 1e-30;
-      if (!(std::abs(static_cast<double>(c[at]) - expected) <= bound)) ++bad;
-    }
-  }
-  // Elements of the spread-out buffer that are not part of C must be untouched.
-  if (test.spread > 1)
-    for (std::size_t at = 0; at < c.size(); ++at)
-      if (at % static_cast<std::size_t>(test.spread) != 0 && !(c[at] == c_before[at] || std::isnan(c_before[at])))
-        ++bad;
-  return bad;
+  Operands<T> operands(test, rng);
+  operands.run(test);
+  return operands.mismatches(test);
 }
 
 // The sizes: 1, tiny, odd primes around every tile width (4, 6, 8, 16, 32) and past kc.
@@ -181,6 +218,82 @@ void check_kernel_strided_and_addmm(const std::string& name) {
               << test.alpha << " beta " << test.beta);
     CHECK(count_mismatches<float>(test, rng) == 0);
     CHECK(count_mismatches<double>(test, rng) == 0);
+  }
+}
+
+// Shapes that steer the planner (core/cpu/gemm.cpp) down each of its paths.
+void check_kernel_planner_paths(const std::string& name) {
+  ForcedKernel forced(name);
+  std::mt19937 rng(31);
+  const std::vector<Case> cases = {
+      // Thin products: A and B read in place (row- and column-major A), B's edge panel copied.
+      {5, 40, 300, false, false, false, 1, 1.0, 0.0}, {11, 45, 70, true, false, false, 1, 1.0, 0.5},
+      // Wide products: every pack (A and B copied or transposed), rows not a multiple of MR,
+      // depth not a multiple of 16 or of kc, C accumulating over k slices with beta.
+      {29, 140, 37, false, false, false, 1, 1.0, 0.0}, {29, 140, 37, true, true, false, 1, 1.0, 0.0},
+      {50, 150, 77, false, true, false, 1, 1.0, 0.0}, {50, 150, 77, true, false, false, 1, 1.0, 0.0},
+      {40, 70, 530, false, true, false, 1, 0.5, 0.5},
+      // Narrow C (the swapped orientation), column-major C, matrix-vector and dot products.
+      {100, 3, 64, false, false, false, 1, 1.0, 0.0}, {100, 3, 64, true, true, true, 1, 1.0, 2.0},
+      {70, 1, 90, false, false, false, 1, 1.0, 0.0}, {1, 70, 90, true, true, false, 1, 1.0, 0.0},
+      {1, 1, 300, false, true, false, 1, 2.0, 0.0},
+      // Batches (bmm), thin and wide.
+      {7, 9, 5, false, true, false, 1, 1.0, 0.0, 3}, {40, 90, 60, true, false, false, 1, 1.0, 1.0, 3},
+      // Packed B larger than one phase's buffer (16 MiB): two column phases, then two batch
+      // phases (for the AVX-512 kernel; the others may choose another orientation).
+      {3, 4100, 1100, false, true, false, 1, 1.0, 0.0}, {3, 700, 2100, false, true, false, 1, 1.0, 1.0, 3},
+  };
+  for (const Case& test : cases) {
+    INFO(name << " m " << test.m << " n " << test.n << " k " << test.k << " batch " << test.batch << " a_t "
+              << test.a_transposed << " b_t " << test.b_transposed << " c_t " << test.c_transposed);
+    CHECK(count_mismatches<float>(test, rng) == 0);
+    CHECK(count_mismatches<double>(test, rng) == 0);
+  }
+}
+
+// Sets the pool's thread count for the life of the object, then restores it.
+class ThreadCount {
+ public:
+  explicit ThreadCount(int threads) : old_(get_num_threads()) { set_num_threads(threads); }
+  ~ThreadCount() { set_num_threads(old_); }
+  ThreadCount(const ThreadCount&) = delete;
+  ThreadCount& operator=(const ThreadCount&) = delete;
+
+ private:
+  int old_;
+};
+
+// Products large enough to be shared between threads (more than kParallelMinWork = 6.3 M
+// multiply-adds, core/cpu/gemm.cpp): correct, and bit-identical to the one-thread result (each C element is summed over k in the same order by exactly one thread).
+template <class T>
+void check_threads_match_one_thread(const Case& test, std::mt19937& rng) {
+  Operands<T> operands(test, rng);
+  {
+    ThreadCount one(1);
+    operands.run(test);
+  }
+  const std::vector<T> serial = operands.c;
+  operands.c = operands.c_before;
+  {
+    ThreadCount three(3);  // more threads than this machine's cores, and an odd count
+    operands.run(test);
+  }
+  CHECK(operands.mismatches(test) == 0);
+  CHECK(std::memcmp(serial.data(), operands.c.data(), serial.size() * sizeof(T)) == 0);
+}
+
+void check_kernel_threads(const std::string& name) {
+  ForcedKernel forced(name);
+  std::mt19937 rng(5);
+  const std::vector<Case> cases = {
+      {150, 170, 260, false, false, false, 1, 1.0, 0.0}, {150, 170, 260, true, true, false, 1, 1.0, 0.0},
+      {200, 110, 300, false, true, false, 1, 1.0, 0.5},  {60, 100, 150, true, false, false, 1, 1.0, 0.0, 8},
+      {500, 30, 500, false, false, true, 1, 1.0, 0.0},
+  };
+  for (const Case& test : cases) {
+    INFO(name << " m " << test.m << " n " << test.n << " k " << test.k << " batch " << test.batch);
+    check_threads_match_one_thread<float>(test, rng);
+    check_threads_match_one_thread<double>(test, rng);
   }
 }
 
@@ -248,6 +361,40 @@ TEST_CASE("gemm kernels: AVX-512 kernel on strided operands and addmm", "[gemm]"
     return;
   }
   check_kernel_strided_and_addmm("avx512");
+}
+
+TEST_CASE("gemm kernels: every planner path, on every kernel the CPU has", "[gemm]") {
+  for (const std::string name : {"portable", "avx2", "avx512"}) {
+    if (!cpu_reports(name)) continue;
+    check_kernel_planner_paths(name);
+  }
+}
+
+TEST_CASE("gemm kernels: several threads give the one-thread bits, on every kernel", "[gemm]") {
+  for (const std::string name : {"portable", "avx2", "avx512"}) {
+    if (!cpu_reports(name)) continue;
+    check_kernel_threads(name);
+  }
+}
+
+TEST_CASE("gemm kernels: a large GEMM inside a parallel region runs inline", "[gemm]") {
+  // Nested parallel_for calls run inline (core/parallel.h); the GEMM's threads must then not
+  // wait for helpers that never come. Two large products, one per chunk, each checked.
+  ThreadCount two(2);
+  std::mt19937 rng(11);
+  const Case test{150, 170, 260, false, true, false, 1, 1.0, 0.0};
+  Operands<float> first(test, rng), second(test, rng);
+  parallel_for(0, 2, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t chunk = begin; chunk < end; ++chunk) (chunk == 0 ? first : second).run(test);
+  });
+  CHECK(first.mismatches(test) == 0);
+  CHECK(second.mismatches(test) == 0);
+}
+
+TEST_CASE("gemm kernels: k == 0 scales C by beta", "[gemm]") {
+  std::mt19937 rng(3);
+  CHECK(count_mismatches<float>({5, 7, 0, false, false, false, 1, 1.0, 0.0}, rng) == 0);  // C = 0
+  CHECK(count_mismatches<float>({5, 7, 0, false, false, true, 2, 1.0, 2.0}, rng) == 0);   // C = 2 C
 }
 
 TEST_CASE("gemm kernels: addmm through the public op fuses the bias", "[gemm]") {

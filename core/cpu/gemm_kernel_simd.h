@@ -1,0 +1,162 @@
+// core/cpu/gemm_kernel_simd.h — the register-tile GEMM kernel shared by the SIMD files.
+//
+// Tutorial §2.4 (matrix multiplication). Included only by gemm_kernel_avx512.cpp and
+// gemm_kernel_avx2.cpp, each compiled with its own instruction-set flags; each passes an
+// `Ops` struct (vector type, lane count, load/store/broadcast/fma intrinsics) declared in
+// its own anonymous namespace, so every instantiation below is private to one translation
+// unit and an AVX-512 copy can never be linked into a path that runs on an AVX2-only CPU.
+// The contract (TileArgs, what may be read and written) is in core/cpu/gemm_kernels.h.
+//
+// Strategy of one tile (ROWS x COLS vectors of C in registers):
+//   for each k step p:
+//     load COLS vectors of B (row p of the B panel)
+//     for each row i: broadcast A(i, p) from memory and FMA it into the row's COLS accumulators
+// ROWS * COLS independent FMA chains hide the FMA latency; the broadcasts are plain loads
+// (no shuffle port), so A may be packed, column-major or row-major at no cost. The tile's
+// shape is a template argument: the full MR x NR tile for the interior and smaller
+// instantiations for the edges, so edge tiles run the same code, only shorter, and no
+// scratch tile or padding of C is ever needed. The last vector column is stored partially
+// (a masked store) when the tile ends inside it.
+#pragma once
+
+#include <immintrin.h>
+
+#include <array>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include <ember/core/cpu/gemm_kernels.h>
+
+namespace ember::cpu::simd {
+namespace {  // NOLINT: deliberately private to each including translation unit (see above)
+
+// How far ahead (in k steps) the kernel asks for B. A B panel streams from L2 once per
+// tile; 8 steps (1 KiB of a 32-float panel) covers L2 latency at the kernel's speed.
+constexpr int kPrefetchSteps = 8;
+// The C tile is prefetched at the start of a tile whose k loop is at least this long.
+constexpr int kPrefetchCMinK = 32;
+
+template <class Ops, int ROWS, int COLS, bool A_ROWS>
+void tile_kernel(const TileArgs<typename Ops::T>& t) {
+  using T = typename Ops::T;
+  using V = typename Ops::V;
+  constexpr int L = Ops::kLanes;
+  V acc[ROWS][COLS];
+#pragma GCC unroll 16
+  for (int i = 0; i < ROWS; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < COLS; ++j) acc[i][j] = Ops::zero();
+
+  // Ask for the C tile now: it is needed only at the end, and its lines then arrive for free
+  // (a short k loop would not hide the wait, and the prefetches would only add work).
+  if (t.k >= kPrefetchCMinK) {
+#pragma GCC unroll 16
+    for (int i = 0; i < ROWS; ++i) {
+      _mm_prefetch(reinterpret_cast<const char*>(t.c + i * t.c_row_stride), _MM_HINT_T0);
+      if constexpr (COLS * L * sizeof(T) > 64)
+        _mm_prefetch(reinterpret_cast<const char*>(t.c + i * t.c_row_stride + COLS * L - 1), _MM_HINT_T0);
+    }
+  }
+
+  // Each k step loads COLS vectors of B (and asks for the ones kPrefetchSteps ahead), then
+  // broadcasts ROWS values of A, each into COLS FMAs.
+  const T* b = t.b;
+  const std::int64_t b_step = t.b_k_step;
+  auto load_b = [&](V (&bv)[COLS]) {
+#pragma GCC unroll 4
+    for (int j = 0; j < COLS; ++j) bv[j] = Ops::load(b + j * L);
+    const T* ahead = b + kPrefetchSteps * b_step;
+    _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
+    if constexpr (COLS * L * sizeof(T) > 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 / sizeof(T)), _MM_HINT_T0);
+    b += b_step;
+  };
+
+  if constexpr (A_ROWS) {
+    // Row-major A: A(i, p) = a[i * a_row_step + p]. One pointer per row, all advancing by 1.
+    const T* rows[ROWS];
+#pragma GCC unroll 16
+    for (int i = 0; i < ROWS; ++i) rows[i] = t.a + i * t.a_row_step;
+    for (std::int64_t p = 0; p < t.k; ++p) {
+      V bv[COLS];
+      load_b(bv);
+#pragma GCC unroll 16
+      for (int i = 0; i < ROWS; ++i) {
+        V av = Ops::broadcast(rows[i] + p);
+#pragma GCC unroll 4
+        for (int j = 0; j < COLS; ++j) acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
+      }
+    }
+  } else {
+    // Packed or column-major A: the ROWS values of one k step are adjacent.
+    const T* column = t.a;
+    const std::int64_t a_step = t.a_k_step;
+#pragma GCC unroll 4
+    for (std::int64_t p = 0; p < t.k; ++p) {
+      V bv[COLS];
+      load_b(bv);
+#pragma GCC unroll 16
+      for (int i = 0; i < ROWS; ++i) {
+        V av = Ops::broadcast(column + i);
+#pragma GCC unroll 4
+        for (int j = 0; j < COLS; ++j) acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
+      }
+      column += a_step;
+    }
+  }
+
+  // C = alpha * acc (+ beta * C). beta == 0 must not read C (it may hold NaNs), hence the
+  // flag. The flags and strides are copied to locals first: the masked stores below may
+  // alias anything as far as the compiler knows, and would force re-reading `t` per row.
+  T* const c = t.c;
+  const std::int64_t c_stride = t.c_row_stride;
+  const int tail = static_cast<int>(t.cols - (COLS - 1) * L);  // lanes used in the last vector, 1..L
+  const V alpha = Ops::splat(t.alpha), beta = Ops::splat(t.beta);
+  auto store = [&](auto read_c, auto scale, auto full) {
+#pragma GCC unroll 16
+    for (int i = 0; i < ROWS; ++i) {
+      T* row = c + i * c_stride;
+#pragma GCC unroll 4
+      for (int j = 0; j < COLS; ++j) {
+        const bool whole = full || j < COLS - 1;
+        V value = scale ? Ops::mul(alpha, acc[i][j]) : acc[i][j];  // alpha == 1 skips the multiply
+        if (read_c) value = Ops::fma(beta, whole ? Ops::load(row + j * L) : Ops::load_partial(row + j * L, tail), value);
+        if (whole) Ops::store(row + j * L, value);
+        else Ops::store_partial(row + j * L, value, tail);
+      }
+    }
+  };
+  using Yes = std::true_type;
+  using No = std::false_type;
+  const bool scale = t.alpha != T(1);
+  if (tail == L) {
+    if (t.read_c) scale ? store(Yes{}, Yes{}, Yes{}) : store(Yes{}, No{}, Yes{});
+    else scale ? store(No{}, Yes{}, Yes{}) : store(No{}, No{}, Yes{});
+  } else {
+    if (t.read_c) scale ? store(Yes{}, Yes{}, No{}) : store(Yes{}, No{}, No{});
+    else scale ? store(No{}, Yes{}, No{}) : store(No{}, No{}, No{});
+  }
+}
+
+// Every tile shape from 1 x 1 vector up to MR x COLS_MAX vectors, indexed [vectors - 1][rows - 1].
+template <class Ops, int COLS, bool A_ROWS, int... R>
+constexpr std::array<TileFn<typename Ops::T>, sizeof...(R)> row_table(std::integer_sequence<int, R...>) {
+  return {&tile_kernel<Ops, R + 1, COLS, A_ROWS>...};
+}
+
+template <class Ops, int MR, int COLS_MAX, bool A_ROWS, int... C>
+constexpr std::array<std::array<TileFn<typename Ops::T>, MR>, COLS_MAX> tile_table(std::integer_sequence<int, C...>) {
+  return {row_table<Ops, C + 1, A_ROWS>(std::make_integer_sequence<int, MR>{})...};
+}
+
+// The entry point gemm.cpp calls: picks the instantiation for this tile's rows and columns.
+template <class Ops, int MR, int COLS_MAX, bool A_ROWS>
+void dispatch_tile(const TileArgs<typename Ops::T>& t) {
+  static constexpr auto table =
+      tile_table<Ops, MR, COLS_MAX, A_ROWS>(std::make_integer_sequence<int, COLS_MAX>{});
+  const std::int64_t vectors = (t.cols + Ops::kLanes - 1) / Ops::kLanes;
+  table[vectors - 1][t.rows - 1](t);
+}
+
+}  // namespace
+}  // namespace ember::cpu::simd
