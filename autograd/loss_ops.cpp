@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include <ember/autograd/function.h>
+#include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
@@ -118,8 +119,10 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction, 
   EMBER_CHECK(input.dim() >= 1, ShapeError, "input tensor should be 1D or 2D");
   if (input.dim() > 2) {
     // [N, C, d1, ...] (a class score per pixel or per time step): move the class dim last,
-    // flatten to [N * d1 * ..., C] rows and reuse the 2-D case (differentiably: the permute
-    // and reshape record their own nodes; PyTorch names this node NllLoss2DBackward0).
+    // flatten to [N * d1 * ..., C] rows and compute the 2-D loss; one node records it under
+    // PyTorch's name, NllLoss2DBackward0. (PyTorch runs nll_loss2d on [N, C, 1, d1 * ...]
+    // for inputs other than 4-D and, for reduction='none', views the [N, 1, d1 * ...]
+    // result back to the target's shape: ViewBackward0. ember does the same.)
     Shape expected_target = {input.size(0)};
     for (std::int64_t d = 2; d < input.dim(); ++d) expected_target.push_back(input.size(d));
     EMBER_CHECK(IntArrayRef(target.sizes()) == IntArrayRef(expected_target), ShapeError, "Expected target size ",
@@ -127,9 +130,42 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction, 
     std::vector<std::int64_t> classes_last = {0};
     for (std::int64_t d = 2; d < input.dim(); ++d) classes_last.push_back(d);
     classes_last.push_back(1);
-    Tensor rows = ember::reshape(ember::permute(input, classes_last), {-1, input.size(1)});
-    Tensor loss = nll_loss(rows, ember::reshape(target, {-1}), reduction, ignore_index);
-    return reduction == Reduction::None ? ember::reshape(loss, target.sizes()) : loss;
+    const std::int64_t classes = input.size(1);
+    Tensor flat_target = native::reshape(target, {-1});
+    Tensor loss;
+    {
+      NoGradGuard values_only;  // the node below is the only one recorded
+      loss = nll_loss(native::reshape(native::permute(input, classes_last), {-1, classes}), flat_target, reduction,
+                      ignore_index);
+    }
+    const bool four_d = input.dim() == 4;
+    if (reduction == Reduction::None) {
+      std::int64_t positions = 1;  // d1 * d2 * ...
+      for (std::int64_t d = 2; d < input.dim(); ++d) positions *= input.size(d);
+      loss = native::reshape(loss, four_d ? Shape(target.sizes()) : Shape{input.size(0), 1, positions});
+    }
+    if (needs_grad(input)) {
+      // The 2-D formula on the rows, then the rows put back into [N, C, d1, ...].
+      Tensor keep = native::ne(flat_target, scalar_to_tensor(ignore_index, target.device()));
+      Tensor keep_factor = native::to_dtype(keep, input.dtype());
+      const double kept = native::sum(keep_factor, {}, false).item<double>();
+      auto node = record("NllLoss2DBackward0", {input}, loss);
+      node->save("target", native::where(keep, flat_target, scalar_to_tensor(std::int64_t{0}, target.device())));
+      node->save("keep", keep_factor);
+      Shape rows_sizes = native::permute(input, classes_last).sizes();  // [N, d1, ..., C]
+      std::vector<std::int64_t> back = {0, input.dim() - 1};           // inverse of classes_last
+      for (std::int64_t d = 1; d < input.dim() - 1; ++d) back.push_back(d);
+      node->set_backward([rows_sizes, back, reduction, kept, classes](Node& n, const TensorList& grads) -> TensorList {
+        Tensor safe = n.saved(0), keep_rows = n.saved(1);
+        const std::int64_t rows = safe.numel();
+        Tensor g_rows = reduction == Reduction::None ? ember::reshape(grads[0], {rows}) : ember::expand(grads[0], {rows});
+        if (reduction == Reduction::Mean) g_rows = g_rows / kept;
+        Tensor chosen = ember::to(ember::one_hot(safe, classes), grads[0].dtype());
+        Tensor grad_rows = -(chosen * ember::unsqueeze(g_rows * keep_rows, 1));
+        return {ember::permute(ember::reshape(grad_rows, rows_sizes), back)};
+      });
+    }
+    return reduction == Reduction::None && !four_d ? ember::view(loss, target.sizes()) : loss;
   }
   EMBER_CHECK(target.dtype() == kInt64, DTypeError, "expected scalar type Long but found ",
               scalar_type_name(target.dtype()));
