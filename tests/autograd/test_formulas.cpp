@@ -296,6 +296,18 @@ TEST_CASE("loss values and gradients match PyTorch", "[autograd][formulas][losse
 TEST_CASE("copies and in-place fills match PyTorch (ToCopyBackward0, FillBackward2, ZeroBackward0)",
           "[autograd][formulas]") {
   run_family({"to_dtype", "fill_", "zero_", "zero_then_add"});
+  // A cast to the same dtype or device is the tensor itself: no node (PyTorch returns self).
+  Tensor x = ember::tensor({1.0, 2.0}, ember::requires_grad());
+  REQUIRE(x.to(ember::kFloat32).is_same(x));
+  REQUIRE(x.to(ember::kCPU).is_same(x));
+  REQUIRE(x.to(ember::kFloat64).grad_fn()->name() == "ToCopyBackward0");
+  // fill_/zero_ nodes have one edge (self's old history), as PyTorch's.
+  Tensor y = x * 2.0;
+  y.zero_();
+  auto zero_node = std::static_pointer_cast<ember::autograd::Node>(y.grad_fn());
+  REQUIRE(zero_node->name() == "ZeroBackward0");
+  REQUIRE(zero_node->next_edges().size() == 1);
+  REQUIRE(zero_node->next_edges()[0].node->name() == "MulBackward0");
 }
 
 TEST_CASE("add/sub/mul/div with a number match PyTorch", "[autograd][formulas]") {

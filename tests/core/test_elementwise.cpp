@@ -197,6 +197,12 @@ TEST_CASE("elementwise: clamp, pow with a scalar and where match PyTorch", "[ele
   run_reference_cases({"clamp", "pow_scalar", "where"});
 }
 
+TEST_CASE("elementwise: casts, contiguous copies and clones match PyTorch", "[elementwise][copy]") {
+  // to_dtype: every dtype pair's conversion rule (truncation, uint8 wrap-around, NaN -> true),
+  // on plain, transposed, 0-d, empty and broadcast (stride-0) sources.
+  run_reference_cases({"to_dtype", "contiguous", "clone"});
+}
+
 TEST_CASE("elementwise: in-place ops match PyTorch", "[elementwise]") {
   run_reference_cases({"add_", "sub_", "mul_", "div_"});
 }
