@@ -240,6 +240,12 @@ nn::StateDict load_from_bytes(const std::string& bytes, Metadata* metadata, cons
     Tensor tensor = empty(entry.shape, TensorOptions(entry.dtype));
     if (entry.end > entry.begin)
       std::memcpy(tensor.data_ptr(), bytes.data() + data_start + entry.begin, entry.end - entry.begin);
+    if (entry.dtype == DType::Bool) {
+      // A C++ bool must hold 0 or 1 (anything else is undefined behaviour to read), but a
+      // BOOL byte in a file may be any value; numpy reads nonzero as True, and so does ember.
+      auto* flags = static_cast<unsigned char*>(tensor.data_ptr());
+      for (std::uint64_t i = 0; i < entry.end - entry.begin; ++i) flags[i] = flags[i] != 0 ? 1 : 0;
+    }
     result.insert(entry.name, tensor);
   }
   return result;

@@ -41,7 +41,8 @@ Batches run_pass(data::DataLoader& loader, std::int64_t break_after) {
 }  // namespace
 
 TEST_CASE("a pass left with break draws what PyTorch's lazy sampler draws", "[data][loader][sampler]") {
-  for (const auto& scenario : load_reference("sampler_passes.json")["scenarios"]) {
+  const auto reference = load_reference("sampler_passes.json");
+  for (const auto& scenario : reference["scenarios"]) {
     for (std::int64_t workers : {0, 2}) {  // the sampler's draws never depend on the workers
       INFO(scenario["name"].get<std::string>() << ", num_workers " << workers);
       Generator generator(42);

@@ -230,6 +230,12 @@ TEST_CASE("the reader rejects sizes whose products overflow instead of crashing"
   // Offsets near 2^64 must not wrap around the end-of-file check.
   rejects(R"({"t":{"dtype":"U8","shape":[1],"data_offsets":[18446744073709551614,18446744073709551615]}})",
           std::string(8, '\0'), "leave a gap");
+  // BOOL bytes other than 0 and 1 read as true (as numpy does), never as an invalid bool.
+  const Tensor flags = load_from_bytes(make_file(R"({"t":{"dtype":"BOOL","shape":[3],"data_offsets":[0,3]}})",
+                                                 std::string("\x00\x02\xff", 3)))
+                           .at("t");
+  REQUIRE(flags.equal(ember::tensor({false, true, true})));
+  REQUIRE(flags.sum().item<std::int64_t>() == 2);
   // Largest legal sizes still load when they describe an empty tensor.
   const std::string empty_ok = R"({"t":{"dtype":"F32","shape":[0,9223372036854775807],"data_offsets":[0,0]}})";
   REQUIRE(load_from_bytes(make_file(empty_ok, "")).at("t").numel() == 0);
