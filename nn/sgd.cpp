@@ -7,12 +7,57 @@
 
 namespace ember::optim {
 
-SGD::SGD(std::vector<Tensor> parameters, SGDOptions options) : Optimizer(std::move(parameters)), options_(options) {
+namespace {
+
+// The constructor's checks, with PyTorch's messages (also applied to loaded hyper-parameters).
+void check_options(const SGDOptions& options) {
   EMBER_CHECK(options.lr >= 0.0, ValueError, "Invalid learning rate: ", nn::python_float(options.lr));
   EMBER_CHECK(options.momentum >= 0.0, ValueError, "Invalid momentum value: ", nn::python_float(options.momentum));
   EMBER_CHECK(options.weight_decay >= 0.0, ValueError, "Invalid weight_decay value: ", nn::python_float(options.weight_decay));
   EMBER_CHECK(!options.nesterov || (options.momentum > 0.0 && options.dampening == 0.0), ValueError,
               "Nesterov momentum requires a momentum and zero dampening");
+}
+
+}  // namespace
+
+SGD::SGD(std::vector<Tensor> parameters, SGDOptions options) : Optimizer(std::move(parameters)), options_(options) {
+  check_options(options_);
+}
+
+std::vector<Optimizer::StateSlot> SGD::state_slots() const {
+  if (options_.momentum == 0.0) return {};
+  return {{"momentum_buffer", false}};
+}
+
+StateDict SGD::hyperparameters() const {
+  // PyTorch's param_groups entries (without foreach/differentiable, which select PyTorch
+  // implementations ember does not have).
+  StateDict group;
+  group.insert("lr", hyperparameter_tensor(options_.lr));
+  group.insert("momentum", hyperparameter_tensor(options_.momentum));
+  group.insert("dampening", hyperparameter_tensor(options_.dampening));
+  group.insert("weight_decay", hyperparameter_tensor(options_.weight_decay));
+  group.insert("nesterov", hyperparameter_tensor(options_.nesterov));
+  group.insert("maximize", hyperparameter_tensor(options_.maximize));
+  return group;
+}
+
+void SGD::load_hyperparameters(GroupReader& group) {
+  SGDOptions loaded;
+  loaded.lr = group.number("lr");
+  loaded.momentum = group.number("momentum");
+  loaded.dampening = group.number("dampening");
+  loaded.weight_decay = group.number("weight_decay");
+  loaded.nesterov = group.flag("nesterov");
+  loaded.maximize = group.flag("maximize");
+  if (!group.ok()) return;
+  try {
+    check_options(loaded);
+  } catch (const ValueError& error) {
+    group.reject(error.what());
+    return;
+  }
+  options_ = loaded;
 }
 
 void SGD::step() {

@@ -29,7 +29,14 @@ class SGD : public Optimizer {
   void step() override;
   double learning_rate() const override { return options_.lr; }
   void set_learning_rate(double lr) override { options_.lr = lr; }
+  std::string name() const override { return "SGD"; }
   const SGDOptions& options() const { return options_; }
+
+ protected:
+  // momentum_buffer, only with momentum (PyTorch keeps None without it).
+  std::vector<StateSlot> state_slots() const override;
+  StateDict hyperparameters() const override;
+  void load_hyperparameters(GroupReader& group) override;
 
  private:
   SGDOptions options_;

@@ -5,11 +5,16 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "test_support.h"
 
 namespace ember::testing {
+
+// Records that the running test was skipped for `reason`; the test then returns. CTest
+// shows a test case that only skipped as skipped (skip_listener.cpp).
+void mark_skipped(const std::string& reason);
 
 // Same shape and every value within atol + rtol * |expected|.
 inline void require_close(const Tensor& actual, const nlohmann::json& expected, double rtol = 1e-5,
