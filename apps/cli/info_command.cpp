@@ -9,7 +9,6 @@
 // parallel_for uses. Every value comes from the code that acts on it, never from a copy.
 #include <cstdint>
 #include <cstdlib>
-#include <exception>
 #include <iostream>
 #include <string>
 #include <thread>
