@@ -140,6 +140,12 @@ int get_rank() { return default_group().rank(); }
 int get_world_size() { return default_group().size(); }
 int get_local_rank() { return env_int("LOCAL_RANK", 0); }
 std::string get_backend() { return default_group().backend(); }
+#ifdef EMBER_HAVE_NCCL
+bool is_nccl_available() { return true; }
+#else
+bool is_nccl_available() { return false; }
+#endif
+bool is_gloo_available() { return true; }  // Gloo is a required dependency (distributed/CMakeLists.txt)
 
 void all_reduce(Tensor& tensor, ReduceOp op, ProcessGroup* group) { resolve(group).all_reduce(tensor, op); }
 void broadcast(Tensor& tensor, int src, ProcessGroup* group) { resolve(group).broadcast(tensor, src); }

@@ -79,6 +79,10 @@ int get_world_size();
 // LOCAL_RANK from the environment (the process's index on its machine), 0 when unset.
 int get_local_rank();
 std::string get_backend();
+// torch.distributed.is_nccl_available() / is_gloo_available(): was this library built with
+// the backend? (Answered where the library is compiled, so a program linked to it hears the truth.)
+bool is_nccl_available();
+bool is_gloo_available();
 
 // Collectives on the default group (or on `group` when given).
 void all_reduce(Tensor& tensor, ReduceOp op = ReduceOp::Sum, ProcessGroup* group = nullptr);
