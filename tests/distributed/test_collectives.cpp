@@ -10,6 +10,7 @@
 // wait within the timeout plus a few seconds; a rank alone in the rendezvous.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -29,6 +30,48 @@ Tensor contribution(ember::IntArrayRef shape, ember::DType dtype, int rank) {
   std::int64_t numel = 1;
   for (auto size : shape) numel *= size;
   return (ember::arange(numel, ember::kFloat64) * static_cast<double>(rank + 1)).to(dtype).reshape(shape);
+}
+
+// Tensors larger than a DDP bucket: 28 MB of dtype T, rank r holding r + 1 everywhere
+// except a last element of 10 (r + 1), so a mix-up between chunks (the ring cuts the
+// tensor into world_size pieces) would show. Filled and checked with plain loops: ember's
+// own ops on 7 million elements, in a Debug + ASan build, would make these cases take
+// most of the test's time limit.
+template <class T>
+void fill_large(Tensor& tensor, double body, double last) {
+  T* data = tensor.data_ptr<T>();
+  const std::int64_t numel = tensor.numel();
+  std::fill(data, data + numel - 1, static_cast<T>(body));
+  data[numel - 1] = static_cast<T>(last);
+}
+
+template <class T>
+std::int64_t first_wrong_element(const Tensor& tensor, double body, double last) {
+  const T* data = tensor.data_ptr<T>();
+  const std::int64_t numel = tensor.numel();
+  for (std::int64_t i = 0; i < numel - 1; ++i)
+    if (data[i] != static_cast<T>(body)) return i;
+  return data[numel - 1] == static_cast<T>(last) ? -1 : numel - 1;
+}
+
+template <class T>
+void large_collectives(ember::DType dtype, int rank, int world) {
+  const double sum_factor = world * (world + 1) / 2.0;
+  const auto numel = static_cast<std::int64_t>(28'000'000 / sizeof(T));
+  Tensor large = ember::empty({numel}, ember::TensorOptions(dtype));
+  std::vector<std::pair<dist::ReduceOp, double>> ops{
+      {dist::ReduceOp::Sum, sum_factor}, {dist::ReduceOp::Max, world}, {dist::ReduceOp::Min, 1.0}};
+  if (ember::is_floating_point(dtype)) ops.push_back({dist::ReduceOp::Avg, sum_factor / world});
+  for (auto [op, factor] : ops) {
+    INFO("large " << ember::dtype_name(dtype) << " all_reduce " << dist::reduce_op_name(op));
+    fill_large<T>(large, rank + 1, 10 * (rank + 1));
+    dist::all_reduce(large, op);
+    REQUIRE(first_wrong_element<T>(large, factor, 10 * factor) == -1);
+  }
+  INFO("large " << ember::dtype_name(dtype) << " broadcast");
+  fill_large<T>(large, rank + 1, 10 * (rank + 1));
+  dist::broadcast(large, world - 1);
+  REQUIRE(first_wrong_element<T>(large, world, 10 * world) == -1);
 }
 
 }  // namespace
@@ -91,29 +134,10 @@ TEST_CASE("worker: collectives", "[.worker]") {
   }
 
   // Larger than one DDP bucket (25 MB): 28 MB of each dtype, every reduction and a
-  // broadcast. Rank r holds r + 1 everywhere except a last element of 10 (r + 1), so a
-  // mix-up between chunks (the ring cuts the tensor into world_size pieces) would show.
-  for (ember::DType dtype : {ember::kFloat32, ember::kFloat64, ember::kInt64}) {
-    const auto numel = static_cast<std::int64_t>(28'000'000 / ember::itemsize(dtype));
-    auto filled = [&](double body, double last) {
-      Tensor tensor = ember::full({numel}, body, ember::TensorOptions(dtype));
-      tensor.narrow(0, numel - 1, 1).fill_(ember::Scalar(last));
-      return tensor;
-    };
-    std::vector<std::pair<dist::ReduceOp, double>> ops{
-        {dist::ReduceOp::Sum, sum_factor}, {dist::ReduceOp::Max, world}, {dist::ReduceOp::Min, 1.0}};
-    if (ember::is_floating_point(dtype)) ops.push_back({dist::ReduceOp::Avg, sum_factor / world});
-    for (auto [op, factor] : ops) {
-      INFO("large " << ember::dtype_name(dtype) << " all_reduce " << dist::reduce_op_name(op));
-      Tensor large = filled(rank + 1, 10 * (rank + 1));
-      dist::all_reduce(large, op);
-      REQUIRE(large.equal(filled(factor, 10 * factor)));
-    }
-    INFO("large " << ember::dtype_name(dtype) << " broadcast");
-    Tensor large = filled(rank + 1, 10 * (rank + 1));
-    dist::broadcast(large, world - 1);
-    REQUIRE(large.equal(filled(world, 10 * world)));
-  }
+  // broadcast (large_collectives above).
+  large_collectives<float>(ember::kFloat32, rank, world);
+  large_collectives<double>(ember::kFloat64, rank, world);
+  large_collectives<std::int64_t>(ember::kInt64, rank, world);
 
   // Non-contiguous: a transposed view is reduced in place, and its base sees the result.
   Tensor matrix = contribution({3, 4}, ember::kFloat32, rank);

@@ -165,7 +165,7 @@ TEST_CASE("ddp: an unused parameter is named at the next forward", "[distributed
   }
 }
 
-TEST_CASE("ddp: destroying DDP takes its hooks off the parameters; the module trains on", "[distributed][ddp]") {
+TEST_CASE("ddp: destroying DDP takes its hooks off the parameters and the module trains on", "[distributed][ddp]") {
   LocalGroup group;
   auto model = std::make_shared<ThreeLayers>();
   auto hook_count = [&model] {

@@ -211,3 +211,22 @@ TEST_CASE("tcp store: a stopped server makes every request time out instead of h
   REQUIRE(waited < 1.0 + 3.0);
   ::kill(server->pid, SIGCONT);
 }
+
+TEST_CASE("tcp store: a server that exits mid-wait ends the wait at once, saying so", "[distributed][store]") {
+  const int port = ember::testing::free_port();
+  auto server = ember::testing::spawn_worker("worker: store server", {{"STORE_PORT", std::to_string(port)}});
+  dist::TCPStore client("127.0.0.1", port, false, std::chrono::seconds(30));
+  REQUIRE(client.get("ready") == std::vector<char>{'y', 'e', 's'});
+  std::thread killer([pid = server->pid] {
+    std::this_thread::sleep_for(milliseconds(200));
+    ::kill(pid, SIGKILL);
+  });
+  const auto start = Clock::now();
+  REQUIRE_THROWS_WITH(client.wait({"never"}, std::chrono::seconds(20)),
+                      "TCPStore: lost the connection to 127.0.0.1:" + std::to_string(port) +
+                          " during wait([never]) (did rank 0 exit?)");
+  killer.join();
+  const double waited = seconds_since(start);
+  INFO("gave up after " << waited << " s of a 20 s wait");
+  REQUIRE(waited < 5.0);
+}
