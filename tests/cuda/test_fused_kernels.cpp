@@ -127,8 +127,8 @@ TEST_CASE("cuda kernels (emulated): ReLU backward passes the gradient only where
       INFO("n " << n << (strided ? " strided input" : " contiguous"));
       auto grad_output = random_values<float>(n, -1, 1, 2);
       auto input = random_values<float>(2 * n, -1, 1, 4);
-      input[0] = 0.0f;  // exactly 0: no gradient (PyTorch: threshold_backward uses x > 0)
-      input[2 % (2 * n)] = NAN;
+      input[0] = 0.0f;  // exactly 0: no gradient (PyTorch's threshold_backward: result <= 0 ? 0 : grad)
+      input[2 % (2 * n)] = NAN;  // NaN <= 0 is false: the gradient passes, as in PyTorch
       std::vector<float> grad_input(n, -7.0f);
       const std::int64_t input_stride = strided ? 2 : 1;
       StridedPlan plan = make_plan({n}, {{1}, {1}, {input_stride}}, {grad_input.data(), grad_output.data(), input.data()},
@@ -136,7 +136,7 @@ TEST_CASE("cuda kernels (emulated): ReLU backward passes the gradient only where
       gpu::dispatch_relu_backward(plan, nullptr);
       for (std::int64_t i = 0; i < n; ++i) {
         const float x = input[i * input_stride];
-        REQUIRE(grad_input[i] == (x > 0.0f ? grad_output[i] : 0.0f));
+        REQUIRE(grad_input[i] == (x <= 0.0f ? 0.0f : grad_output[i]));
       }
     }
   }
@@ -147,7 +147,12 @@ TEST_CASE("cuda kernels (emulated): one_hot writes one 1 per row at the class in
     for (std::int64_t classes : {1, 3, 33}) {
       auto index = random_values<std::int64_t>(rows, 0, static_cast<double>(classes - 1), 9);
       std::vector<std::int64_t> out(rows * classes, -1);
-      gpu::dispatch_one_hot(index.data(), out.data(), rows, classes, nullptr);
+      gpu::OneHotPlan plan;
+      plan.index = index.data();
+      plan.out = out.data();
+      plan.rows = rows;
+      plan.classes = classes;
+      gpu::dispatch_one_hot(plan, nullptr);
       for (std::int64_t r = 0; r < rows; ++r)
         for (std::int64_t c = 0; c < classes; ++c) REQUIRE(out[r * classes + c] == (index[r] == c ? 1 : 0));
     }
