@@ -255,13 +255,12 @@ Tensor relu(const Tensor& self) {
 }
 
 Tensor relu_of_fresh(const Tensor& fresh) {
-  // relu in place over `fresh`'s storage, then a new handle on it: `fresh` stays the
+  // relu written over `fresh`'s memory and a new handle on it: `fresh` stays the
   // pre-activation on the tape (the output of its own node, e.g. AddmmBackward0), the new
   // handle is relu's result. Safe only because nothing reads fresh's values afterwards:
   // the caller promises nobody else holds it, its producer did not save it, and
   // ReluBackward0 saves the result, not its input.
-  native::relu_(fresh);
-  Tensor out = native::alias(fresh);
+  Tensor out = native::relu_over_fresh(fresh);
   if (needs_grad(fresh)) record_relu(fresh, out);
   return out;
 }

@@ -1,5 +1,5 @@
 // core/fused.cpp — the native fused training ops: ReLU backward, cross-entropy forward +
-// backward over rows, the SGD step, and ReLU in place over a fresh tensor.
+// backward over rows, the SGD step, and ReLU written over a fresh tensor's memory.
 //
 // Issue 8 ("fused where the training step benefits") and tutorial §7's training loop:
 // loss = F.cross_entropy(model(x), y); loss.backward(); optimizer.step(). Each function
@@ -7,11 +7,12 @@
 // (core/fused_plans.h, core/strided_index.h) and makes one backend call where the
 // composite path made several. The differentiable wrappers that use them are in
 // autograd/elementwise_ops.cpp (ReluBackward0) and autograd/loss_ops.cpp (cross_entropy);
-// nn/sgd.cpp calls sgd_step_ and nn/linear.cpp relu_. docs/performance.md ("Fused ops")
-// counts what each saves.
+// nn/sgd.cpp calls sgd_step_; relu_over_fresh serves the Linear + ReLU fusion.
+// docs/performance.md ("Fused ops") counts what each saves.
 #include <ember/core/native.h>
 
 #include <ember/core/backend.h>
+#include <ember/core/factories.h>
 #include <ember/core/tensor_iterator.h>
 #include <ember/core/type_promotion.h>
 
@@ -37,13 +38,20 @@ Tensor relu_backward(const Tensor& grad, const Tensor& result) {
   return out;
 }
 
-void relu_(const Tensor& self) {
-  EMBER_CHECK(self.dtype() != kBool, DTypeError, "Boolean inputs not supported for relu");
-  check_no_internal_overlap(self);
-  if (self.numel() == 0) return;
-  StridedPlan plan = make_strided_plan(self, {self});  // each element read, then written
-  backend_for(self.device()).unary(UnaryOp::Relu, plan, UnaryParams{});
-  self.bump_version();
+Tensor relu_over_fresh(const Tensor& fresh) {
+  EMBER_CHECK(fresh.dtype() != kBool, DTypeError, "Boolean inputs not supported for relu");
+  check_no_internal_overlap(fresh);
+  if (fresh.numel() > 0) {
+    StridedPlan plan = make_strided_plan(fresh, {fresh});  // each element read, then written
+    backend_for(fresh.device()).unary(UnaryOp::Relu, plan, UnaryParams{});
+  }
+  // The result views the same memory through a storage of its own, which keeps fresh's
+  // alive: so it starts at version 0 like any newly written relu output (fresh's counter
+  // may have moved while its producer filled it, e.g. addmm copying the bias in), and it
+  // needs no version bump — nobody can have saved a tensor created a moment ago.
+  Tensor keep_alive = alias(fresh);
+  return from_blob(fresh.data_ptr(), fresh.sizes(), fresh.strides(), fresh.options(),
+                   [keep_alive](void*) {});
 }
 
 // ------------------------------------------------------------------ cross-entropy

@@ -139,8 +139,11 @@ Tensor one_hot(const Tensor& self, std::int64_t num_classes = -1);
 // (or NaN), else 0. Broadcasts and promotes like a binary op; bool: "\"threshold_cpu\" not
 // implemented for 'Bool'".
 Tensor relu_backward(const Tensor& grad, const Tensor& result);
-// relu in place (no autograd): the Linear + ReLU fusion applies it to addmm's fresh output.
-void relu_(const Tensor& self);
+// relu written over `fresh`'s own memory, returned as a new tensor on that memory (its own
+// storage object, version 0): only for a tensor nobody else reads afterwards (the
+// Linear + ReLU fusion applies it to addmm's fresh output, autograd/fused_ops.h). Not a
+// user-facing in-place op: fresh's values are overwritten.
+Tensor relu_over_fresh(const Tensor& fresh);
 
 // Cross-entropy = log_softmax + nll_loss over each row of 2-D logits [rows, classes] with
 // int64 class targets [rows], in one pass per row (backend cross_entropy). losses[r] is
