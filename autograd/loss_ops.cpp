@@ -219,7 +219,8 @@ Tensor fused_cross_entropy(const Tensor& input, const Tensor& target, Reduction 
     const Tensor& g = grads[0];
     // Per row for 'none' ([N] -> [N, 1]); one scalar for 'mean' and 'sum'.
     Tensor g_factor = reduction == Reduction::None ? ember::unsqueeze(g, 1) : g;
-    if (!is_grad_enabled()) return {n.saved(2) * g_factor};
+    // No create_graph, or nothing to differentiate (an empty batch or no classes).
+    if (!is_grad_enabled() || n.saved(2).numel() == 0) return {n.saved(2) * g_factor};
     // create_graph: the same gradient, recorded. (softmax - one_hot) at kept rows / kept.
     Tensor x = n.saved(0), t = n.saved(1);
     Tensor keep = ember::ne(t, scalar_to_tensor(ignore_index, t.device()));

@@ -36,6 +36,14 @@ using ::ember::CrossEntropyPlan;
 
 constexpr int kCrossEntropyHeld = 8;  // logits each thread keeps in registers between the passes
 
+// The held values stay in registers only if the loops over them are fully unrolled (a
+// dynamically indexed array goes to local memory); the host compiler needs no hint.
+#if defined(__CUDACC__)
+#define EMBER_CROSS_ENTROPY_UNROLL _Pragma("unroll")
+#else
+#define EMBER_CROSS_ENTROPY_UNROLL
+#endif
+
 template <class T>
 EMBER_GLOBAL void cross_entropy_kernel(CrossEntropyPlan plan) {
   EMBER_SHARED_ARRAY(MaxSum<T>, scratch, kMaxBlockReduceWarps + 1);
@@ -57,6 +65,7 @@ EMBER_GLOBAL void cross_entropy_kernel(CrossEntropyPlan plan) {
     T values[kCrossEntropyHeld];
     MaxSum<T> partial = identity;
     if (held) {
+      EMBER_CROSS_ENTROPY_UNROLL
       for (int j = 0; j < kCrossEntropyHeld; ++j) {
         const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(j) * blockDim.x;
         values[j] = c < classes ? x[c] : T(0);
@@ -73,6 +82,7 @@ EMBER_GLOBAL void cross_entropy_kernel(CrossEntropyPlan plan) {
       return (math::exp(value - total.max) / total.sum - (c == target ? T(1) : T(0))) * scale;
     };
     if (held) {
+      EMBER_CROSS_ENTROPY_UNROLL
       for (int j = 0; j < kCrossEntropyHeld; ++j) {
         const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(j) * blockDim.x;
         if (c < classes) dx[c] = gradient(c, values[j]);
@@ -92,3 +102,5 @@ inline void dispatch_cross_entropy(const CrossEntropyPlan& plan, cudaStream_t st
 }
 
 EMBER_KERNELS_END
+
+#undef EMBER_CROSS_ENTROPY_UNROLL
