@@ -65,7 +65,8 @@ void collect_names(const std::shared_ptr<autograd::Node>& node, std::vector<std:
 }  // namespace
 
 TEST_CASE("fused cross_entropy matches PyTorch: losses, gradients, grad_fn", "[autograd][fused][cross_entropy]") {
-  for (const json& c : load_reference("fused.json")["cross_entropy"]) {
+  const json reference = load_reference("fused.json");  // outlives the loop
+  for (const json& c : reference["cross_entropy"]) {
     INFO(c["name"].get<std::string>());
     Tensor base = tensor_from_json(c["logits"]).requires_grad_();
     Tensor logits = c["transpose"].get<bool>() ? base.t() : base;

@@ -51,7 +51,8 @@ Tensor targets_for(std::int64_t rows, std::int64_t classes) {
 }  // namespace
 
 TEST_CASE("relu_backward matches PyTorch's threshold_backward", "[fused][relu]") {
-  for (const json& c : load_reference("fused.json")["relu_backward"]) {
+  const json reference = load_reference("fused.json");  // outlives the loop
+  for (const json& c : reference["relu_backward"]) {
     INFO(c["name"].get<std::string>());
     Tensor grad = tensor_from_json(c["grad"]), result = tensor_from_json(c["result"]);
     if (c["transpose_grad"].get<bool>()) grad = native::t(grad);
@@ -161,7 +162,8 @@ TEST_CASE("cross_entropy_rows reports nll_loss's errors", "[fused][cross_entropy
 }
 
 TEST_CASE("one_hot is written by the backend and matches F.one_hot", "[fused][one_hot]") {
-  for (const json& c : load_reference("fused.json")["one_hot"]) {
+  const json reference = load_reference("fused.json");  // outlives the loop
+  for (const json& c : reference["one_hot"]) {
     INFO(c["name"].get<std::string>());
     Tensor index = tensor_from_json(c["index"]);
     if (c["transpose"].get<bool>()) index = native::t(index);
