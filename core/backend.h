@@ -12,6 +12,7 @@
 #include <cstddef>
 
 #include <ember/core/device.h>
+#include <ember/core/fused_plans.h>
 #include <ember/core/scalar.h>
 #include <ember/core/strided_index.h>
 
@@ -33,6 +34,9 @@ enum class BinaryOp {
   Add,  // out = a + alpha * b
   Sub,  // out = a - alpha * b
   Mul, Div, Pow, Maximum, Minimum,
+  // ReLU's backward, PyTorch's threshold_backward(grad, result, 0): out = b <= 0 ? 0 : a
+  // with a = the incoming gradient, b = relu's result (NaN in b lets the gradient pass).
+  ReluBackward,
   Eq, Ne, Lt, Le, Gt, Ge,   // output dtype Bool
   LogicalAnd,               // output dtype Bool
 };
@@ -73,6 +77,11 @@ class Backend {
   virtual void index_add(const IndexPlan& plan) = 0;   // output already holds self
   virtual void gather(const IndexPlan& plan) = 0;
   virtual void scatter_add(const IndexPlan& plan) = 0; // output already holds self
+
+  // Fused training ops (core/fused_plans.h; docs/performance.md "Fused ops").
+  virtual void cross_entropy(const CrossEntropyPlan& plan) = 0;
+  virtual void sgd_step(const SgdPlan& plan) = 0;
+  virtual void one_hot(const OneHotPlan& plan) = 0;
 };
 
 // The backend that serves a device type; DeviceError when none is registered

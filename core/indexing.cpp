@@ -1,5 +1,5 @@
 // core/indexing.cpp — joining tensors (cat, stack) and index-driven ops: index_select,
-// index_add, gather, scatter_add, one_hot.
+// index_add, gather, scatter_add, one_hot (on the tensor's device: backend one_hot).
 //
 // Tutorial §2 and the training loops of §5–§7: cat/stack build batches (the DataLoader's
 // collate), gather / one_hot / index_select appear in losses and embeddings, and
@@ -311,13 +311,19 @@ Tensor one_hot(const Tensor& self, std::int64_t num_classes) {
   if (num_classes == -1) num_classes = *high + 1;  // infer: the largest class + 1
   EMBER_CHECK(*high < num_classes, ValueError, "Class values must be smaller than num_classes.");
 
-  // Built on the CPU (one write per element), then moved to self's device.
+  // Written by the backend of self's device: every output element once (a row of zeros
+  // and its one), from the index as int64 on that device. Only the range check above
+  // needed the values on the host.
   out_sizes.push_back(num_classes);
-  Tensor out = empty(out_sizes, TensorOptions().dtype(DType::Int64));
-  auto* data = out.data_ptr<std::int64_t>();
-  std::fill(data, data + out.numel(), 0);
-  for (std::int64_t i = 0; i < classes.numel(); ++i) data[i * num_classes + values[i]] = 1;
-  return to_device(out, self.device());
+  Tensor out = empty(out_sizes, TensorOptions().dtype(DType::Int64).device(self.device()));
+  Tensor index = contiguous(self);
+  OneHotPlan plan;
+  plan.index = index.data_ptr<std::int64_t>();
+  plan.out = out.data_ptr<std::int64_t>();
+  plan.rows = index.numel();
+  plan.classes = num_classes;
+  backend_for(self.device()).one_hot(plan);
+  return out;
 }
 
 }  // namespace ember::native

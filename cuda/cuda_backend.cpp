@@ -58,6 +58,9 @@ class CudaBackend final : public Backend {
   void index_add(const IndexPlan& plan) override { ops::index_add(plan, current_stream()); }
   void gather(const IndexPlan& plan) override { ops::gather(plan, current_stream()); }
   void scatter_add(const IndexPlan& plan) override { ops::scatter_add(plan, current_stream()); }
+  void cross_entropy(const CrossEntropyPlan& plan) override { ops::cross_entropy(plan, current_stream()); }
+  void sgd_step(const SgdPlan& plan) override { ops::sgd_step(plan, current_stream()); }
+  void one_hot(const OneHotPlan& plan) override { ops::one_hot(plan, current_stream()); }
 };
 
 struct RegisterBackend {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <ember/autograd/fused_ops.h>
 #include <ember/ember.h>
 
 namespace ember::testing::gradcheck_cases {
@@ -171,6 +172,15 @@ inline std::vector<OpCase> cases() {
          return ember::cross_entropy(x[0], ember::tensor({{0, 2}, {1, -100}}).to(x[0].device()), ember::Reduction::Mean, -100, 0.1);
        },
        {{2, 3, 2}}, {}},
+      // The fused path (issue 8): [N, C] logits, no label smoothing.
+      {"cross_entropy fused mean", [](L x) { return ember::cross_entropy(x[0], ember::tensor({1, -100, 0}).to(x[0].device())); },
+       {{3, 4}}, {}},
+      {"cross_entropy fused none", [](L x) {
+         return ember::cross_entropy(x[0], ember::tensor({3, 0, 2}).to(x[0].device()), ember::Reduction::None, 0);
+       },
+       {{3, 4}}, {}},
+      {"linear + relu fused", [](L x) { return ember::relu_of_fresh(ember::addmm(x[2], x[0], x[1].t())); },
+       {{3, 4}, {5, 4}, {5}}, {}},
       {"mse_loss", [](L x) { return ember::mse_loss(x[0], x[1], ember::Reduction::None); }, {{2, 3}, {2, 3}}, {}},
   };
 }
