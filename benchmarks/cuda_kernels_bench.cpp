@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
   bandwidth("sum fp32 (1 read)", 4.0 * elements, [&] { (void)x.sum(); });
   bandwidth("randn fp32, Philox on the device (1 write)", 4.0 * elements, [&] { ember::normal_(y); });
 
-  std::printf("\n%-44s %12s %-8s %-10s %12s %7s\n", "kernel", "ember", "unit", "peer", "peer", "ratio");
+  std::printf("\n%-44s %12s %-8s %-10s %12s %7s\n", "kernel", "ember", "unit", "peer", "peer value", "ratio");
   for (const Row& row : rows) {
     std::printf("%-44s %12.1f %-8s %-10s %12.1f %6.1f%%\n", row.name.c_str(), row.ember, row.unit.c_str(),
                 row.peer.c_str(), row.peer_value, row.peer_value > 0 ? 100.0 * row.ember / row.peer_value : 0.0);

@@ -25,7 +25,8 @@
 #   --allow-no-gpu  a machine without a GPU is not a failure (GPU tests then skip, the
 #                   benchmarks say "no GPU"); for trying the flow on a CPU-only machine
 #   --jobs N        build and ctest parallelism (default: nproc)
-#   --budget S      overall deadline in seconds (default 470)
+#   --budget S      overall deadline in seconds (default 470; a larger one scales every
+#                   step's cap and reserve in proportion)
 #   --arch LIST     CMAKE_CUDA_ARCHITECTURES (default 90)
 #   --ccache        compile through ccache (when installed)
 # Device tool: run(command="bash scripts/gpu-check.sh", carry=[".gpu-deps"], timeout_s=540).
@@ -68,9 +69,12 @@ status=0
 declare -a STEP_LINES=()
 
 now() { date +%s; }
+# Step caps and reserves are sized for the default 470 s budget on 16 cores; a larger
+# --budget (a slower machine: trying the flow here) scales them in proportion.
+SCALE=$(( BUDGET > 470 ? BUDGET * 100 / 470 : 100 ))
 # Seconds a step may take: at most CAP, leaving RESERVE seconds for the steps after it.
 allowance() {
-  local cap=$1 reserve=$2 left
+  local cap=$(($1 * SCALE / 100)) reserve=$(($2 * SCALE / 100)) left
   left=$((DEADLINE - $(now) - reserve))
   [ "$left" -lt "$cap" ] && cap=$left
   echo "$cap"
@@ -154,8 +158,12 @@ if [ $want_deps = 1 ]; then
   tail -2 "$LOGS/deps.log"
   if [ $deps_mode = only ]; then
     # Only the prefix (and the CUDA toolkit, found from nvcc) may satisfy find_package and
-    # find_library: what the device image offers.
-    CMAKE_EXTRA+=(-DCMAKE_FIND_USE_CMAKE_SYSTEM_PATH=OFF -DCMAKE_FIND_USE_SYSTEM_ENVIRONMENT_PATH=OFF)
+    # find_library: what the device image offers. Switching off the environment's paths
+    # also hides PATH from find_program, so the tools are named explicitly and PATH is
+    # handed back to find_program alone (CMAKE_PROGRAM_PATH).
+    CMAKE_EXTRA+=(-DCMAKE_FIND_USE_CMAKE_SYSTEM_PATH=OFF -DCMAKE_FIND_USE_SYSTEM_ENVIRONMENT_PATH=OFF
+                  "-DCMAKE_PROGRAM_PATH=${PATH//:/;}" "-DCMAKE_MAKE_PROGRAM=$(command -v ninja)"
+                  "-DCMAKE_CXX_COMPILER=$(command -v c++ || command -v g++)")
   fi
 fi
 
@@ -215,7 +223,9 @@ summary() {
   fi
   echo
   echo "==================================== gpu-check summary ===================================="
-  echo "GPU: $GPU_NAME | host: $(nproc) cores | CUDA arch $ARCH | deps: ${PREFIX:+unpacked .debs ($deps_mode)}${PREFIX:-system}"
+  local deps_label="system packages"
+  [ -n "$PREFIX" ] && deps_label="unpacked .debs in ${PREFIX#"$ROOT"/} (mode: $deps_mode)"
+  echo "GPU: $GPU_NAME | host: $(nproc) cores | CUDA arch $ARCH | deps: $deps_label"
   echo "step         outcome   time"
   for line in "${STEP_LINES[@]}"; do echo "$line"; done
   echo "total        $(( $(now) - START ))s of ${BUDGET}s"
@@ -227,7 +237,7 @@ summary() {
   fi
   echo
   if [ -s "$LOGS/bench.tsv" ]; then
-    printf '%-44s %11s %-8s %-10s %11s %7s\n' kernel ember unit peer peer ratio
+    printf '%-44s %11s %-8s %-10s %11s %7s\n' kernel ember unit peer 'peer value' ratio
     awk -F'\t' '{ ratio = ($5 > 0) ? 100 * $2 / $5 : 0;
                   printf "%-44s %11.1f %-8s %-10s %11.1f %6.1f%%\n", $1, $2, $3, $4, $5, ratio }' "$LOGS/bench.tsv"
   else
