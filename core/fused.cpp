@@ -97,6 +97,7 @@ CrossEntropyRows cross_entropy_rows(const Tensor& logits, const Tensor& target, 
   // 'mean' divides by the kept rows; with none kept every gradient entry is 0 anyway.
   plan.scale = mean_over_kept && kept > 0 ? 1.0 / static_cast<double>(kept) : 1.0;
   plan.dtype = logits.dtype();
+  plan.device = logits.device().index();
   backend_for(logits.device()).cross_entropy(plan);
   return result;
 }
@@ -134,6 +135,7 @@ void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor& momentum_b
   plan.maximize = options.maximize;
   plan.first_step = options.first_step;
   plan.dtype = param.dtype();
+  plan.device = param.device().index();
   backend_for(param.device()).sgd_step(plan);
   // In place, like the composite add_/mul_: a graph that saved the old values notices.
   param.bump_version();

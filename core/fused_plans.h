@@ -31,6 +31,7 @@ struct CrossEntropyPlan {
   std::int64_t ignore_index = -100;
   double scale = 1.0;                      // multiplies every gradient entry (1 / kept rows for 'mean')
   DType dtype = DType::Float32;
+  int device = -1;                         // as StridedPlan::device
 };
 
 // One torch.optim.SGD step for one contiguous parameter, in place, element by element:
@@ -52,6 +53,7 @@ struct SgdPlan {
   bool maximize = false;
   bool first_step = false;  // the buffer is being created: it starts as d (no dampening)
   DType dtype = DType::Float32;
+  int device = -1;          // as StridedPlan::device
 };
 
 // one_hot: out[r, c] = (index[r] == c) as int64, for contiguous index [rows] and out
@@ -60,6 +62,7 @@ struct OneHotPlan {
   const std::int64_t* index = nullptr;
   std::int64_t* out = nullptr;
   std::int64_t rows = 0, classes = 0;
+  int device = -1;  // as StridedPlan::device
 };
 
 }  // namespace ember

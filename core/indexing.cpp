@@ -149,6 +149,7 @@ Tensor index_select(const Tensor& self, std::int64_t dim, const Tensor& index) {
   Tensor index_device = index_on(index_cpu, self.device());
   Around shape = split_around(self.sizes(), dim);
   IndexPlan plan;
+  plan.device = self.device().index();
   plan.outer = shape.outer;
   plan.self_size = shape.size;
   plan.index_count = index.numel();
@@ -197,6 +198,7 @@ Tensor index_add(const Tensor& self, std::int64_t dim, const Tensor& index, cons
   Tensor index_device = index_on(index_cpu, self.device());
   Around shape = split_around(self.sizes(), dim);
   IndexPlan plan;
+  plan.device = self.device().index();
   plan.outer = shape.outer;
   plan.self_size = shape.size;
   plan.index_count = index.numel();
@@ -235,6 +237,7 @@ Tensor gather(const Tensor& self, std::int64_t dim, const Tensor& index) {
   Tensor index_device = index_on(index_cpu, self.device());
   Around shape = split_around(index.sizes(), dim);
   IndexPlan plan;
+  plan.device = self.device().index();
   plan.outer = shape.outer;
   plan.self_size = self_size;
   plan.index_count = shape.size;
@@ -281,6 +284,7 @@ Tensor scatter_add(const Tensor& self, std::int64_t dim, const Tensor& index, co
   Tensor index_device = index_on(index_cpu, self.device());
   Around shape = split_around(index.sizes(), dim);
   IndexPlan plan;
+  plan.device = self.device().index();
   plan.outer = shape.outer;
   plan.self_size = self_size;
   plan.index_count = shape.size;
@@ -322,6 +326,7 @@ Tensor one_hot(const Tensor& self, std::int64_t num_classes) {
   plan.out = out.data_ptr<std::int64_t>();
   plan.rows = index.numel();
   plan.classes = num_classes;
+  plan.device = self.device().index();
   backend_for(self.device()).one_hot(plan);
   return out;
 }

@@ -195,7 +195,7 @@ class Tensor {
   Tensor to(Device device, DType dtype, bool non_blocking = false) const;
   Tensor to(const char* device, bool non_blocking = false) const { return to(Device(device), non_blocking); }
   Tensor cpu() const { return to(kCPU); }
-  Tensor cuda(bool non_blocking = false) const { return to(Device(DeviceType::CUDA, 0), non_blocking); }
+  Tensor cuda(bool non_blocking = false) const { return to(Device(DeviceType::CUDA), non_blocking); }  // current GPU
   // A copy in page-locked (pinned) host memory, which the GPU reads by DMA at full speed and
   // asynchronously; self when already pinned. Needs a GPU (autograd/pin_memory_op.cpp).
   Tensor pin_memory() const;
