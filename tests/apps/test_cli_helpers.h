@@ -104,7 +104,9 @@ inline InterruptedRun run_ember_interrupted(const ScratchDir& scratch, const std
                                            const std::string& ready) {
   std::string out = scratch / "interrupted.out", code = scratch / "interrupted.code";
   std::string script = scratch / "interrupt.sh";
-  write_bytes(script, "out='" + out + "'\n" + std::string(EMBER_BIN_DIR) + "/ember " + arguments +
+  // The output file is removed first: the readiness check must never see an earlier run's
+  // output (it would interrupt the new run before ember even started).
+  write_bytes(script, "out='" + out + "'\nrm -f \"$out\"\n" + std::string(EMBER_BIN_DIR) + "/ember " + arguments +
                           " >\"$out\" 2>&1 &\n"
                           "pid=$!\n"
                           "while kill -0 $pid 2>/dev/null && ! { " + ready + "; }; do sleep 0.02; done\n"
