@@ -20,20 +20,20 @@ using namespace ember;
 using namespace ember::testing;
 namespace gpu = ember::cuda::kernels;
 
-enum class Storage { RowMajor, Transposed, Padded };
+enum class Layout { RowMajor, Transposed, Padded };
 
 // Strides (row, col) for a rows×cols operand stored as requested; returns elements spanned.
-std::int64_t operand_layout(Storage storage, std::int64_t rows, std::int64_t cols, std::int64_t& rs, std::int64_t& cs) {
+std::int64_t operand_layout(Layout storage, std::int64_t rows, std::int64_t cols, std::int64_t& rs, std::int64_t& cs) {
   switch (storage) {
-    case Storage::RowMajor: rs = cols; cs = 1; return rows * cols;
-    case Storage::Transposed: rs = 1; cs = rows; return rows * cols;
-    case Storage::Padded: rs = cols + 3; cs = 1; return rows * (cols + 3);
+    case Layout::RowMajor: rs = cols; cs = 1; return rows * cols;
+    case Layout::Transposed: rs = 1; cs = rows; return rows * cols;
+    case Layout::Padded: rs = cols + 3; cs = 1; return rows * (cols + 3);
   }
   return 0;
 }
 
 template <class T>
-void check_gemm(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, Storage sa, Storage sb,
+void check_gemm(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, Layout sa, Layout sb,
                 double alpha, double beta) {
   GemmPlan plan;
   plan.batch = batch;
@@ -72,27 +72,27 @@ void check_gemm(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t
 TEST_CASE("cuda kernels (emulated): gemm matches the CPU on sizes around the tile edges", "[cuda][gemm]") {
   for (std::int64_t m : {1, 7, 33, 65})
     for (std::int64_t n : {1, 31, 64, 100})
-      for (std::int64_t k : {1, 16, 33}) check_gemm<float>(1, m, n, k, Storage::RowMajor, Storage::RowMajor, 1.0, 0.0);
+      for (std::int64_t k : {1, 16, 33}) check_gemm<float>(1, m, n, k, Layout::RowMajor, Layout::RowMajor, 1.0, 0.0);
 }
 
 TEST_CASE("cuda kernels (emulated): gemm reads transposed and padded operands through strides",
           "[cuda][gemm]") {
-  for (Storage sa : {Storage::RowMajor, Storage::Transposed, Storage::Padded})
-    for (Storage sb : {Storage::RowMajor, Storage::Transposed, Storage::Padded}) {
+  for (Layout sa : {Layout::RowMajor, Layout::Transposed, Layout::Padded})
+    for (Layout sb : {Layout::RowMajor, Layout::Transposed, Layout::Padded}) {
       check_gemm<float>(1, 33, 31, 20, sa, sb, 1.0, 0.0);
       check_gemm<float>(1, 64, 64, 32, sa, sb, 1.0, 0.0);  // whole tiles: the vector loads
     }
 }
 
 TEST_CASE("cuda kernels (emulated): gemm is batched and applies alpha and beta", "[cuda][gemm]") {
-  check_gemm<float>(3, 7, 9, 5, Storage::RowMajor, Storage::Transposed, 1.0, 0.0);
-  check_gemm<float>(2, 20, 70, 17, Storage::RowMajor, Storage::RowMajor, 0.5, 2.0);
-  check_gemm<float>(1, 10, 10, 0, Storage::RowMajor, Storage::RowMajor, 1.0, 0.5);  // k = 0: C = beta C
+  check_gemm<float>(3, 7, 9, 5, Layout::RowMajor, Layout::Transposed, 1.0, 0.0);
+  check_gemm<float>(2, 20, 70, 17, Layout::RowMajor, Layout::RowMajor, 0.5, 2.0);
+  check_gemm<float>(1, 10, 10, 0, Layout::RowMajor, Layout::RowMajor, 1.0, 0.5);  // k = 0: C = beta C
 }
 
 TEST_CASE("cuda kernels (emulated): gemm in float64", "[cuda][gemm]") {
-  check_gemm<double>(1, 33, 65, 31, Storage::RowMajor, Storage::RowMajor, 1.0, 0.0);
-  check_gemm<double>(2, 64, 32, 48, Storage::Transposed, Storage::Padded, -1.5, 1.0);
+  check_gemm<double>(1, 33, 65, 31, Layout::RowMajor, Layout::RowMajor, 1.0, 0.0);
+  check_gemm<double>(2, 64, 32, 48, Layout::Transposed, Layout::Padded, -1.5, 1.0);
 }
 
 TEST_CASE("cuda kernels (emulated): gemm with beta 0 never reads C (NaN garbage does not leak)", "[cuda][gemm]") {

@@ -1,10 +1,10 @@
 // tests/distributed/test_nccl.cpp — the NCCL process group, world size 1, in this process.
 //
 // Compiled only in a build with CUDA and NCCL (EMBER_HAVE_NCCL). A machine without a GPU
-// skips it with exit code 4 (SKIP_RETURN_CODE); CTest runs each test case alone, so the
-// exit ends only this test. The CPU build checks instead that init_process_group("nccl")
-// explains that NCCL is not built in (test_collectives.cpp). The DDP case is the tutorial's
-// §9.3 program on one GPU: select the GPU, create the group, wrap a CUDA model.
+// reports it skipped (EMBER_SKIP, tests/support/skip_listener.cpp). The CPU build checks
+// instead that init_process_group("nccl") explains that NCCL is not built in
+// (test_collectives.cpp). The DDP case is the tutorial's §9.3 program on one GPU: select
+// the GPU, create the group, wrap a CUDA model.
 #include <catch2/catch.hpp>
 
 #ifdef EMBER_HAVE_NCCL
@@ -15,14 +15,14 @@
 #include <ember/ember.h>
 
 #include "ddp_test_model.h"
+#include "test_support.h"
 
 namespace dist = ember::distributed;
 using ember::Tensor;
 
 TEST_CASE("nccl: collectives on CUDA tensors in a world of one process", "[distributed][nccl][gpu]") {
   if (!ember::cuda::is_available()) {
-    std::cout << "SKIPPED: no GPU visible\n";
-    std::exit(4);
+    EMBER_SKIP("no GPU visible");
   }
   auto store = std::make_shared<dist::TCPStore>("127.0.0.1", 0, /*is_master=*/true, std::chrono::seconds(10));
   dist::ProcessGroupNCCL group(store, 0, 1, std::chrono::seconds(10));
@@ -63,8 +63,7 @@ TEST_CASE("nccl: collectives on CUDA tensors in a world of one process", "[distr
 TEST_CASE("nccl: DDP on a CUDA model in a world of one process trains like the plain model",
           "[distributed][nccl][gpu][ddp]") {
   if (!ember::cuda::is_available()) {
-    std::cout << "SKIPPED: no GPU visible\n";
-    std::exit(4);
+    EMBER_SKIP("no GPU visible");
   }
   // As ddp_setup does with the rank's LOCAL_RANK: the current device first, then the group,
   // whose communicator binds to it.

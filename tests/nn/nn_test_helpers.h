@@ -12,10 +12,6 @@
 
 namespace ember::testing {
 
-// Records that the running test was skipped for `reason`; the test then returns. CTest
-// shows a test case that only skipped as skipped (skip_listener.cpp).
-void mark_skipped(const std::string& reason);
-
 // Same shape and every value within atol + rtol * |expected|.
 inline void require_close(const Tensor& actual, const nlohmann::json& expected, double rtol = 1e-5,
                           double atol = 1e-6) {

@@ -1,8 +1,8 @@
-// tests/nn/skip_listener.cpp — lets an nn test report "skipped" to CTest (the interop
-// tests skip when no Python interpreter with safetensors is found).
+// tests/support/skip_listener.cpp — lets any test report "skipped" to CTest (GPU tests on a
+// machine without a GPU, the safetensors interop tests without Python's safetensors, ...).
 //
-// The same convention as the GPU tests (tests/cuda/test_gpu_skip.cpp): Catch2 v2 has no
-// SKIP, so a test calls mark_skipped(reason) and returns. When a run ends in which every
+// Catch2 v2 has no SKIP, so a test calls EMBER_SKIP(reason) (tests/support/test_support.h):
+// mark_skipped(reason), then return. When a run ends in which every
 // test case that ran was skipped and nothing failed — CTest runs each test case alone —
 // the process exits with code 4, which tests/CMakeLists.txt declares as SKIP_RETURN_CODE,
 // so CTest lists the test as skipped instead of passing it silently. A run of the whole
@@ -12,7 +12,9 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "nn_test_helpers.h"
+#include <catch2/catch.hpp>
+
+#include "test_support.h"
 
 namespace ember::testing {
 
