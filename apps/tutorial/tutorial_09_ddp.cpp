@@ -18,6 +18,9 @@
 // processes would claim rank 0. This program keeps the two apart — RANK (global) names the
 // process in the group and in its log lines, LOCAL_RANK picks its GPU — which on one
 // machine are the same numbers, so the output is the script's.
+//
+// Step comments: §N "the English original" 「the Chinese seed's wording」 (see
+// tutorial_02_tensors.cpp); quotes of the script's code read the same in both.
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -28,6 +31,9 @@
 
 #include <ember/ember.h>
 
+// §9.3 "# NEW imports:" 「为 PyTorch 分布式训练导入一些额外的子模块、类和函数」 — os, platform,
+// DistributedSampler, DDP, init_process_group and destroy_process_group: all of them come
+// with <ember/ember.h> (std::getenv and ::setenv play os.environ); the aliases play "import ... as".
 namespace nn = ember::nn;
 namespace data = ember::data;
 namespace dist = ember::distributed;
@@ -42,6 +48,7 @@ struct ZeroDivisionError : ember::Error {
 // "this allows communication among processes"
 void ddp_setup(int rank, int world_size, int local_rank) {
   // §9.3 "Only set MASTER_ADDR and MASTER_PORT if not already defined by torchrun"
+  //   「该函数设置主节点的地址和通信端口（除非 torchrun 已经提供）」 — ember-run sets them too
   ::setenv("MASTER_ADDR", "localhost", /*overwrite=*/0);
   ::setenv("MASTER_PORT", "12345", /*overwrite=*/0);
   // §9.3 "initialize process group": "nccl: NVIDIA Collective Communication Library" on
@@ -110,10 +117,13 @@ Loaders prepare_dataset() {
 
   Loaders loaders;
   // §9.3 "NEW: chunk batches across GPUs without overlapping samples: sampler=DistributedSampler(train_ds)"
+  //   「在训练数据加载器中通过参数 sampler=DistributedSampler(train_ds) 使用 DistributedSampler」
   loaders.train_sampler = std::make_shared<dist::DistributedSampler>(train_ds->size());
   data::DataLoaderOptions train_options;
   train_options.batch_size = 2;
   train_options.shuffle = false;  // §9.3 "NEW: False because of DistributedSampler below"
+  // §9.3 "pin_memory=True" is not copied: DataLoaderOptions::pin_memory exists, but without a
+  // GPU the loader ignores it with PyTorch's warning on stderr, and these batches are tiny.
   train_options.drop_last = true;
   train_options.sampler = loaders.train_sampler;
   loaders.train_loader = std::make_unique<data::DataLoader>(train_ds, train_options);
@@ -168,6 +178,7 @@ void run(int rank, int world_size, int local_rank, int num_epochs) {
   ember::optim::SGD optimizer(network->parameters(), {.lr = 0.5});
 
   // §9.3 "NEW: wrap model with DDP"; "the core model is now accessible as model.module"
+  //   「我们还用 DistributedDataParallel (DDP) 包装模型」 (model.module is model->module())
   auto model = std::make_shared<dist::DistributedDataParallel>(network);
 
   for (int epoch = 0; epoch < num_epochs; ++epoch) {
@@ -194,6 +205,11 @@ void run(int rank, int world_size, int local_rank, int num_epochs) {
     double train_acc = compute_accuracy(*model, *loaders.train_loader, device);
     std::cout << "[GPU" << rank << "] Training accuracy " << python_float(train_acc) << "\n";
     double test_acc = compute_accuracy(*model, *loaders.test_loader, device);
+    // Every rank prints, as the script does. The tutorial's later suggestion,
+    // §9.3 "if rank == 0: # only print in the first process" / "print("Test accuracy: ", accuracy)"
+    //   「你可以利用每个进程的 rank 来控制 print 语句」,
+    // would be `if (rank == 0) std::cout << "Test accuracy:  " << python_float(test_acc) << "\n";`
+    // — not taken here, so the output stays the script's transcript.
     std::cout << "[GPU" << rank << "] Test accuracy " << python_float(test_acc) << "\n" << std::flush;
   } catch (const ZeroDivisionError& error) {
     // §9.3 "NEW: except ZeroDivisionError as e: raise ZeroDivisionError(...)": with more
@@ -206,7 +222,8 @@ void run(int rank, int world_size, int local_rank, int num_epochs) {
                             " GPUs, uncomment the lines that increase the dataset size in prepare_dataset().");
   }
 
-  dist::destroy_process_group();  // §9.3 "NEW: cleanly exit distributed mode"
+  // §9.3 "NEW: cleanly exit distributed mode" 「妥善关闭分布式训练进程并释放相关资源」
+  dist::destroy_process_group();
 }
 
 int env_int(const char* name, int fallback) {
@@ -216,8 +233,8 @@ int env_int(const char* name, int fallback) {
 
 int main() {
   // §9.3 "NEW: Use environment variables set by torchrun if available, otherwise default to
-  // single-process." (ember-run sets the same variables.) RANK and LOCAL_RANK are read
-  // apart; see the file comment.
+  // single-process." 「在 __main__ 块中，我们用 os.environ 读取这些变量」 (ember-run sets the
+  // same variables.) RANK and LOCAL_RANK are read apart; see the file comment.
   int world_size = env_int("WORLD_SIZE", 1);
   int rank = env_int("RANK", env_int("LOCAL_RANK", 0));
   int local_rank = env_int("LOCAL_RANK", rank);
