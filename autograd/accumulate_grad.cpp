@@ -7,7 +7,8 @@
 
 namespace ember::autograd {
 
-AccumulateGrad::AccumulateGrad(Tensor leaf) : Node("AccumulateGrad"), leaf_(leaf.impl_ptr()) {
+AccumulateGrad::AccumulateGrad(Tensor leaf)
+    : Node("AccumulateGrad", kAccumulateGradSequenceNr), leaf_(leaf.impl_ptr()) {
   add_gradient_slot(leaf);
 }
 

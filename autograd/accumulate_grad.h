@@ -6,6 +6,14 @@
 // by every later graph (the leaf's AutogradMeta keeps a weak pointer to it), so gradients
 // from several backward calls add up — which is why training loops call zero_grad().
 //
+// Priority: the engine runs the ready node with the largest sequence number first, and an
+// AccumulateGrad has the largest possible one (Node::kAccumulateGradSequenceNr, PyTorch's
+// UINT64_MAX). Its creation order would be wrong: the node is shared by every graph the
+// leaf takes part in, so one created in an earlier iteration (kept alive by an old graph
+// someone still holds) would carry a small number and wait behind every other ready node,
+// until the very end of backward — and with it the post-accumulate-grad hooks through which
+// DistributedDataParallel starts all-reducing a bucket while backward goes on (§9.3).
+//
 // The node holds the leaf weakly. With create_graph, leaf.grad() carries a graph that ends
 // in this very node, so a strong handle would be a reference cycle (leaf -> grad -> graph ->
 // AccumulateGrad -> leaf) and neither would ever be freed. PyTorch holds the leaf strongly and

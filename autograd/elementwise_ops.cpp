@@ -7,6 +7,7 @@
 // summed back to that input's shape with sum_to (view_ops.cpp).
 // Formulas use ember's public ops, so they are themselves differentiable (create_graph).
 #include <ember/autograd/function.h>
+#include <ember/autograd/fused_ops.h>
 #include <ember/autograd/ops.h>
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
@@ -218,16 +219,49 @@ Tensor tanh(const Tensor& self) {
   return out;
 }
 
-Tensor relu(const Tensor& self) {
-  Tensor out = native::relu(self);
-  if (needs_grad(self)) {
-    // relu'(x) = 1 where x > 0 (and the output > 0 exactly there), else 0.
-    auto node = record("ReluBackward0", {self}, out);
-    node->save_output("result", out);
+namespace {
+// ReLU's backward as one differentiable op: PyTorch's threshold_backward(grad, result, 0),
+// one fused pass (native::relu_backward) instead of gt + to + mul. It only records when
+// backward itself is recorded (create_graph): then, as in PyTorch, the node is
+// ThresholdBackwardBackward0, whose gradient w.r.t. grad is the same mask again and w.r.t.
+// result is zero (none is returned), so every higher derivative stays available.
+Tensor threshold_backward(const Tensor& grad, const Tensor& result) {
+  Tensor out = native::relu_backward(grad, result);
+  if (needs_grad(grad, result)) {
+    auto node = record("ThresholdBackwardBackward0", {grad, result}, out);
+    node->save("self", result);
     node->set_backward([](Node& n, const TensorList& grads) -> TensorList {
-      return {grads[0] * as_factor(n.saved(0) > 0.0, grads[0])};
+      return {n.needs_input_grad(0) ? threshold_backward(grads[0], n.saved(0)) : Tensor(), Tensor()};
     });
   }
+  return out;
+}
+
+// The ReluBackward0 node behind `out` = relu(input): saves the result (relu'(x) = 1 exactly
+// where the result is > 0).
+void record_relu(const Tensor& input, const Tensor& out) {
+  auto node = record("ReluBackward0", {input}, out);
+  node->save_output("result", out);
+  node->set_backward([](Node& n, const TensorList& grads) -> TensorList {
+    return {threshold_backward(grads[0], n.saved(0))};
+  });
+}
+}  // namespace
+
+Tensor relu(const Tensor& self) {
+  Tensor out = native::relu(self);
+  if (needs_grad(self)) record_relu(self, out);
+  return out;
+}
+
+Tensor relu_of_fresh(const Tensor& fresh) {
+  // relu written over `fresh`'s memory and a new handle on it: `fresh` stays the
+  // pre-activation on the tape (the output of its own node, e.g. AddmmBackward0), the new
+  // handle is relu's result. Safe only because nothing reads fresh's values afterwards:
+  // the caller promises nobody else holds it, its producer did not save it, and
+  // ReluBackward0 saves the result, not its input.
+  Tensor out = native::relu_over_fresh(fresh);
+  if (needs_grad(fresh)) record_relu(fresh, out);
   return out;
 }
 

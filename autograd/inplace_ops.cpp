@@ -125,18 +125,24 @@ Tensor& Tensor::copy_(const Tensor& source) {
   return *this;
 }
 
-Tensor& Tensor::fill_(Scalar value) {
-  autograd::check_inplace(*this);
-  bool record = autograd::needs_grad(*this);
-  native::fill_(*this, value);  // bumps the version counter
+// fill_ and zero_ overwrite every element with a constant: no gradient reaches the old
+// value. The node has a single edge (self's old history), as PyTorch's, and PyTorch's name:
+// FillBackward2 is fill_ with a number (FillBackward0/1 are the out-of-place torch.fill),
+// ZeroBackward0 is zero_.
+static Tensor& fill_recorded(Tensor& self, Scalar value, const char* name) {
+  autograd::check_inplace(self);
+  bool record = autograd::needs_grad(self);
+  native::fill_(self, value);  // bumps the version counter
   if (record) {
-    auto node = record_inplace("FillBackward0", *this, Tensor());
-    node->set_backward([](Node&, const TensorList& grads) -> TensorList { return {zeros_like(grads[0]), Tensor()}; });
-    autograd::rebase_history(*this, node);
+    auto node = std::make_shared<Node>(name);
+    node->add_next_edge(autograd::gradient_edge(self));
+    node->set_backward([](Node&, const TensorList& grads) -> TensorList { return {zeros_like(grads[0])}; });
+    autograd::rebase_history(self, node);
   }
-  return *this;
+  return self;
 }
 
-Tensor& Tensor::zero_() { return fill_(0); }
+Tensor& Tensor::fill_(Scalar value) { return fill_recorded(*this, value, "FillBackward2"); }
+Tensor& Tensor::zero_() { return fill_recorded(*this, 0, "ZeroBackward0"); }
 
 }  // namespace ember

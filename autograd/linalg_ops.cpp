@@ -3,9 +3,9 @@
 // Tutorial §2.4 (matmul, @) and §5 (nn.Linear is addmm). For C = A B:
 //   dA = dC Bᵀ      dB = Aᵀ dC
 // the two rules every formula here is made of. matmul is composed from unsqueeze, expand,
-// reshape, mm and bmm when recording, so its gradient (and second gradient) come from
-// theirs (vector·vector and matrix·vector have their own nodes, DotBackward0 and
-// MvBackward0, as in PyTorch); without autograd it calls native::matmul directly.
+// reshape, mm, mv and bmm when recording, exactly as PyTorch composes it, so its gradient
+// (and second gradient) come from theirs and its grad_fn names are PyTorch's; without
+// autograd it calls native::matmul directly.
 #include <ember/autograd/function.h>
 #include <ember/autograd/ops.h>
 #include <ember/core/native.h>
@@ -70,14 +70,41 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, Scalar beta, 
   return out;
 }
 
+namespace {
+
+// PyTorch's matmul folds the batch dims of a >= 3-D operand into one mm when the other is
+// a matrix or a vector, except for a 3-D tensor whose last two dims are transposed (as
+// after permute(0, 2, 1)): folding that would need a copy, bmm reads it as it is.
+bool should_fold(const Tensor& batched, std::int64_t other_dim) {
+  if (batched.dim() < 3 || other_dim > 2) return false;
+  const bool transposed_3d = batched.dim() == 3 && other_dim == 2 && batched.stride(2) != 1 &&
+                             batched.stride(0) == batched.size(1) * batched.size(2);
+  return !transposed_3d;
+}
+
+// [1, m] -> [m], recorded as PyTorch's in-place squeeze_(0) (SqueezeBackward3). Not marked
+// a view: the squeezed tensor *is* the mm result in PyTorch, so in-place ops on matmul's
+// output stay allowed; nothing saved the mm result, so writing it is safe.
+Tensor squeeze_row_in_place(const Tensor& row) {
+  Tensor out = native::squeeze(row, 0);
+  if (needs_grad(row)) {
+    auto node = record("SqueezeBackward3", {row}, out);
+    node->set_backward([](Node&, const TensorList& grads) -> TensorList { return {ember::unsqueeze(grads[0], 0)}; });
+  }
+  return out;
+}
+
+}  // namespace
+
 Tensor matmul(const Tensor& a, const Tensor& b) {
   if (!needs_grad(a, b)) return native::matmul(a, b);
   EMBER_CHECK(a.dim() > 0 && b.dim() > 0, ShapeError, "both arguments to matmul need to be at least 1D, but they are ",
               a.dim(), "D and ", b.dim(), "D");
-  // torch.matmul's rules, written with differentiable ops:
-  //   a 1-D operand is made a matrix (a row for a, a column for b) and that dim is
-  //   dropped again at the end; 2-D @ 2-D is mm; otherwise the batch dims broadcast and
-  //   the product is one bmm over the flattened batch.
+  // torch.matmul's rules, written with differentiable ops and recorded as the same nodes
+  // PyTorch 1.13 records (so grad_fn names match): vector·vector is DotBackward0,
+  // matrix·vector MvBackward0, vector·matrix ends in SqueezeBackward3, matrix·matrix is
+  // MmBackward0, and anything with batch dims ends in UnsafeViewBackward0 (a fold into one
+  // mm/mv, or one bmm over the broadcast batch) — CloneBackward0 for matrix @ batch.
   if (a.dim() == 1 && b.dim() == 1) {
     // The dot product: d(a·b)/da = b, d(a·b)/db = a, scaled by the 0-d gradient.
     Tensor out = native::matmul(a, b);
@@ -104,31 +131,45 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     });
     return out;
   }
-  Tensor left = a.dim() == 1 ? ember::unsqueeze(a, 0) : a;
-  Tensor right = b.dim() == 1 ? ember::unsqueeze(b, 1) : b;
-  Tensor product;
-  if (left.dim() == 2 && right.dim() == 2) {
-    product = ember::mm(left, right);
-  } else {
-    Shape left_batch(left.sizes().begin(), left.sizes().end() - 2);
-    Shape right_batch(right.sizes().begin(), right.sizes().end() - 2);
-    Shape batch = broadcast_shapes(left_batch, right_batch);
-    std::int64_t n = left.size(-2), k = left.size(-1), k2 = right.size(-2), m = right.size(-1);
-    EMBER_CHECK(k == k2, ShapeError, "Expected size for first two dimensions of batch2 tensor to be: [",
-                compute_numel(batch), ", ", k, "] but got: [", compute_numel(batch), ", ", k2, "].");
-    Shape left_full = batch, right_full = batch;
-    left_full.insert(left_full.end(), {n, k});
-    right_full.insert(right_full.end(), {k2, m});
-    std::int64_t flat = compute_numel(batch);
-    Tensor left3 = ember::reshape(ember::expand(left, left_full), {flat, n, k});
-    Tensor right3 = ember::reshape(ember::expand(right, right_full), {flat, k2, m});
-    Shape out_sizes = batch;
-    out_sizes.insert(out_sizes.end(), {n, m});
-    product = ember::reshape(ember::bmm(left3, right3), out_sizes);
+  if (a.dim() == 1 && b.dim() == 2) {
+    // A row vector times a matrix: [1, k] @ [k, m], then the row dim is dropped (PyTorch
+    // squeezes in place, so the last node is SqueezeBackward3).
+    return squeeze_row_in_place(ember::mm(ember::unsqueeze(a, 0), b));
   }
-  if (a.dim() == 1) product = ember::squeeze(product, -2);
-  if (b.dim() == 1) product = ember::squeeze(product, -1);
-  return product;
+  if (a.dim() == 2 && b.dim() == 2) return ember::mm(a, b);
+  if (should_fold(a, b.dim()) || should_fold(b, a.dim())) {
+    // One operand has batch dims, the other is a matrix or a vector: fold the batch dims
+    // into the rows of a single mm (or mv). [B..., n, k] @ [k, m] is [B... * n, k] @ [k, m]
+    // seen as [B..., n, m]. When the batched operand is on the right, (A B)ᵀ = Bᵀ Aᵀ turns
+    // it into the left one, and the result is transposed back (and made contiguous).
+    const bool transpose = b.dim() > a.dim();
+    Tensor t1 = transpose ? ember::transpose(b, -2, -1) : a;
+    Tensor t2 = transpose ? (a.dim() == 2 ? ember::t(a) : a) : b;
+    Shape out_sizes(t1.sizes().begin(), t1.sizes().end() - 1);
+    const std::int64_t rows = compute_numel(out_sizes);  // not -1: [3, 5, 0] @ [0, 0] has k = 0
+    Tensor folded = ember::reshape(t1, {rows, t1.size(-1)});
+    if (t2.dim() == 1) return ember::unsafe_view(ember::matmul(folded, t2), out_sizes);  // MvBackward0
+    out_sizes.push_back(t2.size(1));
+    Tensor out = ember::unsafe_view(ember::mm(folded, t2), out_sizes);
+    return transpose ? ember::contiguous(ember::transpose(out, -2, -1)) : out;
+  }
+  // Both operands are at least 2-D and one has batch dims: broadcast the batch dims, flatten
+  // them into one, and run one bmm.
+  Shape left_batch(a.sizes().begin(), a.sizes().end() - 2);
+  Shape right_batch(b.sizes().begin(), b.sizes().end() - 2);
+  Shape batch = broadcast_shapes(left_batch, right_batch);
+  std::int64_t n = a.size(-2), k = a.size(-1), k2 = b.size(-2), m = b.size(-1);
+  EMBER_CHECK(k == k2, ShapeError, "Expected size for first two dimensions of batch2 tensor to be: [",
+              compute_numel(batch), ", ", k, "] but got: [", compute_numel(batch), ", ", k2, "].");
+  Shape left_full = batch, right_full = batch;
+  left_full.insert(left_full.end(), {n, k});
+  right_full.insert(right_full.end(), {k2, m});
+  std::int64_t flat = compute_numel(batch);
+  Tensor left3 = ember::reshape(ember::expand(a, left_full), {flat, n, k});
+  Tensor right3 = ember::reshape(ember::expand(b, right_full), {flat, k2, m});
+  Shape out_sizes = batch;
+  out_sizes.insert(out_sizes.end(), {n, m});
+  return ember::unsafe_view(ember::bmm(left3, right3), out_sizes);
 }
 
 }  // namespace ember

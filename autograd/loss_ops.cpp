@@ -5,10 +5,12 @@
 // `tensor(0.0852, grad_fn=<BinaryCrossEntropyBackward0>)`. The forward values are computed
 // with ember::native (no intermediate nodes); the backward formulas use public ops so they
 // can be differentiated again. cross_entropy is log_softmax followed by nll_loss, as in
-// PyTorch (its grad_fn is NllLossBackward0).
+// PyTorch (its grad_fn is NllLossBackward0); for [N, C] logits both run fused, in one pass
+// per row (fused_cross_entropy below).
 #include <cmath>
 
 #include <ember/autograd/function.h>
+#include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
@@ -118,8 +120,10 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction, 
   EMBER_CHECK(input.dim() >= 1, ShapeError, "input tensor should be 1D or 2D");
   if (input.dim() > 2) {
     // [N, C, d1, ...] (a class score per pixel or per time step): move the class dim last,
-    // flatten to [N * d1 * ..., C] rows and reuse the 2-D case (differentiably: the permute
-    // and reshape record their own nodes; PyTorch names this node NllLoss2DBackward0).
+    // flatten to [N * d1 * ..., C] rows and compute the 2-D loss; one node records it under
+    // PyTorch's name, NllLoss2DBackward0. (PyTorch runs nll_loss2d on [N, C, 1, d1 * ...]
+    // for inputs other than 4-D and, for reduction='none', views the [N, 1, d1 * ...]
+    // result back to the target's shape: ViewBackward0. ember does the same.)
     Shape expected_target = {input.size(0)};
     for (std::int64_t d = 2; d < input.dim(); ++d) expected_target.push_back(input.size(d));
     EMBER_CHECK(IntArrayRef(target.sizes()) == IntArrayRef(expected_target), ShapeError, "Expected target size ",
@@ -127,9 +131,42 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction, 
     std::vector<std::int64_t> classes_last = {0};
     for (std::int64_t d = 2; d < input.dim(); ++d) classes_last.push_back(d);
     classes_last.push_back(1);
-    Tensor rows = ember::reshape(ember::permute(input, classes_last), {-1, input.size(1)});
-    Tensor loss = nll_loss(rows, ember::reshape(target, {-1}), reduction, ignore_index);
-    return reduction == Reduction::None ? ember::reshape(loss, target.sizes()) : loss;
+    const std::int64_t classes = input.size(1);
+    Tensor flat_target = native::reshape(target, {-1});
+    Tensor loss;
+    {
+      NoGradGuard values_only;  // the node below is the only one recorded
+      loss = nll_loss(native::reshape(native::permute(input, classes_last), {-1, classes}), flat_target, reduction,
+                      ignore_index);
+    }
+    const bool four_d = input.dim() == 4;
+    if (reduction == Reduction::None) {
+      std::int64_t positions = 1;  // d1 * d2 * ...
+      for (std::int64_t d = 2; d < input.dim(); ++d) positions *= input.size(d);
+      loss = native::reshape(loss, four_d ? Shape(target.sizes()) : Shape{input.size(0), 1, positions});
+    }
+    if (needs_grad(input)) {
+      // The 2-D formula on the rows, then the rows put back into [N, C, d1, ...].
+      Tensor keep = native::ne(flat_target, scalar_to_tensor(ignore_index, target.device()));
+      Tensor keep_factor = native::to_dtype(keep, input.dtype());
+      const double kept = native::sum(keep_factor, {}, false).item<double>();
+      auto node = record("NllLoss2DBackward0", {input}, loss);
+      node->save("target", native::where(keep, flat_target, scalar_to_tensor(std::int64_t{0}, target.device())));
+      node->save("keep", keep_factor);
+      Shape rows_sizes = native::permute(input, classes_last).sizes();  // [N, d1, ..., C]
+      std::vector<std::int64_t> back = {0, input.dim() - 1};           // inverse of classes_last
+      for (std::int64_t d = 1; d < input.dim() - 1; ++d) back.push_back(d);
+      node->set_backward([rows_sizes, back, reduction, kept, classes](Node& n, const TensorList& grads) -> TensorList {
+        Tensor safe = n.saved(0), keep_rows = n.saved(1);
+        const std::int64_t rows = safe.numel();
+        Tensor g_rows = reduction == Reduction::None ? ember::reshape(grads[0], {rows}) : ember::expand(grads[0], {rows});
+        if (reduction == Reduction::Mean) g_rows = g_rows / kept;
+        Tensor chosen = ember::to(ember::one_hot(safe, classes), grads[0].dtype());
+        Tensor grad_rows = -(chosen * ember::unsqueeze(g_rows * keep_rows, 1));
+        return {ember::permute(ember::reshape(grad_rows, rows_sizes), back)};
+      });
+    }
+    return reduction == Reduction::None && !four_d ? ember::view(loss, target.sizes()) : loss;
   }
   EMBER_CHECK(target.dtype() == kInt64, DTypeError, "expected scalar type Long but found ",
               scalar_type_name(target.dtype()));
@@ -184,11 +221,67 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction, 
   return out;
 }
 
+namespace {
+
+// cross_entropy for [N, C] logits and [N] class indices, fused (issue 8): one backend pass
+// per row gives every row's loss and — when the logits need a gradient — the gradient
+// (softmax - one_hot) / kept rows ('mean') in the same pass (native::cross_entropy_rows,
+// core/cpu/fused_kernels.cpp, cuda/kernels/cross_entropy.cuh). Losses are bit-identical
+// to log_softmax + nll_loss; the reduction below is the same native calls nll_loss makes.
+// The tape is one node, named like PyTorch's loss node (NllLossBackward0): log_softmax's
+// output is never materialised, so there is no LogSoftmaxBackward0 below it. Its backward
+// is the saved gradient times grad_output (one pass); under create_graph it recomputes
+// the same gradient from differentiable ops (softmax of the saved logits) instead, so
+// double backward works.
+Tensor fused_cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction, std::int64_t ignore_index) {
+  const bool track = needs_grad(input);
+  native::CrossEntropyRows rows = native::cross_entropy_rows(input, target, ignore_index, /*with_grad=*/track,
+                                                             /*mean_over_kept=*/reduction == Reduction::Mean);
+  Tensor out;
+  if (reduction == Reduction::None) {
+    out = rows.losses;
+  } else {
+    out = native::sum(rows.losses, {}, false);
+    if (reduction == Reduction::Mean) out = native::div(out, number(static_cast<double>(rows.kept_rows), out));
+  }
+  if (!track) return out;
+  auto node = record("NllLossBackward0", {input}, out);
+  node->save("self", input);
+  node->save("target", target);
+  node->save("grad_input", rows.grad_logits);  // d loss / d input for grad_output = 1
+  const std::int64_t kept = rows.kept_rows;
+  node->set_backward([reduction, ignore_index, kept](Node& n, const TensorList& grads) -> TensorList {
+    const Tensor& g = grads[0];
+    // Per row for 'none' ([N] -> [N, 1]); one scalar for 'mean' and 'sum'.
+    Tensor g_factor = reduction == Reduction::None ? ember::unsqueeze(g, 1) : g;
+    // No create_graph, or nothing to differentiate (an empty batch or no classes).
+    if (!is_grad_enabled() || n.saved(2).numel() == 0) return {n.saved(2) * g_factor};
+    // create_graph: the same gradient, recorded. (softmax - one_hot) at kept rows / kept.
+    Tensor x = n.saved(0), t = n.saved(1);
+    Tensor keep = ember::ne(t, scalar_to_tensor(ignore_index, t.device()));
+    Tensor safe = ember::where(keep, t, scalar_to_tensor(std::int64_t{0}, t.device()));
+    Tensor one_hot = ember::to(ember::one_hot(safe, x.size(1)), x.dtype());
+    Tensor unit = (ember::softmax(x, 1) - one_hot) * ember::unsqueeze(ember::to(keep, x.dtype()), 1);
+    if (reduction == Reduction::Mean) unit = unit * (kept > 0 ? 1.0 / static_cast<double>(kept) : 0.0);
+    return {unit * g_factor};
+  });
+  return out;
+}
+
+}  // namespace
+
 Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction, std::int64_t ignore_index,
                      double label_smoothing) {
   EMBER_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0, ValueError,
               "label_smoothing must be between 0.0 and 1.0. Got: ", label_smoothing);
   EMBER_CHECK(input.dim() >= 1, ShapeError, "input tensor should be 1D or 2D");
+  // The training case takes the fused path; every other case (one sample, [N, C, d...],
+  // label smoothing, and the inputs whose errors log_softmax / nll_loss report) the
+  // composite one below.
+  if (label_smoothing == 0.0 && input.dim() == 2 && is_floating_point(input.dtype()) && target.dim() == 1 &&
+      target.dtype() == kInt64) {
+    return fused_cross_entropy(input, target, reduction, ignore_index);
+  }
   const std::int64_t class_dim = input.dim() == 1 ? 0 : 1;
   Tensor log_probabilities = ember::log_softmax(input, class_dim);
   Tensor nll = ember::nll_loss(log_probabilities, target, reduction, ignore_index);

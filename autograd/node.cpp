@@ -13,6 +13,8 @@ std::atomic<std::uint64_t> next_sequence_nr{0};
 
 Node::Node(std::string name) : name_(std::move(name)), sequence_nr_(next_sequence_nr++) {}
 
+Node::Node(std::string name, std::uint64_t sequence_nr) : name_(std::move(name)), sequence_nr_(sequence_nr) {}
+
 std::uint32_t Node::add_gradient_slot(const Tensor& output) {
   gradient_slots_.push_back({output.sizes(), output.dtype(), output.device()});
   return static_cast<std::uint32_t>(gradient_slots_.size() - 1);

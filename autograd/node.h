@@ -92,8 +92,12 @@ class Node : public GradFn, public std::enable_shared_from_this<Node> {
   virtual void run_pre_hooks(TensorList& grads);
 
   // Creation order: a node made later has a larger number. The engine runs ready nodes
-  // with larger numbers first, which keeps the order deterministic.
+  // with larger numbers first, which keeps the order deterministic. AccumulateGrad nodes
+  // take kAccumulateGradSequenceNr instead (see accumulate_grad.h).
   std::uint64_t sequence_nr() const { return sequence_nr_; }
+  // PyTorch's UINT64_MAX for AccumulateGrad: the highest priority, so a leaf's gradient is
+  // accumulated — and its post-accumulate-grad hooks run — as soon as it is ready.
+  static constexpr std::uint64_t kAccumulateGradSequenceNr = UINT64_MAX;
   // Views (view, select, slice, transpose, ...) mark their node: an in-place op on the
   // view would have to rewrite its base's history too, which ember does not do, so it is
   // refused (function.h: check_inplace).
@@ -104,6 +108,8 @@ class Node : public GradFn, public std::enable_shared_from_this<Node> {
   void set_forward_context(std::string context) { forward_context_ = std::move(context); }
 
  protected:
+  // For node kinds with a fixed priority instead of their creation order (AccumulateGrad).
+  Node(std::string name, std::uint64_t sequence_nr);
   std::vector<SavedTensor> saved_;
 
  private:

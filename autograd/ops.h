@@ -28,6 +28,17 @@ Tensor add(const Tensor& a, const Tensor& b, Scalar alpha = 1);
 Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha = 1);
 Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
+// With a number on either side (torch.add(x, 2, alpha=3), torch.mul(2.5, x)): the number
+// becomes a 0-d wrapped-number tensor, which promotes like a Python scalar, and the op is
+// the tensor op above (same node: AddBackward0, ...). Defined in tensor_methods.cpp.
+Tensor add(const Tensor& a, Scalar b, Scalar alpha = 1);
+Tensor add(Scalar a, const Tensor& b, Scalar alpha = 1);
+Tensor sub(const Tensor& a, Scalar b, Scalar alpha = 1);
+Tensor sub(Scalar a, const Tensor& b, Scalar alpha = 1);
+Tensor mul(const Tensor& a, Scalar b);
+Tensor mul(Scalar a, const Tensor& b);
+Tensor div(const Tensor& a, Scalar b);
+Tensor div(Scalar a, const Tensor& b);
 Tensor neg(const Tensor& self);
 Tensor exp(const Tensor& self);
 Tensor log(const Tensor& self);
@@ -67,6 +78,9 @@ Tensor select(const Tensor& self, std::int64_t dim, std::int64_t index);
 Tensor narrow(const Tensor& self, std::int64_t dim, std::int64_t start, std::int64_t length);
 Tensor slice(const Tensor& self, std::int64_t dim, std::optional<std::int64_t> start = std::nullopt,
              std::optional<std::int64_t> end = std::nullopt, std::int64_t step = 1);
+// reshape recorded as PyTorch's _unsafe_view (UnsafeViewBackward0, never a tracked view):
+// how matmul gives its result the final shape.
+Tensor unsafe_view(const Tensor& self, IntArrayRef sizes);
 Tensor contiguous(const Tensor& self);
 Tensor clone(const Tensor& self);
 Tensor to(const Tensor& self, DType dtype);

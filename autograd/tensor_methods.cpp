@@ -1,6 +1,8 @@
 // autograd/tensor_methods.cpp — the Tensor methods and operators that core/tensor.h marks
 // "(autograd/)": each forwards to the differentiable free function of the same name
 // (autograd/ops.h), so a method call and a free-function call record the same graph node.
+// Also the number overloads of add/sub/mul/div (ember::add(x, 2)), which wrap the number
+// into a 0-d tensor and call the tensor op.
 //
 // Tutorial §2–§4: `x.sum()`, `a @ b` (here a.matmul(b)), `w1 * x1 + b`.
 // The in-place methods (add_, mul_, ...) live in inplace_ops.cpp; backward(), detach(),
@@ -37,6 +39,14 @@ Tensor Tensor::slice(std::int64_t dim, std::optional<std::int64_t> start, std::o
                      std::int64_t step) const {
   return ember::slice(*this, dim, start, end, step);
 }
+Tensor Tensor::operator[](std::int64_t index) const {
+  // Python indexing, not select(): its own message for a 0-d tensor (the out-of-range
+  // message is the same as select's, "index 5 is out of bounds for dimension 0 with size 3").
+  EMBER_CHECK(dim() > 0, IndexError,
+              "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to "
+              "convert a 0-dim tensor to a number");
+  return ember::select(*this, 0, index);
+}
 Tensor Tensor::contiguous() const { return ember::contiguous(*this); }
 Tensor Tensor::clone() const { return ember::clone(*this); }
 Tensor Tensor::to(DType dtype) const { return ember::to(*this, dtype); }
@@ -45,11 +55,29 @@ Tensor Tensor::to(Device device, DType dtype, bool non_blocking) const {
   return ember::to(ember::to(*this, device, non_blocking), dtype);
 }
 
+// A C++ number becomes a 0-d "wrapped number" tensor on the tensor's device, so it does not
+// widen the tensor's dtype (float32 * 2.0 stays float32), exactly as a Python scalar.
+static Tensor wrap(Scalar value, const Tensor& like) { return scalar_to_tensor(value, like.device()); }
+
+// ---------------------------------------------------------------- math with numbers
+Tensor add(const Tensor& a, Scalar b, Scalar alpha) { return ember::add(a, wrap(b, a), alpha); }
+Tensor add(Scalar a, const Tensor& b, Scalar alpha) { return ember::add(wrap(a, b), b, alpha); }
+Tensor sub(const Tensor& a, Scalar b, Scalar alpha) { return ember::sub(a, wrap(b, a), alpha); }
+Tensor sub(Scalar a, const Tensor& b, Scalar alpha) { return ember::sub(wrap(a, b), b, alpha); }
+Tensor mul(const Tensor& a, Scalar b) { return ember::mul(a, wrap(b, a)); }
+Tensor mul(Scalar a, const Tensor& b) { return ember::mul(wrap(a, b), b); }
+Tensor div(const Tensor& a, Scalar b) { return ember::div(a, wrap(b, a)); }
+Tensor div(Scalar a, const Tensor& b) { return ember::div(wrap(a, b), b); }
+
 // ---------------------------------------------------------------- math
 Tensor Tensor::add(const Tensor& other, Scalar alpha) const { return ember::add(*this, other, alpha); }
 Tensor Tensor::sub(const Tensor& other, Scalar alpha) const { return ember::sub(*this, other, alpha); }
 Tensor Tensor::mul(const Tensor& other) const { return ember::mul(*this, other); }
 Tensor Tensor::div(const Tensor& other) const { return ember::div(*this, other); }
+Tensor Tensor::add(Scalar other, Scalar alpha) const { return ember::add(*this, other, alpha); }
+Tensor Tensor::sub(Scalar other, Scalar alpha) const { return ember::sub(*this, other, alpha); }
+Tensor Tensor::mul(Scalar other) const { return ember::mul(*this, other); }
+Tensor Tensor::div(Scalar other) const { return ember::div(*this, other); }
 Tensor Tensor::neg() const { return ember::neg(*this); }
 Tensor Tensor::exp() const { return ember::exp(*this); }
 Tensor Tensor::log() const { return ember::log(*this); }
@@ -63,10 +91,6 @@ Tensor Tensor::relu() const { return ember::relu(*this); }
 Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const { return ember::clamp(*this, min, max); }
 Tensor Tensor::maximum(const Tensor& other) const { return ember::maximum(*this, other); }
 Tensor Tensor::minimum(const Tensor& other) const { return ember::minimum(*this, other); }
-
-// A C++ number becomes a 0-d "wrapped number" tensor on self's device, so it does not
-// widen self's dtype (float32 * 2.0 stays float32), exactly as a Python scalar.
-static Tensor wrap(Scalar value, const Tensor& like) { return scalar_to_tensor(value, like.device()); }
 
 Tensor Tensor::eq(const Tensor& other) const { return ember::eq(*this, other); }
 Tensor Tensor::ne(const Tensor& other) const { return ember::ne(*this, other); }
@@ -118,14 +142,14 @@ Tensor operator+(const Tensor& a, const Tensor& b) { return ember::add(a, b); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return ember::sub(a, b); }
 Tensor operator*(const Tensor& a, const Tensor& b) { return ember::mul(a, b); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return ember::div(a, b); }
-Tensor operator+(const Tensor& a, Scalar b) { return ember::add(a, wrap(b, a)); }
-Tensor operator-(const Tensor& a, Scalar b) { return ember::sub(a, wrap(b, a)); }
-Tensor operator*(const Tensor& a, Scalar b) { return ember::mul(a, wrap(b, a)); }
-Tensor operator/(const Tensor& a, Scalar b) { return ember::div(a, wrap(b, a)); }
-Tensor operator+(Scalar a, const Tensor& b) { return ember::add(wrap(a, b), b); }
-Tensor operator-(Scalar a, const Tensor& b) { return ember::sub(wrap(a, b), b); }
-Tensor operator*(Scalar a, const Tensor& b) { return ember::mul(wrap(a, b), b); }
-Tensor operator/(Scalar a, const Tensor& b) { return ember::div(wrap(a, b), b); }
+Tensor operator+(const Tensor& a, Scalar b) { return ember::add(a, b); }
+Tensor operator-(const Tensor& a, Scalar b) { return ember::sub(a, b); }
+Tensor operator*(const Tensor& a, Scalar b) { return ember::mul(a, b); }
+Tensor operator/(const Tensor& a, Scalar b) { return ember::div(a, b); }
+Tensor operator+(Scalar a, const Tensor& b) { return ember::add(a, b); }
+Tensor operator-(Scalar a, const Tensor& b) { return ember::sub(a, b); }
+Tensor operator*(Scalar a, const Tensor& b) { return ember::mul(a, b); }
+Tensor operator/(Scalar a, const Tensor& b) { return ember::div(a, b); }
 Tensor operator-(const Tensor& a) { return ember::neg(a); }
 Tensor operator==(const Tensor& a, const Tensor& b) { return ember::eq(a, b); }
 Tensor operator!=(const Tensor& a, const Tensor& b) { return ember::ne(a, b); }

@@ -69,6 +69,21 @@ Tensor reshape(const Tensor& self, IntArrayRef sizes) {
   return record_reshape_like(self, out, is_view ? "ReshapeAliasBackward0" : "UnsafeViewBackward0");
 }
 
+Tensor unsafe_view(const Tensor& self, IntArrayRef sizes) {
+  // PyTorch's _unsafe_view: the result of a composite op (matmul) reshaped to its final
+  // shape. Recorded as a plain node (never marked a view), so the caller may modify the
+  // result in place, as PyTorch allows for matmul's output.
+  Tensor out = native::reshape(self, sizes);
+  if (needs_grad(self)) {
+    Shape self_sizes = self.sizes();
+    auto node = record("UnsafeViewBackward0", {self}, out);
+    node->set_backward([self_sizes](Node&, const TensorList& grads) -> TensorList {
+      return {ember::reshape(grads[0], self_sizes)};
+    });
+  }
+  return out;
+}
+
 Tensor squeeze(const Tensor& self) { return record_reshape_like(self, native::squeeze(self), "SqueezeBackward0"); }
 Tensor squeeze(const Tensor& self, std::int64_t dim) {
   return record_reshape_like(self, native::squeeze(self, dim), "SqueezeBackward1");

@@ -1,4 +1,5 @@
-// core/backend.cpp — the registry that maps a device type to its Backend.
+// core/backend.cpp — the registry that maps a device type to its Backend, and the
+// defaults of Backend's optional methods.
 #include <ember/core/backend.h>
 
 #include <array>
@@ -21,6 +22,11 @@ Backend& backend_for(DeviceType type) {
   EMBER_CHECK(backend != nullptr, DeviceError,
               "Torch not compiled with CUDA enabled (ember was built without its CUDA backend)");
   return *backend;
+}
+
+void Backend::random_fill(const StridedPlan&, const PhiloxFill&) {
+  // Only reached through a bug: core/random.cpp sends CPU tensors to the mt19937 path.
+  throw DeviceError("random_fill: this backend has no device-side Philox generator");
 }
 
 void register_backend(DeviceType type, Backend* backend) { backend_table()[static_cast<int>(type)] = backend; }

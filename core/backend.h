@@ -3,15 +3,17 @@
 // native:: functions (core/native.h) check arguments, allocate outputs, describe the work
 // as plain plans (core/strided_index.h) and call backend_for(device).<op>(plan). A backend
 // only computes; it never checks user input. CPU: core/cpu/cpu_backend.cpp. CUDA:
-// cuda/cuda_backend.cu, registered at start-up when ember_cuda is linked.
+// cuda/cuda_backend.cpp, registered at start-up when ember_cuda is linked.
 //
 // Adding an elementwise op = a new enum value here + one functor per backend
 // (docs/adding-an-op.md walks through it).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include <ember/core/device.h>
+#include <ember/core/fused_plans.h>
 #include <ember/core/scalar.h>
 #include <ember/core/strided_index.h>
 
@@ -33,6 +35,9 @@ enum class BinaryOp {
   Add,  // out = a + alpha * b
   Sub,  // out = a - alpha * b
   Mul, Div, Pow, Maximum, Minimum,
+  // ReLU's backward, PyTorch's threshold_backward(grad, result, 0): out = b <= 0 ? 0 : a
+  // with a = the incoming gradient, b = relu's result (NaN in b lets the gradient pass).
+  ReluBackward,
   Eq, Ne, Lt, Le, Gt, Ge,   // output dtype Bool
   LogicalAnd,               // output dtype Bool
 };
@@ -40,6 +45,28 @@ enum class BinaryOp {
 inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
 
 enum class ReduceOp { Sum, Mean, Prod, Max, Min, ArgMax, ArgMin };
+
+// Random fills generated on the device by a counter-based generator (Philox4x32-10, as
+// PyTorch's CUDA generator; cuda/kernels/philox.cuh). The scheme is PyTorch's seed + offset:
+// the key is the generator's seed, and element e of the fill (in the plan's order) uses
+// Philox counter `offset + e / 2` — two values per counter — so a fill of n elements
+// consumes philox_counters(n) counters, which core/random.cpp reserves from the generator
+// (Generator::reserve_philox_counters) before the launch. Same seed, same calls: same bits.
+enum class RandomDistribution {
+  Uniform,    // [a, b)
+  Normal,     // mean a, standard deviation b (Box–Muller)
+  Bernoulli,  // 1 with probability a, else 0 (any dtype)
+};
+struct PhiloxFill {
+  std::uint64_t seed = 0;
+  std::uint64_t offset = 0;   // first Philox counter of this fill
+  RandomDistribution distribution = RandomDistribution::Uniform;
+  double a = 0.0, b = 1.0;
+};
+constexpr std::int64_t kPhiloxValuesPerCounter = 2;
+inline std::uint64_t philox_counters(std::int64_t numel) {
+  return static_cast<std::uint64_t>((numel + kPhiloxValuesPerCounter - 1) / kPhiloxValuesPerCounter);
+}
 
 class Backend {
  public:
@@ -69,10 +96,23 @@ class Backend {
   virtual void softmax(const SoftmaxPlan& plan, bool log) = 0;
   virtual void gemm(const GemmPlan& plan) = 0;
 
+  // addmm's bias: true when gemm() honours GemmPlan::bias (its epilogue reads the broadcast
+  // bias in place); otherwise core/linalg.cpp copies the bias into C first.
+  virtual bool gemm_reads_bias() const { return false; }
+
+  // plan operands: [out]. Fills out with Philox numbers (see PhiloxFill). Device backends
+  // only: the CPU draws from its mt19937 stream in core/random.cpp (PyTorch's CPU bits).
+  virtual void random_fill(const StridedPlan& plan, const PhiloxFill& fill);
+
   virtual void index_select(const IndexPlan& plan) = 0;
   virtual void index_add(const IndexPlan& plan) = 0;   // output already holds self
   virtual void gather(const IndexPlan& plan) = 0;
   virtual void scatter_add(const IndexPlan& plan) = 0; // output already holds self
+
+  // Fused training ops (core/fused_plans.h; docs/performance.md "Fused ops").
+  virtual void cross_entropy(const CrossEntropyPlan& plan) = 0;
+  virtual void sgd_step(const SgdPlan& plan) = 0;
+  virtual void one_hot(const OneHotPlan& plan) = 0;
 };
 
 // The backend that serves a device type; DeviceError when none is registered

@@ -9,8 +9,8 @@
 //
 // Across devices no single kernel can see both memories. The rule used here: bring the data
 // to a dense buffer of the right shape and dtype on one side, move the raw bytes with the
-// non-CPU backend's copy_bytes (cudaMemcpy underneath), and do any remaining strided copy on
-// the destination's own device.
+// non-CPU backend's copy_bytes (cudaMemcpy host<->device, cudaMemcpyPeer GPU<->GPU), and do
+// any remaining strided copy on the destination's own device.
 #include <ember/core/native.h>
 
 #include <ember/core/backend.h>
@@ -72,10 +72,16 @@ void copy_values(const Tensor& dst, const Tensor& src, bool non_blocking = false
                                          nbytes_of(staging));
     if (!dense_dst.is_same(dst)) copy_values(dst, dense_dst);
   } else {
-    // Two different accelerators (cuda:0 -> cuda:1): go through the host. Slow but simple.
-    Tensor host = empty_with(src.sizes(), src.dtype(), kCPU);
-    copy_values(host, src);
-    copy_values(dst, host);
+    // Two GPUs (cuda:0 -> cuda:1): make src dense on its own device, move the bytes device
+    // to device (cudaMemcpyPeer: directly over NVLink/PCIe when the GPUs can reach each
+    // other, staged by the driver otherwise — never through ember's host buffers), then
+    // cast/broadcast/scatter on dst's device if dst is not simply a dense twin of src.
+    Tensor dense = contiguous(src);
+    const bool dense_twin = dst.is_contiguous() && dst.dtype() == src.dtype() && dst.sizes() == src.sizes();
+    Tensor landed = dense_twin ? dst : empty_with(src.sizes(), src.dtype(), dst.device());
+    backend_for(dst.device()).copy_bytes(landed.data_ptr(), dst.device(), dense.data_ptr(), src.device(),
+                                         nbytes_of(dense));
+    if (!landed.is_same(dst)) copy_values(dst, landed);
   }
 }
 
@@ -97,9 +103,10 @@ Tensor to_dtype(const Tensor& self, DType dtype) {
 }
 
 Tensor to_device(const Tensor& self, Device device, bool non_blocking) {
-  if (device_matches(self.device(), device)) return self;
-  // "cuda" means the current GPU: name it, so the new tensor reports e.g. cuda:0 like PyTorch.
+  // "cuda" means the current GPU: name it first (PyTorch's ensure_has_index), so the new
+  // tensor reports e.g. cuda:0, and a tensor on cuda:1 moves when cuda:0 is current.
   if (device.is_cuda() && !device.has_index()) device = Device(DeviceType::CUDA, cuda::current_device());
+  if (device_matches(self.device(), device)) return self;
   Tensor out = empty_with(self.sizes(), self.dtype(), device);
   copy_values(out, self, non_blocking);
   return out;

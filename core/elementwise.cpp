@@ -70,6 +70,7 @@ void check_binary_dtypes(BinaryOp op, const Tensor& a, const Tensor& b, DType co
   if (op == BinaryOp::Add || op == BinaryOp::Sub) {
     EMBER_CHECK(!(is_integral(common, true) && alpha.is_floating_point()), DTypeError,
                 "For integral input tensors, argument alpha must not be a floating point number.");
+    EMBER_CHECK(!alpha.is_bool() || common == kBool, DTypeError, "Boolean alpha only supported for Boolean results.");
   }
 }
 

@@ -1,5 +1,5 @@
 // core/indexing.cpp — joining tensors (cat, stack) and index-driven ops: index_select,
-// index_add, gather, scatter_add, one_hot.
+// index_add, gather, scatter_add, one_hot (on the tensor's device: backend one_hot).
 //
 // Tutorial §2 and the training loops of §5–§7: cat/stack build batches (the DataLoader's
 // collate), gather / one_hot / index_select appear in losses and embeddings, and
@@ -149,6 +149,7 @@ Tensor index_select(const Tensor& self, std::int64_t dim, const Tensor& index) {
   Tensor index_device = index_on(index_cpu, self.device());
   Around shape = split_around(self.sizes(), dim);
   IndexPlan plan;
+  plan.device = self.device().index();
   plan.outer = shape.outer;
   plan.self_size = shape.size;
   plan.index_count = index.numel();
@@ -197,6 +198,7 @@ Tensor index_add(const Tensor& self, std::int64_t dim, const Tensor& index, cons
   Tensor index_device = index_on(index_cpu, self.device());
   Around shape = split_around(self.sizes(), dim);
   IndexPlan plan;
+  plan.device = self.device().index();
   plan.outer = shape.outer;
   plan.self_size = shape.size;
   plan.index_count = index.numel();
@@ -235,6 +237,7 @@ Tensor gather(const Tensor& self, std::int64_t dim, const Tensor& index) {
   Tensor index_device = index_on(index_cpu, self.device());
   Around shape = split_around(index.sizes(), dim);
   IndexPlan plan;
+  plan.device = self.device().index();
   plan.outer = shape.outer;
   plan.self_size = self_size;
   plan.index_count = shape.size;
@@ -281,6 +284,7 @@ Tensor scatter_add(const Tensor& self, std::int64_t dim, const Tensor& index, co
   Tensor index_device = index_on(index_cpu, self.device());
   Around shape = split_around(index.sizes(), dim);
   IndexPlan plan;
+  plan.device = self.device().index();
   plan.outer = shape.outer;
   plan.self_size = self_size;
   plan.index_count = shape.size;
@@ -311,13 +315,20 @@ Tensor one_hot(const Tensor& self, std::int64_t num_classes) {
   if (num_classes == -1) num_classes = *high + 1;  // infer: the largest class + 1
   EMBER_CHECK(*high < num_classes, ValueError, "Class values must be smaller than num_classes.");
 
-  // Built on the CPU (one write per element), then moved to self's device.
+  // Written by the backend of self's device: every output element once (a row of zeros
+  // and its one), from the index as int64 on that device. Only the range check above
+  // needed the values on the host.
   out_sizes.push_back(num_classes);
-  Tensor out = empty(out_sizes, TensorOptions().dtype(DType::Int64));
-  auto* data = out.data_ptr<std::int64_t>();
-  std::fill(data, data + out.numel(), 0);
-  for (std::int64_t i = 0; i < classes.numel(); ++i) data[i * num_classes + values[i]] = 1;
-  return to_device(out, self.device());
+  Tensor out = empty(out_sizes, TensorOptions().dtype(DType::Int64).device(self.device()));
+  Tensor index = contiguous(self);
+  OneHotPlan plan;
+  plan.index = index.data_ptr<std::int64_t>();
+  plan.out = out.data_ptr<std::int64_t>();
+  plan.rows = index.numel();
+  plan.classes = num_classes;
+  plan.device = self.device().index();
+  backend_for(self.device()).one_hot(plan);
+  return out;
 }
 
 }  // namespace ember::native

@@ -42,8 +42,10 @@ struct Operand {
   std::int64_t stride(int dim) const { return dim < 0 ? 0 : tensor->stride(dim); }
 };
 
+// With `bias` (addmm on a backend that reads it, see addmm below) the addend scaled by beta
+// is read from bias instead of C.
 void run_gemm(const Operand& a, const Operand& b, const Operand& c, std::int64_t batch, std::int64_t m,
-              std::int64_t n, std::int64_t k, double beta, double alpha) {
+              std::int64_t n, std::int64_t k, double beta, double alpha, const Operand* bias = nullptr) {
   GemmPlan plan;
   plan.batch = batch;
   plan.m = m;
@@ -64,6 +66,13 @@ void run_gemm(const Operand& a, const Operand& b, const Operand& c, std::int64_t
   plan.alpha = alpha;
   plan.beta = beta;
   plan.dtype = c.tensor->dtype();
+  if (bias != nullptr) {
+    plan.bias = bias->tensor->data_ptr();
+    plan.batch_stride_bias = bias->stride(bias->batch_dim);
+    plan.row_stride_bias = bias->stride(bias->row_dim);
+    plan.col_stride_bias = bias->stride(bias->col_dim);
+  }
+  plan.device = c.tensor->device().index();
   backend_for(c.tensor->device()).gemm(plan);
 }
 
@@ -192,10 +201,18 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, Scalar beta, 
   std::int64_t m = a.size(0), n = b.size(1);
   Tensor bias_full = expand(bias, {m, n});  // checks the broadcast with PyTorch's message
   Tensor out = empty({m, n}, a.options());
-  // beta == 0 ignores the bias entirely (even NaNs in it), as PyTorch does.
-  if (beta.to_double() != 0.0) copy_(out, bias_full);
+  // beta == 0 ignores the bias entirely (even NaNs in it), as PyTorch does. Otherwise a
+  // backend whose GEMM epilogue reads the bias (CUDA) gets the broadcast view itself —
+  // stride 0 along the rows, so the bias vector is read in place and never copied into
+  // `out`; other backends (the CPU's) start from a copy of it in `out`.
+  const bool use_bias = beta.to_double() != 0.0;
+  // (A 0-d CPU bias may join a CUDA addmm: that one still goes through the copy.)
+  const bool epilogue_reads_bias =
+      use_bias && bias.device() == out.device() && backend_for(out.device()).gemm_reads_bias();
+  if (use_bias && !epilogue_reads_bias) copy_(out, bias_full);
+  const Operand bias_operand{&bias_full, -1, 0, 1};
   run_gemm({&a, -1, 0, 1}, {&b, -1, 0, 1}, {&out, -1, 0, 1}, 1, m, n, a.size(1), beta.to_double(),
-           alpha.to_double());
+           alpha.to_double(), epilogue_reads_bias ? &bias_operand : nullptr);
   return out;
 }
 

@@ -8,7 +8,7 @@
 //      (core/backend.h: CPU always, CUDA when built).
 // Views (view, transpose, ...) only build new TensorImpls over the same storage.
 // Files: core/views.cpp, core/copy.cpp, core/elementwise.cpp, core/reduce.cpp,
-//        core/linalg.cpp, core/indexing.cpp.
+//        core/linalg.cpp, core/indexing.cpp, core/fused.cpp.
 #pragma once
 
 #include <optional>
@@ -130,6 +130,45 @@ Tensor gather(const Tensor& self, std::int64_t dim, const Tensor& index);
 Tensor scatter_add(const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& source);
 // int64 class indices -> int64 one-hot; num_classes -1 = max + 1.
 Tensor one_hot(const Tensor& self, std::int64_t num_classes = -1);
+
+// ----------------------------------------------------------------- fused training ops (fused.cpp)
+// One backend call each where the composite path makes several (docs/performance.md,
+// "Fused ops").
+//
+// ReLU's backward, PyTorch's threshold_backward(grad, result, 0): grad where result > 0
+// (or NaN), else 0. Broadcasts and promotes like a binary op; bool: "\"threshold_cpu\" not
+// implemented for 'Bool'".
+Tensor relu_backward(const Tensor& grad, const Tensor& result);
+// relu written over `fresh`'s own memory, returned as a new tensor on that memory (its own
+// storage object, version 0): only for a tensor nobody else reads afterwards (the
+// Linear + ReLU fusion applies it to addmm's fresh output, autograd/fused_ops.h). Not a
+// user-facing in-place op: fresh's values are overwritten.
+Tensor relu_over_fresh(const Tensor& fresh);
+
+// Cross-entropy = log_softmax + nll_loss over each row of 2-D logits [rows, classes] with
+// int64 class targets [rows], in one pass per row (backend cross_entropy). losses[r] is
+// the row's loss (0 where target == ignore_index); with_grad also returns grad_logits =
+// (softmax - one_hot(target)) per kept row (0 for ignored rows), divided by the number of
+// kept rows when mean_over_kept. Errors as nll_loss: "Target 7 is out of bounds.",
+// "expected scalar type Long but found Int", "Expected input batch_size (3) to match
+// target batch_size (2).".
+struct CrossEntropyRows {
+  Tensor losses;       // [rows], logits' dtype
+  Tensor grad_logits;  // [rows, classes] or undefined
+  std::int64_t kept_rows = 0;
+};
+CrossEntropyRows cross_entropy_rows(const Tensor& logits, const Tensor& target, std::int64_t ignore_index,
+                                    bool with_grad, bool mean_over_kept);
+
+// One torch.optim.SGD update of `param` in place (core/fused_plans.h, SgdPlan, has the
+// formula). param: contiguous, floating; grad: its shape (cast and made contiguous when
+// needed); momentum_buffer: contiguous, param's shape and dtype, needed when momentum != 0
+// (first_step fills it). Bumps the version counters of param and buffer.
+struct SgdStepOptions {
+  double lr = 0.0, momentum = 0.0, dampening = 0.0, weight_decay = 0.0;
+  bool nesterov = false, maximize = false, first_step = false;
+};
+void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStepOptions& options);
 
 // ----------------------------------------------------------------- checks shared by ops
 // "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"

@@ -13,6 +13,9 @@
 //   * float32 uniforms use the low 24 bits of one draw, float64 the low 53 bits of random64();
 //   * normal samples have two paths (see normal_ below), one of which mirrors the AVX2
 //     polynomial approximations of log/sin/cos that PyTorch's x86 build uses.
+// Tensors on a GPU do not use this stream: uniform_, normal_ and bernoulli_ on them (and so
+// rand, randn, dropout) run the device's Philox kernel with the generator's seed and a
+// counter offset reserved from it (fill_on_device below; core/backend.h, PhiloxFill).
 #include <ember/core/random.h>
 
 #include <algorithm>
@@ -22,7 +25,9 @@
 #include <numbers>
 #include <numeric>
 
+#include <ember/core/backend.h>
 #include <ember/core/box_muller.h>
+#include <ember/core/tensor_iterator.h>
 #include <ember/core/native.h>
 
 // The bits below depend on exactly which multiply-adds are fused (written out with std::fma)
@@ -83,6 +88,13 @@ void Generator::manual_seed(std::uint64_t seed) {
   seed_ = seed;
   engine_->seed(seed);
   cached_normal_.reset();
+  philox_offset_ = 0;
+}
+
+std::uint64_t Generator::reserve_philox_counters(std::uint64_t count) {
+  const std::uint64_t first = philox_offset_;
+  philox_offset_ += count;
+  return first;
 }
 
 std::uint32_t Generator::random() { return engine_->next(); }
@@ -102,8 +114,12 @@ void Generator::cache_normal(double value) { cached_normal_ = value; }
 
 // State layout (all little-endian as laid out in memory on x86/ARM):
 //   8 bytes seed | 4 bytes index | 624 x 4 bytes state | 1 byte has-cached | 8 bytes cached
+//   | 8 bytes Philox offset
+// set_state also accepts the older layout without the Philox offset (offset 0), so
+// checkpoints written before device-side random fills still resume.
 namespace {
-constexpr std::size_t kStateBytes = 8 + 4 + 624 * 4 + 1 + 8;
+constexpr std::size_t kStateBytesWithoutPhilox = 8 + 4 + 624 * 4 + 1 + 8;
+constexpr std::size_t kStateBytes = kStateBytesWithoutPhilox + 8;
 
 template <class T>
 void append_bytes(std::vector<std::uint8_t>& out, const T& value) {
@@ -128,12 +144,13 @@ std::vector<std::uint8_t> Generator::get_state() const {
   for (std::uint32_t word : engine_->state) append_bytes(out, word);
   append_bytes(out, static_cast<std::uint8_t>(cached_normal_.has_value() ? 1 : 0));
   append_bytes(out, cached_normal_.value_or(0.0));
+  append_bytes(out, philox_offset_);
   return out;
 }
 
 void Generator::set_state(const std::vector<std::uint8_t>& state) {
-  EMBER_CHECK(state.size() == kStateBytes, ValueError, "Expected a generator state of ", kStateBytes,
-              " bytes, but got ", state.size());
+  EMBER_CHECK(state.size() == kStateBytes || state.size() == kStateBytesWithoutPhilox, ValueError,
+              "Expected a generator state of ", kStateBytes, " bytes, but got ", state.size());
   std::size_t offset = 0;
   auto seed = read_bytes<std::uint64_t>(state, offset);
   auto index = read_bytes<std::int32_t>(state, offset);
@@ -144,6 +161,7 @@ void Generator::set_state(const std::vector<std::uint8_t>& state) {
   bool has_cached = read_bytes<std::uint8_t>(state, offset) != 0;
   double cached = read_bytes<double>(state, offset);
   cached_normal_ = has_cached ? std::optional<double>(cached) : std::nullopt;
+  philox_offset_ = state.size() == kStateBytes ? read_bytes<std::uint64_t>(state, offset) : 0;
 }
 
 Generator& default_generator() {
@@ -236,8 +254,8 @@ void for_each_in_memory_order(const Tensor& self, Body body) {
 }
 
 // Runs `sample(cpu_tensor)` on self, or on a CPU stand-in that is then copied to self's
-// device (the CUDA generator is not PyTorch's Philox: ember draws every stream on the CPU
-// so results do not depend on the device). Bumps the version counter.
+// device (random_ and randint on a GPU tensor: their integer streams stay on the CPU).
+// Bumps the version counter.
 template <class Sample>
 void sample_into(const Tensor& self, Generator* generator, Sample sample) {
   Generator& gen = resolve(generator);
@@ -251,6 +269,29 @@ void sample_into(const Tensor& self, Generator* generator, Sample sample) {
       sample(host, gen);
     }
     native::copy_(self, host);
+  }
+  self.bump_version();
+}
+
+// A random fill of a device tensor, generated where it lives: the device backend's Philox
+// kernel (core/backend.h) under key = the generator's seed, starting at a counter offset
+// reserved from the generator, so manual_seed(s) followed by the same calls replays the same
+// numbers and no host buffer or copy is involved. The mt19937 stream is left alone.
+// Element e in plan order (the tensor's memory order, as on the CPU) gets counter
+// offset + e / 2, so the values do not depend on the launch shape.
+void fill_on_device(const Tensor& self, Generator* generator, RandomDistribution distribution, double a, double b) {
+  if (self.numel() > 0) {
+    Generator& gen = resolve(generator);
+    PhiloxFill fill;
+    fill.distribution = distribution;
+    fill.a = a;
+    fill.b = b;
+    {
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      fill.seed = gen.initial_seed();
+      fill.offset = gen.reserve_philox_counters(philox_counters(self.numel()));
+    }
+    backend_for(self.device()).random_fill(make_strided_plan(self, {}), fill);
   }
   self.bump_version();
 }
@@ -282,6 +323,13 @@ void uniform_(const Tensor& self, double from, double to, Generator* generator) 
   check_floating(self, "check_uniform_bounds");
   EMBER_CHECK(from <= to, ValueError, "uniform_ expects to return a [from, to) range, but found from=", from,
               " > to=", to);
+  if (!self.is_cpu()) {
+    // float32 bounds are rounded to float32 first, as on the CPU.
+    const bool single = self.dtype() == DType::Float32;
+    fill_on_device(self, generator, RandomDistribution::Uniform, single ? static_cast<float>(from) : from,
+                   single ? static_cast<float>(to) : to);
+    return;
+  }
   sample_into(self, generator, [&](const Tensor& out, Generator& gen) {
     if (out.dtype() == DType::Float32) {
       // The bounds are float32; the affine map runs in double (fused) and is rounded once.
@@ -304,6 +352,10 @@ void uniform_(const Tensor& self, double from, double to, Generator* generator) 
 void normal_(const Tensor& self, double mean, double std, Generator* generator) {
   check_floating(self, "normal_kernel_cpu");
   EMBER_CHECK(std >= 0.0, ValueError, "normal expects std >= 0.0, but found std ", std);
+  if (!self.is_cpu()) {
+    fill_on_device(self, generator, RandomDistribution::Normal, mean, std);
+    return;
+  }
   sample_into(self, generator, [&](const Tensor& out, Generator& gen) {
     const std::int64_t size = out.numel();
     if (size >= 16 && out.is_contiguous()) {
@@ -359,6 +411,10 @@ void random_(const Tensor& self, std::int64_t from, std::optional<std::int64_t> 
 
 void bernoulli_(const Tensor& self, double p, Generator* generator) {
   EMBER_CHECK(p >= 0.0 && p <= 1.0, ValueError, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  if (!self.is_cpu()) {
+    fill_on_device(self, generator, RandomDistribution::Bernoulli, p, 0.0);
+    return;
+  }
   sample_into(self, generator, [&](const Tensor& out, Generator& gen) {
     EMBER_DISPATCH_ALL(out.dtype(), for_each_in_memory_order<scalar_t>(out, [&](scalar_t* ptr) {
       *ptr = static_cast<scalar_t>(uniform_unit_double(gen) < p ? 1 : 0);

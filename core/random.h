@@ -4,7 +4,9 @@
 // PyTorch's CPU generator is an mt19937 seeded with the seed; its float32 uniform takes
 // the low 24 bits of one 32-bit draw times 2^-24; normal_ uses Box–Muller with different
 // paths for tensors of fewer than 16 and of 16 or more elements. ember reproduces each
-// path (core/random.cpp explains them).
+// path (core/random.cpp explains them). Tensors on a GPU are filled on the device by
+// Philox (rand, randn, uniform_, normal_, bernoulli_ and so dropout): reproducible under
+// manual_seed, not bit-identical to PyTorch's CUDA generator (docs/cuda.md).
 #pragma once
 
 #include <cstdint>
@@ -29,7 +31,17 @@ class Generator {
   std::optional<double> take_cached_normal();
   void cache_normal(double value);
 
-  // Full state (for checkpoints: `ember train --resume` continues the same stream).
+  // Philox counters for random fills of device tensors (core/backend.h, PhiloxFill):
+  // PyTorch's CUDA "seed + offset" scheme. A device fill of n values uses key = seed and
+  // counters [offset, offset + philox_counters(n)), then the offset moves past them;
+  // manual_seed resets it to 0. The mt19937 stream above is never touched by device fills,
+  // so CPU results (and CPU-side model init) are the same whatever ran on a GPU.
+  // Returns the first reserved counter. Callers hold mutex().
+  std::uint64_t reserve_philox_counters(std::uint64_t count);
+  std::uint64_t philox_offset() const { return philox_offset_; }
+
+  // Full state (for checkpoints: `ember train --resume` continues the same stream), the
+  // Philox offset included.
   std::vector<std::uint8_t> get_state() const;
   void set_state(const std::vector<std::uint8_t>& state);
 
@@ -40,6 +52,7 @@ class Generator {
   std::uint64_t seed_;
   std::shared_ptr<Mt19937> engine_;
   std::optional<double> cached_normal_;
+  std::uint64_t philox_offset_ = 0;
   std::mutex mutex_;
 };
 

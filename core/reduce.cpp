@@ -105,6 +105,7 @@ void run_reduce(ReduceOp op, const ReductionLayout& layout, const Tensor& output
   plan.output = output.data_ptr();
   plan.output_dtype = output.dtype();
   plan.indices = indices.defined() ? indices.data_ptr() : nullptr;
+  plan.device = output.device().index();
   backend_for(layout.input.device()).reduce(op, plan);
 }
 
@@ -193,6 +194,7 @@ Tensor softmax_impl(const Tensor& self, std::int64_t dim, bool log) {
   plan.input = input.data_ptr();
   plan.output = output.data_ptr();
   plan.dtype = self.dtype();
+  plan.device = output.device().index();
   backend_for(self.device()).softmax(plan, log);
   return output;
 }

@@ -6,6 +6,7 @@
 #include <new>
 
 #include <ember/core/allocator.h>
+#include <ember/core/cuda_hooks.h>
 #include <ember/core/error.h>
 
 namespace ember {
@@ -49,8 +50,23 @@ void register_allocator(DeviceType type, Allocator* allocator) {
   allocator_table()[static_cast<int>(type)] = allocator;
 }
 
+namespace {
+// "cuda" (no index) means the device current at allocation time; the storage records which
+// one, so later ops run there (the CUDA backend's device guard) and the memory goes back to
+// that device's cache, whatever is current then. Without a GPU the index stays unresolved
+// and the allocator reports the error.
+Device concrete_device(Device device) {
+  if (device.is_cuda() && !device.has_index() && cuda::is_available()) {
+    return Device(DeviceType::CUDA, cuda::current_device());
+  }
+  return device;
+}
+}  // namespace
+
 StorageImpl::StorageImpl(std::size_t nbytes, Device device)
-    : data_(allocator_for(device.type()).allocate(nbytes, device)), nbytes_(nbytes), device_(device) {}
+    : data_(allocator_for(device.type()).allocate(nbytes, concrete_device(device))),
+      nbytes_(nbytes),
+      device_(concrete_device(device)) {}
 
 StorageImpl::StorageImpl(void* data, std::size_t nbytes, Device device, std::function<void(void*)> deleter)
     : data_(data), nbytes_(nbytes), device_(device), deleter_(std::move(deleter)) {

@@ -30,6 +30,9 @@ struct StridedPlan {
   // True when every operand is contiguous in the same order with no broadcasting:
   // element i of every operand is at data[k] + i (the fast path).
   bool contiguous = false;
+  // The device the operands live on: the CUDA backend runs the kernel on cuda:device
+  // (a DeviceGuard); -1 on the CPU or for "the current device".
+  int device = -1;
 };
 
 // Offset, in elements, of operand `k`'s element for linear index `linear`.
@@ -54,6 +57,7 @@ struct ReducePlan {
   void* indices = nullptr;          // optional int64 indices for Max/Min with a dim
   DType input_dtype = DType::Float32;
   DType output_dtype = DType::Float32;
+  int device = -1;                  // as StridedPlan::device
 };
 
 // softmax / log_softmax over the middle dim of a contiguous [outer, dim, inner] tensor.
@@ -62,12 +66,18 @@ struct SoftmaxPlan {
   const void* input = nullptr;
   void* output = nullptr;
   DType dtype = DType::Float32;
+  int device = -1;                  // as StridedPlan::device
 };
 
 // Batched strided GEMM: for b < batch,  C_b = alpha * A_b · B_b + beta * C_b
 // A_b is m×k with element (i, p) at a + b*batch_stride_a + i*row_stride_a + p*col_stride_a,
 // and likewise for B (k×n) and C (m×n). Transposed operands are just swapped strides.
 // beta == 0 means C is not read (it may be uninitialised).
+// With `bias` set (addmm on a backend whose gemm_reads_bias() is true, core/backend.h),
+// the addend is read from bias instead of C: C_b = alpha * A_b · B_b + beta * bias_b, where
+// bias element (i, j) sits at bias + b*batch_stride_bias + i*row_stride_bias +
+// j*col_stride_bias — stride 0 broadcasts, so a bias vector is one row read m times and
+// is never first copied into C. Backends that do not read it are never given one.
 struct GemmPlan {
   std::int64_t batch = 1, m = 0, n = 0, k = 0;
   const void* a = nullptr;
@@ -78,6 +88,9 @@ struct GemmPlan {
   std::int64_t batch_stride_c = 0, row_stride_c = 0, col_stride_c = 0;
   double alpha = 1.0, beta = 0.0;
   DType dtype = DType::Float32;
+  const void* bias = nullptr;
+  std::int64_t batch_stride_bias = 0, row_stride_bias = 0, col_stride_bias = 0;
+  int device = -1;                  // as StridedPlan::device
 };
 
 // index_select / index_add over contiguous tensors viewed as [outer, size, inner]:
@@ -92,6 +105,7 @@ struct IndexPlan {
   void* output = nullptr;
   const std::int64_t* index = nullptr;
   DType dtype = DType::Float32;
+  int device = -1;                  // as StridedPlan::device
 };
 
 }  // namespace ember

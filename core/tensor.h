@@ -183,7 +183,9 @@ class Tensor {
   Tensor narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const;
   Tensor slice(std::int64_t dim, std::optional<std::int64_t> start = std::nullopt,
                std::optional<std::int64_t> end = std::nullopt, std::int64_t step = 1) const;
-  Tensor operator[](std::int64_t index) const { return select(0, index); }
+  // x[i]: select(0, i), a view. Negative i counts from the end; PyTorch's indexing errors
+  // ("index 5 is out of bounds for dimension 0 with size 3", "invalid index of a 0-dim tensor...").
+  Tensor operator[](std::int64_t index) const;
   Tensor contiguous() const;
   Tensor clone() const;
   Tensor to(DType dtype) const;
@@ -193,7 +195,7 @@ class Tensor {
   Tensor to(Device device, DType dtype, bool non_blocking = false) const;
   Tensor to(const char* device, bool non_blocking = false) const { return to(Device(device), non_blocking); }
   Tensor cpu() const { return to(kCPU); }
-  Tensor cuda(bool non_blocking = false) const { return to(Device(DeviceType::CUDA, 0), non_blocking); }
+  Tensor cuda(bool non_blocking = false) const { return to(Device(DeviceType::CUDA), non_blocking); }  // current GPU
   // A copy in page-locked (pinned) host memory, which the GPU reads by DMA at full speed and
   // asynchronously; self when already pinned. Needs a GPU (autograd/pin_memory_op.cpp).
   Tensor pin_memory() const;
@@ -217,6 +219,12 @@ class Tensor {
   Tensor sub(const Tensor& other, Scalar alpha = 1) const;
   Tensor mul(const Tensor& other) const;
   Tensor div(const Tensor& other) const;
+  // With a number (x.add(2), x.mul(0.5)): the number promotes like a Python scalar, so an
+  // int64 tensor times 2.5 is float32 and a float32 tensor plus 2 stays float32.
+  Tensor add(Scalar other, Scalar alpha = 1) const;
+  Tensor sub(Scalar other, Scalar alpha = 1) const;
+  Tensor mul(Scalar other) const;
+  Tensor div(Scalar other) const;
   Tensor neg() const;
   Tensor exp() const;
   Tensor log() const;

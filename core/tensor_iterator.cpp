@@ -94,6 +94,7 @@ StridedPlan make_strided_plan(const Tensor& output, const std::vector<Tensor>& i
   }
   plan.data[0] = output.data_ptr();
   plan.dtypes[0] = output.dtype();
+  plan.device = output.device().index();  // every operand is on this device (checked by the caller)
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     plan.data[i + 1] = inputs[i].data_ptr();
     plan.dtypes[i + 1] = inputs[i].dtype();

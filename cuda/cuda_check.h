@@ -18,6 +18,11 @@ class CudaError : public DeviceError {
 
 // Throws CudaError("CUDA error: <text> (<call> at <file>:<line>)") unless status is success.
 void check_cuda(cudaError_t status, const char* call, const char* file, int line);
+// The launch check behind EMBER_LAUNCH: throws CudaError("CUDA error: <text> (kernel launch
+// <kernel> in <function>() at <file>:<line>)") unless status is success. `function` is the
+// launching function (__func__), which names the kernel family when the kernel expression is
+// a local pointer such as `kernel`.
+void check_launch(cudaError_t status, const char* kernel, const char* function, const char* file, int line);
 
 }  // namespace ember::cuda
 

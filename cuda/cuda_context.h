@@ -20,7 +20,8 @@ class CachingAllocatorCore;
 int visible_device_count();
 // Index for a Device: its own, or the current device for "cuda" without an index.
 int resolve_device_index(Device device);
-// The stream ember's kernels use.
+// The stream ember's kernels use: the legacy default stream of the current device (one per
+// device), so a DeviceGuard also selects the stream.
 inline cudaStream_t current_stream() { return cudaStreamLegacy; }
 
 // The GEMM implementation chosen with set_matmul_backend (ember's kernel by default).
@@ -36,7 +37,10 @@ void empty_all_caches();
 void* allocate_pinned(std::size_t nbytes);
 void free_pinned(void* pointer);
 
-// Sets a device for the lifetime of the guard and restores the previous one afterwards.
+// Sets a device for the lifetime of the guard and restores the previous one afterwards
+// (PyTorch's c10::cuda::CUDAGuard). A negative index ("cuda" without one, or a plan built
+// for the current device) leaves the current device alone. Every CudaBackend method holds
+// one for its plan's device, so an op on cuda:1 tensors runs on cuda:1 whatever is current.
 class DeviceGuard {
  public:
   explicit DeviceGuard(int device);

@@ -3,7 +3,7 @@
 // ember's kernel (cuda/kernels/gemm.cuh) takes any strides. cuBLAS only takes column-major
 // matrices with a leading dimension, optionally transposed; gemm_cublas maps the plan's
 // strides onto that when it can (row-major C is computed as Cᵀ = Bᵀ·Aᵀ) and declines
-// otherwise, so the caller falls back to ember's kernel. Select with
+// otherwise, so the caller falls back to ember's kernel. Both honour GemmPlan::bias (addmm). Select with
 // ember::cuda::set_matmul_backend(MatmulBackend::Cublas).
 #include <cublas_v2.h>
 
@@ -75,33 +75,55 @@ void strided_batched(cublasHandle_t handle, cublasOperation_t op_a, cublasOperat
   }
 }
 
+// cuBLAS reads its addend from C only: an addmm bias (plan.bias) is first written into C
+// with one strided copy (the broadcast row repeated), which ember's own kernel avoids.
+void copy_bias_into_c(const GemmPlan& p, cudaStream_t stream) {
+  StridedPlan copy;
+  copy.ndim = 3;
+  copy.num_operands = 2;
+  copy.numel = p.batch * p.m * p.n;
+  const std::int64_t sizes[3] = {p.n, p.m, p.batch};  // innermost first
+  const std::int64_t c_strides[3] = {p.col_stride_c, p.row_stride_c, p.batch_stride_c};
+  const std::int64_t bias_strides[3] = {p.col_stride_bias, p.row_stride_bias, p.batch_stride_bias};
+  for (int d = 0; d < 3; ++d) {
+    copy.sizes[d] = sizes[d];
+    copy.strides[0][d] = c_strides[d];
+    copy.strides[1][d] = bias_strides[d];
+  }
+  copy.data[0] = p.c;
+  copy.data[1] = const_cast<void*>(p.bias);
+  copy.dtypes[0] = copy.dtypes[1] = p.dtype;
+  copy.device = p.device;
+  ops::copy(copy, stream);
+}
+
 template <class T>
 bool gemm_cublas_typed(const GemmPlan& p, cudaStream_t stream) {
   if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX || p.batch > INT32_MAX || p.k == 0) return false;
   cublasOperation_t op_c, op_x, op_y;
   int ldc, ldx, ldy;
+  // Column-major C: C = op(A)·op(B). Row-major C: Cᵀ (n×m, column-major) = Bᵀ·Aᵀ.
+  const bool column_major = as_column_major(p.m, p.n, p.row_stride_c, p.col_stride_c, op_c, ldc) &&
+                            op_c == CUBLAS_OP_N && as_column_major(p.m, p.k, p.row_stride_a, p.col_stride_a, op_x, ldx) &&
+                            as_column_major(p.k, p.n, p.row_stride_b, p.col_stride_b, op_y, ldy);
+  const bool row_major = !column_major && as_column_major(p.n, p.m, p.col_stride_c, p.row_stride_c, op_c, ldc) &&
+                         op_c == CUBLAS_OP_N && as_column_major(p.n, p.k, p.col_stride_b, p.row_stride_b, op_x, ldx) &&
+                         as_column_major(p.k, p.m, p.col_stride_a, p.row_stride_a, op_y, ldy);
+  if (!column_major && !row_major) return false;
+  if (p.bias != nullptr && p.beta != 0.0) copy_bias_into_c(p, stream);
   const T alpha = static_cast<T>(p.alpha), beta = static_cast<T>(p.beta);
   cublasHandle_t handle = handle_for_current_device();
   EMBER_CUBLAS_CHECK(cublasSetStream(handle, stream));
-  // Column-major C: C = op(A)·op(B).
-  if (as_column_major(p.m, p.n, p.row_stride_c, p.col_stride_c, op_c, ldc) && op_c == CUBLAS_OP_N &&
-      as_column_major(p.m, p.k, p.row_stride_a, p.col_stride_a, op_x, ldx) &&
-      as_column_major(p.k, p.n, p.row_stride_b, p.col_stride_b, op_y, ldy)) {
+  if (column_major) {
     strided_batched<T>(handle, op_x, op_y, int(p.m), int(p.n), int(p.k), alpha, static_cast<const T*>(p.a), ldx,
                        p.batch_stride_a, static_cast<const T*>(p.b), ldy, p.batch_stride_b, beta, static_cast<T*>(p.c),
                        ldc, p.batch_stride_c, int(p.batch));
-    return true;
-  }
-  // Row-major C: Cᵀ (n×m, column-major) = Bᵀ·Aᵀ.
-  if (as_column_major(p.n, p.m, p.col_stride_c, p.row_stride_c, op_c, ldc) && op_c == CUBLAS_OP_N &&
-      as_column_major(p.n, p.k, p.col_stride_b, p.row_stride_b, op_x, ldx) &&
-      as_column_major(p.k, p.m, p.col_stride_a, p.row_stride_a, op_y, ldy)) {
+  } else {
     strided_batched<T>(handle, op_x, op_y, int(p.n), int(p.m), int(p.k), alpha, static_cast<const T*>(p.b), ldx,
                        p.batch_stride_b, static_cast<const T*>(p.a), ldy, p.batch_stride_a, beta, static_cast<T*>(p.c),
                        ldc, p.batch_stride_c, int(p.batch));
-    return true;
   }
-  return false;
+  return true;
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 //
 // Also home of the small shared pieces of cuda/cuda_context.h: device counting (an absent
 // driver or GPU is "0 devices", never an error: toolchain.md), the device guard, the
-// matmul-backend switch and check_cuda.
+// matmul-backend switch, check_cuda and check_launch.
 #include <atomic>
 
 #include <ember/cuda/caching_allocator.h>
@@ -15,6 +15,13 @@ void check_cuda(cudaError_t status, const char* call, const char* file, int line
   if (status == cudaSuccess) return;
   (void)cudaGetLastError();  // clear a non-sticky error so the next call starts clean
   throw CudaError(make_message("CUDA error: ", cudaGetErrorString(status), " (", call, " at ", file, ":", line, ")"));
+}
+
+void check_launch(cudaError_t status, const char* kernel, const char* function, const char* file, int line) {
+  if (status == cudaSuccess) return;
+  (void)cudaGetLastError();
+  throw CudaError(make_message("CUDA error: ", cudaGetErrorString(status), " (kernel launch ", kernel, " in ", function,
+                               "() at ", file, ":", line, ")"));
 }
 
 int visible_device_count() {
@@ -44,6 +51,7 @@ int resolve_device_index(Device device) {
 }
 
 DeviceGuard::DeviceGuard(int device) {
+  if (device < 0) return;  // "the current device": nothing to switch
   EMBER_CUDA_CHECK(cudaGetDevice(&previous_));
   if (previous_ != device) {
     EMBER_CUDA_CHECK(cudaSetDevice(device));

@@ -15,10 +15,8 @@ void scatter_add(const IndexPlan& plan, cudaStream_t stream) {
   kernels::dispatch_index(IndexKind::ScatterAdd, plan, stream);
 }
 
-std::uint64_t philox_fill(void* out, DType dtype, std::int64_t numel, std::uint64_t seed, std::uint64_t offset,
-                          bool normal, double a, double b, cudaStream_t stream) {
-  return kernels::dispatch_philox(out, dtype, numel, seed, offset,
-                                  normal ? kernels::RandomKind::Normal : kernels::RandomKind::Uniform, a, b, stream);
+void random_fill(const StridedPlan& plan, const PhiloxFill& fill, cudaStream_t stream) {
+  kernels::dispatch_philox(plan, fill, stream);
 }
 
 }  // namespace ember::cuda::ops

@@ -27,8 +27,10 @@ void index_select(const IndexPlan& plan, cudaStream_t stream);                //
 void index_add(const IndexPlan& plan, cudaStream_t stream);
 void gather(const IndexPlan& plan, cudaStream_t stream);
 void scatter_add(const IndexPlan& plan, cudaStream_t stream);
-// Philox fill of a contiguous float buffer; returns the Philox blocks consumed.
-std::uint64_t philox_fill(void* out, DType dtype, std::int64_t numel, std::uint64_t seed, std::uint64_t offset,
-                          bool normal, double a, double b, cudaStream_t stream);   // cuda_index.cu
+void cross_entropy(const CrossEntropyPlan& plan, cudaStream_t stream);           // cuda_fused.cu
+void sgd_step(const SgdPlan& plan, cudaStream_t stream);
+void one_hot(const OneHotPlan& plan, cudaStream_t stream);
+// Philox fill of plan operand 0, any layout (core/backend.h, PhiloxFill).
+void random_fill(const StridedPlan& plan, const PhiloxFill& fill, cudaStream_t stream);  // cuda_index.cu
 
 }  // namespace ember::cuda::ops

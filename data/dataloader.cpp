@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <exception>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -18,12 +19,17 @@ namespace ember::data {
 // workers, each thread repeatedly claims the next batch number (never more than
 // `prefetch_limit` ahead of the consumer), loads it, and files the result under its
 // number; next() waits for exactly the number it needs, which is what keeps the order.
+//
+// The sampler's end_pass() runs on the consumer's thread when the consumer asks for batch
+// number `sampler_ends_at` (see begin()), whatever the workers have prefetched, so the
+// random stream does not depend on num_workers either.
 class DataLoader::Pass {
  public:
   Pass(std::shared_ptr<Dataset> dataset, CollateFunction collate, std::vector<std::vector<std::int64_t>> batches,
-       std::int64_t num_workers, std::int64_t prefetch_factor, bool pin_memory)
+       std::int64_t num_workers, std::int64_t prefetch_factor, bool pin_memory, std::int64_t sampler_ends_at,
+       std::function<void()> end_sampler_pass)
       : dataset_(std::move(dataset)), collate_(std::move(collate)), batches_(std::move(batches)),
-        pin_memory_(pin_memory) {
+        pin_memory_(pin_memory), sampler_ends_at_(sampler_ends_at), end_sampler_pass_(std::move(end_sampler_pass)) {
     prefetch_limit_ = num_workers * std::max<std::int64_t>(prefetch_factor, 1);
     for (std::int64_t w = 0; w < num_workers; ++w) workers_.emplace_back([this] { worker_loop(); });
   }
@@ -39,11 +45,20 @@ class DataLoader::Pass {
   Pass(const Pass&) = delete;
   Pass& operator=(const Pass&) = delete;
 
+  std::int64_t batch_count() const { return static_cast<std::int64_t>(batches_.size()); }
   bool finished() const { return next_to_deliver_ >= static_cast<std::int64_t>(batches_.size()); }
+
+  // The consumer asks for batch `batch_number` (batches_.size(): the one after the last).
+  void requested(std::int64_t batch_number) {
+    if (batch_number != sampler_ends_at_ || sampler_ended_) return;
+    sampler_ended_ = true;
+    end_sampler_pass_();
+  }
 
   // The next batch in order; rethrows what its loading threw.
   Example next() {
     const std::int64_t wanted = next_to_deliver_++;
+    requested(wanted);
     if (workers_.empty()) return load(wanted);
     std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait(lock, [&] { return ready_.count(wanted) != 0; });
@@ -104,6 +119,9 @@ class DataLoader::Pass {
   std::vector<std::vector<std::int64_t>> batches_;
   bool pin_memory_ = false;
   std::int64_t next_to_deliver_ = 0;  // consumer thread only
+  std::int64_t sampler_ends_at_;
+  std::function<void()> end_sampler_pass_;
+  bool sampler_ended_ = false;  // consumer thread only
 
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -141,7 +159,7 @@ std::int64_t DataLoader::size() const {
 DataLoader::Iterator DataLoader::begin() {
   // PyTorch's _BaseDataLoaderIter draws its base seed first, then the sampler its own.
   (void)draw_seed(options_.generator);
-  const std::vector<std::int64_t> order = sampler_->indices();
+  const std::vector<std::int64_t> order = sampler_->begin_pass();
   std::vector<std::vector<std::int64_t>> batches;
   for (std::size_t start = 0; start < order.size(); start += static_cast<std::size_t>(options_.batch_size)) {
     const std::size_t stop = std::min(order.size(), start + static_cast<std::size_t>(options_.batch_size));
@@ -157,8 +175,16 @@ DataLoader::Iterator DataLoader::begin() {
                  "memory won't be used.\n";
     warned_no_pin_ = true;
   }
+  // PyTorch's batch sampler asks its sampler for one index past the last — which resumes
+  // the sampler's generator to its end — while it gathers a short last batch (drop_last
+  // off), and otherwise only when the batch after the last one is asked for.
+  const std::int64_t batch_size = options_.batch_size;
+  const bool short_last_batch = !options_.drop_last && static_cast<std::int64_t>(order.size()) % batch_size != 0;
+  const auto batch_count = static_cast<std::int64_t>(batches.size());
+  const std::int64_t sampler_ends_at = short_last_batch ? batch_count - 1 : batch_count;
   auto pass = std::make_shared<Pass>(dataset_, options_.collate, std::move(batches), options_.num_workers,
-                                     options_.prefetch_factor, pin);
+                                     options_.prefetch_factor, pin, sampler_ends_at,
+                                     [sampler = sampler_] { sampler->end_pass(); });
   return Iterator(std::move(pass));
 }
 
@@ -171,12 +197,13 @@ DataLoader::Iterator& DataLoader::Iterator::operator++() {
 
 void DataLoader::Iterator::advance() {
   if (!pass_) return;
-  if (pass_->finished()) {
-    pass_.reset();  // joins the workers: this iterator now equals end()
-    current_ = Example{};
-    return;
-  }
   try {
+    if (pass_->finished()) {
+      pass_->requested(pass_->batch_count());  // the loop asked for one more: the pass ran to its end
+      pass_.reset();  // joins the workers: this iterator now equals end()
+      current_ = Example{};
+      return;
+    }
     current_ = pass_->next();
   } catch (...) {
     pass_.reset();  // stop the workers before the error leaves the loop

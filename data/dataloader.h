@@ -15,7 +15,10 @@
 //   3. cuts the order into batches of batch_size (drop_last drops a short last batch);
 //   4. loads each batch — get(i) for each index, then collate, then (pin_memory) copy it
 //      into pinned host memory — either right here (num_workers = 0) or in worker threads
-//      that run ahead of the consumer.
+//      that run ahead of the consumer;
+//   5. if the pass runs to its end, lets the sampler finish (Sampler::end_pass: an
+//      explicitly seeded RandomSampler draws PyTorch's trailing permutation), at the batch
+//      where PyTorch's lazy sampler would; a `break` skips it, as in PyTorch.
 // Workers take batch numbers in order and results are handed out strictly in batch order,
 // so what the loop sees is identical for any num_workers. An exception thrown inside a
 // worker is re-thrown to the loop at that batch; leaving the loop early (break) stops and

@@ -29,13 +29,15 @@ RandomSampler::RandomSampler(std::int64_t size, Generator* generator) : size_(si
 }
 
 std::vector<std::int64_t> RandomSampler::indices() {
+  std::vector<std::int64_t> order = begin_pass();
+  end_pass();
+  return order;
+}
+
+std::vector<std::int64_t> RandomSampler::begin_pass() {
   Tensor permutation;
   if (generator_ != nullptr) {
     permutation = ember::randperm(size_, TensorOptions(kInt64), generator_);
-    // PyTorch's sampler ends with `randperm(n)[:num_samples % n]`, evaluated even when the
-    // remainder is 0: one more permutation drawn and discarded. With a shared generator
-    // that draw is visible in the next pass, so ember makes it too.
-    (void)ember::randperm(size_, TensorOptions(kInt64), generator_);
   } else {
     // PyTorch: seed = int(torch.empty((), dtype=torch.int64).random_().item());
     //          generator = torch.Generator(); generator.manual_seed(seed)
@@ -44,6 +46,14 @@ std::vector<std::int64_t> RandomSampler::indices() {
   }
   const std::int64_t* values = permutation.data_ptr<std::int64_t>();
   return std::vector<std::int64_t>(values, values + size_);
+}
+
+void RandomSampler::end_pass() {
+  // PyTorch's sampler ends with `yield from randperm(n)[:num_samples % n]`, evaluated even
+  // when the remainder is 0, but only once the generator is resumed past the last index.
+  // With a shared generator that draw is visible in the next pass; without one it comes
+  // from the pass's private generator and changes nothing outside.
+  if (generator_ != nullptr) (void)ember::randperm(size_, TensorOptions(kInt64), generator_);
 }
 
 }  // namespace ember::data

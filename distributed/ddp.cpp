@@ -6,13 +6,25 @@
 //   its buffer (main thread), then queue "all_reduce(SUM), divide by world size, copy back"
 //   on the communication thread and return to autograd at once. When the last bucket has
 //   been queued, wait for all of them: backward() returns with averaged gradients.
+// AccumulateGrad nodes have the engine's highest priority (autograd/accumulate_grad.h), so
+// a bucket's all-reduce starts as soon as its last gradient exists, not when backward ends.
 // Why flatten on the main thread: a .grad is written by autograd until its hook has run
 // and never again in that backward, so after the hook the communication thread may own it.
 // One all-reduce per bucket instead of one per parameter: fewer, larger messages, which is
 // what makes PyTorch's DDP fast on real networks.
+//
+// When a backward does not complete (an exception, or a parameter that never gets a
+// gradient), the buckets are left half filled; the next forward repairs them
+// (recover_from_incomplete_backward) and tells the two causes apart by walking the graph of
+// the forward that backward started from.
 #include <ember/distributed/ddp.h>
 
+#include <algorithm>
+#include <unordered_set>
+
+#include <ember/autograd/accumulate_grad.h>
 #include <ember/autograd/grad_mode.h>
+#include <ember/core/autograd_meta.h>
 #include <ember/core/factories.h>
 
 namespace ember::distributed {
@@ -34,8 +46,12 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
 
   // 2. Buckets in reverse registration order, each up to bucket_cap_mb bytes (a parameter
   // larger than the cap gets a bucket of its own).
-  for (const Tensor& parameter : module_->parameters())
-    if (parameter.requires_grad()) parameters_.push_back(parameter);
+  for (const auto& [name, parameter] : module_->named_parameters()) {
+    if (!parameter.requires_grad()) continue;
+    parameters_.push_back(parameter);
+    parameter_names_.push_back(name);
+  }
+  gradient_arrived_.assign(parameters_.size(), 0);
   const double cap_bytes = bucket_cap_mb * 1024.0 * 1024.0;
   bucket_of_parameter_.assign(parameters_.size(), 0);
   double bucket_bytes = 0;
@@ -60,21 +76,39 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
   }
   communication_ = std::make_unique<CommunicationThread>();
 
-  // 3. The hooks. They capture `this`: a DDP object must outlive its backward passes.
+  // 3. The hooks, holding this object weakly (GradientReadyHook).
+  hook_owner_ = std::make_shared<DistributedDataParallel*>(this);
   for (std::size_t i = 0; i < parameters_.size(); ++i)
-    parameters_[i].register_post_accumulate_grad_hook([this, i](const Tensor&) { on_gradient_ready(i); });
+    parameters_[i].register_post_accumulate_grad_hook(GradientReadyHook{hook_owner_, i});
+}
+
+DistributedDataParallel::~DistributedDataParallel() {
+  // Take this object's hooks off the parameters: the module may live on (trained alone, or
+  // wrapped again) and must not keep one dead hook per DDP it ever had.
+  for (const Tensor& parameter : parameters_) {
+    AutogradMeta* meta = parameter.autograd_meta();
+    if (meta == nullptr) continue;
+    std::erase_if(meta->post_accumulate_hooks, [this](const PostAccumulateGradHook& hook) {
+      const auto* ours = hook.target<GradientReadyHook>();
+      return ours != nullptr && ours->owner.lock() == hook_owner_;
+    });
+  }
+  hook_owner_.reset();  // and any copy of a hook that escaped expires with it
+  // Work still queued (after an interrupted backward) finishes before the buckets go.
+  communication_.reset();
+}
+
+void DistributedDataParallel::GradientReadyHook::operator()(const Tensor&) const {
+  if (auto ddp = owner.lock()) (*ddp)->on_gradient_ready(index);
 }
 
 Tensor DistributedDataParallel::forward(const Tensor& input) {
-  // A bucket still waiting means the last backward skipped a parameter: its gradients were
-  // never averaged, so the replicas would silently drift apart.
-  if (sync_enabled_) {
-    for (const auto& bucket : buckets_)
-      EMBER_CHECK(bucket.pending == bucket.parameter_indices.size(), DistributedError,
-                  "DistributedDataParallel: the previous backward did not produce gradients for every parameter "
-                  "(unused parameters are not supported); gradients were not synchronized");
-  }
-  return module_->forward(input);
+  recover_from_incomplete_backward();
+  Tensor output = module_->forward(input);
+  // Kept until the backward through it completes (finish_backward), so that an incomplete
+  // backward can be diagnosed at the next forward.
+  pending_graph_root_ = output.defined() ? output.grad_fn() : nullptr;
+  return output;
 }
 
 std::vector<std::vector<std::size_t>> DistributedDataParallel::bucket_layout() const {
@@ -85,15 +119,26 @@ std::vector<std::vector<std::size_t>> DistributedDataParallel::bucket_layout() c
 
 void DistributedDataParallel::on_gradient_ready(std::size_t parameter_index) {
   if (!sync_enabled_) return;  // inside no_sync(): accumulate locally only
+  if (gradient_arrived_[parameter_index]) return;  // a second gradient in one backward: already counted
+  gradient_arrived_[parameter_index] = 1;
   Bucket& bucket = buckets_[bucket_of_parameter_[parameter_index]];
-  if (bucket.pending > 0) --bucket.pending;
-  if (bucket.pending > 0) return;
-  bucket.pending = bucket.parameter_indices.size();  // ready for the next backward
+  if (--bucket.pending > 0) return;
   flatten(bucket);
+  bucket.launched = true;
   ++buckets_launched_;
-  if (overlap_) in_flight_.push_back(communication_->submit([this, &bucket] { reduce_and_unflatten(bucket); }));
-  else reduce_and_unflatten(bucket);
-  if (buckets_launched_ == buckets_.size()) wait_for_reductions();
+  try {
+    if (overlap_) in_flight_.push_back(communication_->submit([this, &bucket] { reduce_and_unflatten(bucket); }));
+    else reduce_and_unflatten(bucket);
+    if (buckets_launched_ == buckets_.size()) {
+      wait_for_reductions();
+      finish_backward();
+    }
+  } catch (...) {
+    // The exception leaves through autograd and ends this backward; the next forward
+    // cleans up (recover_from_incomplete_backward) without blaming unused parameters.
+    backward_failed_ = true;
+    throw;
+  }
 }
 
 void DistributedDataParallel::flatten(Bucket& bucket) {
@@ -132,8 +177,73 @@ void DistributedDataParallel::wait_for_reductions() {
     }
   }
   in_flight_.clear();
-  buckets_launched_ = 0;
   if (first_error) std::rethrow_exception(first_error);
+}
+
+void DistributedDataParallel::finish_backward() {
+  for (auto& bucket : buckets_) {
+    bucket.pending = bucket.parameter_indices.size();
+    bucket.launched = false;
+  }
+  std::fill(gradient_arrived_.begin(), gradient_arrived_.end(), 0);
+  buckets_launched_ = 0;
+  backward_failed_ = false;
+  pending_graph_root_.reset();  // this graph was reduced completely: nothing to diagnose
+}
+
+void DistributedDataParallel::recover_from_incomplete_backward() {
+  const bool incomplete = buckets_launched_ > 0 || !in_flight_.empty() ||
+                          std::any_of(gradient_arrived_.begin(), gradient_arrived_.end(), [](char c) { return c != 0; });
+  if (!incomplete) {
+    backward_failed_ = false;
+    return;
+  }
+  // 1. No bucket may still be in flight: its thread writes into .grad tensors.
+  try {
+    wait_for_reductions();
+  } catch (...) {
+    // Already reported (or about to be, below): the point here is only that it is over.
+  }
+  // 2. Which parameters got no gradient, and were they reachable from the graph?
+  std::vector<std::size_t> missing;
+  for (const auto& bucket : buckets_) {
+    if (bucket.launched) continue;
+    for (std::size_t index : bucket.parameter_indices)
+      if (!gradient_arrived_[index]) missing.push_back(index);
+  }
+  std::unordered_set<const TensorImpl*> reachable;
+  if (!backward_failed_ && pending_graph_root_ != nullptr) {
+    std::vector<autograd::Node*> stack;
+    if (auto* root = dynamic_cast<autograd::Node*>(pending_graph_root_.get())) stack.push_back(root);
+    std::unordered_set<autograd::Node*> seen(stack.begin(), stack.end());
+    while (!stack.empty()) {
+      autograd::Node* node = stack.back();
+      stack.pop_back();
+      if (auto* accumulator = dynamic_cast<autograd::AccumulateGrad*>(node)) {
+        if (Tensor leaf = accumulator->leaf(); leaf.defined()) reachable.insert(leaf.impl_ptr().get());
+      }
+      for (const autograd::Edge& edge : node->next_edges())
+        if (edge.is_valid() && seen.insert(edge.node.get()).second) stack.push_back(edge.node.get());
+    }
+  }
+  std::string unused;
+  if (!backward_failed_) {
+    for (std::size_t index : missing) {
+      if (reachable.count(parameters_[index].impl_ptr().get()) == 0)
+        unused += (unused.empty() ? "" : ", ") + parameter_names_[index];
+    }
+  }
+  // 3. Clean buckets either way, so that this forward (or the next one) can proceed.
+  finish_backward();
+  // An exception cut the backward short (every parameter without a gradient was reachable,
+  // or DDP's own all-reduce failed): the user has seen that exception; carry on. A
+  // parameter the graph does not reach is unused, which DDP does not support: its replicas
+  // would drift apart silently, so say so (PyTorch: "Expected to have finished reduction
+  // in the prior iteration ...").
+  EMBER_CHECK(unused.empty(), DistributedError,
+              "DistributedDataParallel: the previous backward did not produce gradients for every parameter "
+              "(unused parameters are not supported); parameters without a gradient: ",
+              unused, ". Gradients were not synchronized.");
 }
 
 }  // namespace ember::distributed

@@ -22,7 +22,16 @@
 //     same arithmetic, bit for bit: for teaching and for tests).
 //   - every parameter that requires grad must receive a gradient in every backward
 //     (PyTorch's find_unused_parameters=false); otherwise its bucket is never reduced
-//     and the next forward throws DistributedError saying so.
+//     and the next forward throws DistributedError naming the parameters.
+// Robustness:
+//   - a backward interrupted by an exception (a failed all-reduce, a throwing hook, an
+//     error in a backward formula) leaves some buckets half filled. The next forward
+//     notices, waits for any all-reduce still running, and starts from clean buckets. To
+//     tell that case from an unused parameter, DDP keeps the latest forward's graph root
+//     until its backward completes: a parameter that got no gradient although the graph
+//     reaches it was cut off by the exception; one the graph does not reach is unused.
+//   - the gradient hooks hold a weak handle to the DDP object and are removed when it is
+//     destroyed, so a module that outlives its DDP wrapper trains on safely without it.
 // no_sync(): while the returned guard lives, backward only accumulates locally (gradient
 // accumulation); the first backward after it averages the accumulated gradients.
 #pragma once
@@ -30,6 +39,7 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -44,6 +54,7 @@ class DistributedDataParallel : public nn::Module {
   // group == nullptr: the default process group. bucket_cap_mb: PyTorch's default 25.
   explicit DistributedDataParallel(std::shared_ptr<nn::Module> module, ProcessGroup* group = nullptr,
                                    double bucket_cap_mb = 25.0);
+  ~DistributedDataParallel() override;  // removes its gradient hooks from the parameters
   Tensor forward(const Tensor& input) override;
   std::string name() const override { return "DistributedDataParallel"; }
   const std::shared_ptr<nn::Module>& module() const { return module_; }
@@ -79,24 +90,41 @@ class DistributedDataParallel : public nn::Module {
   struct Bucket {
     std::vector<std::size_t> parameter_indices;
     std::size_t pending = 0;  // gradients still to arrive in this backward
+    bool launched = false;    // its all-reduce was started in this backward
     Tensor flat;              // the bucket's gradients back to back, all-reduced as one
+  };
+  // The post-accumulate-grad hook of parameter `index`. It holds the DDP object weakly
+  // (`owner` expires with it) and is recognised by type when the destructor removes it.
+  struct GradientReadyHook {
+    std::weak_ptr<DistributedDataParallel*> owner;
+    std::size_t index;
+    void operator()(const Tensor& leaf) const;
   };
   void on_gradient_ready(std::size_t parameter_index);
   void flatten(Bucket& bucket);
   void reduce_and_unflatten(Bucket& bucket);  // runs on the communication thread when overlapping
   void wait_for_reductions();
+  void finish_backward();  // every bucket launched and reduced: ready for the next one
+  // Called by forward: repairs what an incomplete backward left behind (see the file comment).
+  void recover_from_incomplete_backward();
 
   std::shared_ptr<nn::Module> module_;
   ProcessGroup* group_;
   std::vector<Tensor> parameters_;
+  std::vector<std::string> parameter_names_;
+  std::vector<char> gradient_arrived_;  // per parameter, in the current backward
   std::vector<std::size_t> bucket_of_parameter_;
   std::vector<Bucket> buckets_;
   bool sync_enabled_ = true;
   bool overlap_ = true;
+  bool backward_failed_ = false;  // an all-reduce failed in the current backward (and was rethrown)
   std::int64_t reductions_ = 0;
   std::size_t buckets_launched_ = 0;  // in the current backward
   std::vector<std::future<void>> in_flight_;
   std::thread::id last_reduction_thread_;
+  // The latest forward's output node, kept until its backward completes (see the file comment).
+  std::shared_ptr<GradFn> pending_graph_root_;
+  std::shared_ptr<DistributedDataParallel*> hook_owner_;  // what the hooks' weak handles point to
   // Last member: destroyed first, so its thread finishes before the buckets it uses go.
   std::unique_ptr<CommunicationThread> communication_;
 };

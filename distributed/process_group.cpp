@@ -7,8 +7,7 @@
 // own rendezvous through the store.
 #include <ember/distributed/process_group.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
+#include <netdb.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -17,6 +16,8 @@
 #include <optional>
 
 #include <ember/distributed/process_group_gloo.h>
+#include <ember/distributed/rendezvous_error.h>
+#include <ember/distributed/store_socket.h>
 #ifdef EMBER_HAVE_NCCL
 #include <ember/distributed/process_group_nccl.h>
 #endif
@@ -58,24 +59,25 @@ ProcessGroup& resolve(ProcessGroup* group) { return group != nullptr ? *group : 
 
 // The address of this machine's interface that reaches `master` (127.0.0.1 on one machine,
 // the LAN address on a cluster): connecting a UDP socket sends nothing, it only asks the
-// kernel's routing table which local address it would use. Gloo listens there.
+// kernel's routing table which local address it would use. Gloo listens there. `master`
+// may be a host name or an IPv4/IPv6 address; when it cannot be resolved the TCPStore has
+// already said so, and 127.0.0.1 is only a placeholder.
 std::string local_address_towards(const std::string& master, int port) {
-  sockaddr_in target{};
-  target.sin_family = AF_INET;
-  target.sin_port = htons(static_cast<std::uint16_t>(port));
-  if (::inet_pton(AF_INET, master.c_str(), &target.sin_addr) != 1) return master;  // TCPStore reports it
-  int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-  std::string local = "127.0.0.1";
-  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&target), sizeof(target)) == 0) {
-    sockaddr_in mine{};
+  store_socket::AddressList addresses;
+  if (store_socket::resolve(master, port, addresses) != 0) return "127.0.0.1";
+  for (const addrinfo* address = addresses.head; address != nullptr; address = address->ai_next) {
+    int fd = ::socket(address->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    std::string local;
+    sockaddr_storage mine{};
     socklen_t length = sizeof(mine);
-    char text[INET_ADDRSTRLEN] = {};
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&mine), &length) == 0 &&
-        ::inet_ntop(AF_INET, &mine.sin_addr, text, sizeof(text)) != nullptr)
-      local = text;
+    if (::connect(fd, address->ai_addr, address->ai_addrlen) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&mine), &length) == 0)
+      local = store_socket::address_text(&mine);
+    ::close(fd);
+    if (!local.empty()) return local;
   }
-  if (fd >= 0) ::close(fd);
-  return local;
+  return "127.0.0.1";
 }
 
 }  // namespace
@@ -111,7 +113,21 @@ void init_process_group(const std::string& backend, int rank, int world_size, Mi
   // the store at MASTER_ADDR:MASTER_PORT, so rank 0 connects like everybody else.
   const bool agent_store = env_string("TORCHELASTIC_USE_AGENT_STORE", "") == "True";
 
-  auto store = std::make_shared<TCPStore>(address, port, /*is_master=*/rank == 0 && !agent_store, timeout);
+  const bool serves_store = rank == 0 && !agent_store;
+  std::shared_ptr<TCPStore> store;
+  try {
+    store = std::make_shared<TCPStore>(address, port, serves_store, timeout);
+  } catch (const DistributedError& error) {
+    // Name the rank and what it was doing: "TCPStore: timed out ..." alone does not say
+    // which of the processes gave up, nor that MASTER_ADDR/MASTER_PORT are the suspects.
+    const std::string where = (address.find(':') != std::string::npos ? "[" + address + "]" : address) + ":" +
+                              std::to_string(port);
+    const std::string step = serves_store
+                                 ? "serving the store at " + where + " (MASTER_ADDR:MASTER_PORT; is MASTER_PORT in use?)"
+                                 : "connecting to the store at " + where +
+                                       " (MASTER_ADDR:MASTER_PORT; is rank 0 running, and reachable from here?)";
+    throw_rendezvous_error(backend == "gloo" ? "Gloo" : "NCCL", rank, world_size, timeout, step, error.what());
+  }
   std::unique_ptr<ProcessGroup> group;
 #ifdef EMBER_HAVE_NCCL
   if (backend == "nccl") group = std::make_unique<ProcessGroupNCCL>(store, rank, world_size, timeout);
@@ -140,6 +156,12 @@ int get_rank() { return default_group().rank(); }
 int get_world_size() { return default_group().size(); }
 int get_local_rank() { return env_int("LOCAL_RANK", 0); }
 std::string get_backend() { return default_group().backend(); }
+#ifdef EMBER_HAVE_NCCL
+bool is_nccl_available() { return true; }
+#else
+bool is_nccl_available() { return false; }
+#endif
+bool is_gloo_available() { return true; }  // Gloo is a required dependency (distributed/CMakeLists.txt)
 
 void all_reduce(Tensor& tensor, ReduceOp op, ProcessGroup* group) { resolve(group).all_reduce(tensor, op); }
 void broadcast(Tensor& tensor, int src, ProcessGroup* group) { resolve(group).broadcast(tensor, src); }

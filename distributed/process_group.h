@@ -14,10 +14,14 @@
 //
 // init_process_group follows torchrun's contract: a rank or world size not given is read
 // from the environment variables RANK and WORLD_SIZE; the rendezvous address always comes
-// from MASTER_ADDR and MASTER_PORT (defaults 127.0.0.1 and 29500 when unset). Rank 0
-// serves the TCPStore there, unless TORCHELASTIC_USE_AGENT_STORE=True says the launcher
-// already serves it (then rank 0 connects like the others). Gloo listens on the local
-// address that routes to MASTER_ADDR, so the same code works on one machine or several.
+// from MASTER_ADDR (a host name or an IPv4/IPv6 address) and MASTER_PORT (defaults
+// 127.0.0.1 and 29500 when unset). Rank 0 serves the TCPStore on that port (on every
+// interface), unless TORCHELASTIC_USE_AGENT_STORE=True says the launcher already serves it
+// (then rank 0 connects like the others). Gloo listens on the local address that routes
+// to MASTER_ADDR, so the same code works on one machine or several. A rendezvous that
+// fails throws DistributedError naming the rank, the step and the timeout
+// (rendezvous_error.h). With backend "nccl", select the process's GPU first
+// (ember::cuda::set_device(get_local_rank())): the group binds to the current device.
 #pragma once
 
 #include <chrono>
@@ -79,6 +83,10 @@ int get_world_size();
 // LOCAL_RANK from the environment (the process's index on its machine), 0 when unset.
 int get_local_rank();
 std::string get_backend();
+// torch.distributed.is_nccl_available() / is_gloo_available(): was this library built with
+// the backend? (Answered where the library is compiled, so a program linked to it hears the truth.)
+bool is_nccl_available();
+bool is_gloo_available();
 
 // Collectives on the default group (or on `group` when given).
 void all_reduce(Tensor& tensor, ReduceOp op = ReduceOp::Sum, ProcessGroup* group = nullptr);

@@ -10,7 +10,8 @@
 //      a contiguous one, reduced there, and copied back, so every collective is still
 //      "in place" on the tensor the caller passed.
 // Any Gloo exception (a peer closed the connection, or the timeout expired) is rethrown
-// as DistributedError naming the operation, this rank and the timeout.
+// as DistributedError naming the operation, this rank and the timeout; so is any failure
+// of the rendezvous, including the TCPStore's own errors (rendezvous_error.h).
 #include <ember/distributed/process_group_gloo.h>
 
 #include <signal.h>
@@ -28,6 +29,7 @@
 
 #include <ember/autograd/grad_mode.h>
 #include <ember/core/factories.h>
+#include <ember/distributed/rendezvous_error.h>
 
 namespace ember::distributed {
 namespace {
@@ -119,19 +121,32 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<TCPStore> store, int rank, in
   EMBER_CHECK(rank >= 0 && rank < size, ValueError, "Invalid rank ", rank, ", rank should be in the interval [0, ",
               size - 1, "]");
   ignore_broken_pipes();
-  // A per-init generation number keeps two groups created over one store apart.
-  std::int64_t generation = store_->add("ember/gloo/generation/" + std::to_string(rank), 1);
+  // Every failure below — Gloo's own exceptions and the TCPStore's DistributedError alike
+  // (the store is called from inside connectFullMesh through StoreAdapter) — becomes one
+  // message naming this rank, the step and the timeout (rendezvous_error.h).
+  const std::string joined_prefix = "ember/gloo/generation/";
+  std::int64_t generation = 0;
+  try {
+    // A per-init generation number keeps two groups created over one store apart.
+    generation = store_->add(joined_prefix + std::to_string(rank), 1);
+  } catch (const std::exception& error) {
+    throw_rendezvous_error("Gloo", rank, size, timeout, "registering with the store", error.what());
+  }
   try {
     gloo::transport::tcp::attr attributes;
     attributes.hostname = interface_address;
     state_->device = gloo::transport::tcp::CreateDevice(attributes);
+  } catch (const std::exception& error) {
+    throw_rendezvous_error("Gloo", rank, size, timeout, "opening a TCP device on " + interface_address, error.what());
+  }
+  try {
     state_->context = std::make_shared<gloo::rendezvous::Context>(rank, size);
     state_->context->setTimeout(timeout);
     StoreAdapter adapter(store_, "gloo/" + std::to_string(generation) + "/");
     state_->context->connectFullMesh(adapter, state_->device);
-  } catch (const gloo::Exception& error) {
-    throw DistributedError(make_message("Gloo rendezvous failed on rank ", rank, " after timeout ",
-                                        timeout.count(), " ms: ", error.what()));
+  } catch (const std::exception& error) {
+    throw_rendezvous_error("Gloo", rank, size, timeout, "exchanging addresses with the other ranks (full mesh)",
+                           error.what(), store_.get(), joined_prefix);
   }
 }
 
@@ -230,6 +245,8 @@ void ProcessGroupGloo::reduce_scatter(Tensor& output, const std::vector<Tensor>&
     EMBER_CHECK(input.dtype() == output.dtype(), DTypeError, "reduce_scatter: every input must have the output's dtype ",
                 dtype_name(output.dtype()), ", got ", dtype_name(input.dtype()));
   }
+  EMBER_CHECK(op != ReduceOp::Avg || output.is_floating_point(), DTypeError,
+              "reduce_scatter: ReduceOp.AVG needs a floating point tensor, got ", dtype_name(output.dtype()));
   // Gloo has no general reduce-scatter for unbound buffers: stack the inputs, all-reduce
   // the stack, keep our row. Twice the traffic of a ring reduce-scatter, same result.
   NoGradGuard no_grad;

@@ -1,8 +1,9 @@
 // distributed/process_group_gloo.h — the CPU process group, on Facebook's Gloo library.
 //
 // Tutorial §9.3 (backend="gloo"). Construction is the rendezvous: every rank opens a TCP
-// "device" on 127.0.0.1-style addresses, publishes its address in the TCPStore and
-// connects to every other rank (a full mesh). Collectives then call gloo::allreduce,
+// "device" on its interface address (the one that routes to MASTER_ADDR), publishes that
+// address in the TCPStore and connects to every other rank (a full mesh). A failure on
+// the way is a DistributedError naming the rank, the step and the timeout. Collectives then call gloo::allreduce,
 // gloo::broadcast, gloo::allgather, gloo::barrier with this group's timeout.
 // Gloo's headers stay inside process_group_gloo.cpp (pimpl): users never include them.
 #pragma once

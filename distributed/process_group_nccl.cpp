@@ -21,6 +21,7 @@
 
 #include <ember/autograd/grad_mode.h>
 #include <ember/core/factories.h>
+#include <ember/distributed/rendezvous_error.h>
 
 namespace ember::distributed {
 namespace {
@@ -61,6 +62,13 @@ struct ProcessGroupNCCL::State {
   cudaEvent_t done = nullptr;   // the collective finished
   int device = 0;
   bool aborted = false;
+  // The CUDA objects go with the state, also when the constructor throws half way (a
+  // failed rendezvous); the communicator is the destructor's business.
+  ~State() {
+    if (done != nullptr) cudaEventDestroy(done);
+    if (ready != nullptr) cudaEventDestroy(ready);
+    if (stream != nullptr) cudaStreamDestroy(stream);
+  }
 };
 
 // Waits until the communicator is no longer "in progress" (non-blocking init or launch),
@@ -82,28 +90,50 @@ ProcessGroupNCCL::ProcessGroupNCCL(std::shared_ptr<TCPStore> store, int rank, in
   check_cuda(cudaEventCreateWithFlags(&state_->ready, cudaEventDisableTiming), "cudaEventCreate");
   check_cuda(cudaEventCreateWithFlags(&state_->done, cudaEventDisableTiming), "cudaEventCreate");
 
-  // The unique id travels through the store, one key per initialisation.
-  const std::int64_t generation = store_->add("ember/nccl/generation/" + std::to_string(rank), 1);
+  // The unique id travels through the store, one key per initialisation. Every failure on
+  // the way names this rank, the step and the timeout (rendezvous_error.h).
+  const std::string device_name = "cuda:" + std::to_string(state_->device);
+  const std::string joined_prefix = "ember/nccl/generation/";
+  std::int64_t generation = 0;
+  try {
+    generation = store_->add(joined_prefix + std::to_string(rank), 1);
+  } catch (const std::exception& error) {
+    throw_rendezvous_error("NCCL", rank, size, timeout, "registering with the store", error.what());
+  }
   const std::string key = "nccl/" + std::to_string(generation) + "/unique_id";
   ncclUniqueId id;
   if (rank == 0) {
     ncclResult_t status = ncclGetUniqueId(&id);
     if (status != ncclSuccess)
-      throw DistributedError(make_message("ProcessGroupNCCL: ncclGetUniqueId failed: ", ncclGetErrorString(status)));
+      throw_rendezvous_error("NCCL", rank, size, timeout, "creating the ncclUniqueId",
+                             make_message("ncclGetUniqueId: ", ncclGetErrorString(status)));
     const char* bytes = reinterpret_cast<const char*>(&id);
-    store_->set(key, std::vector<char>(bytes, bytes + sizeof(id)));
+    try {
+      store_->set(key, std::vector<char>(bytes, bytes + sizeof(id)));
+    } catch (const std::exception& error) {
+      throw_rendezvous_error("NCCL", rank, size, timeout, "publishing the ncclUniqueId", error.what());
+    }
   } else {
-    std::vector<char> bytes = store_->get(key);
-    EMBER_CHECK(bytes.size() == sizeof(id), DistributedError, "ProcessGroupNCCL: the unique id in the store has ",
-                bytes.size(), " bytes, expected ", sizeof(id));
+    std::vector<char> bytes;
+    try {
+      bytes = store_->get(key);
+    } catch (const std::exception& error) {
+      throw_rendezvous_error("NCCL", rank, size, timeout, "reading the ncclUniqueId that rank 0 publishes",
+                             error.what(), store_.get(), joined_prefix);
+    }
+    if (bytes.size() != sizeof(id))
+      throw_rendezvous_error("NCCL", rank, size, timeout, "reading the ncclUniqueId",
+                             make_message("the value in the store has ", bytes.size(), " bytes, expected ", sizeof(id)));
     std::memcpy(&id, bytes.data(), sizeof(id));
   }
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   ncclResult_t status = ncclCommInitRankConfig(&state_->comm, size, id, rank, &config);
   if (status != ncclSuccess && status != ncclInProgress)
-    throw DistributedError(make_message("NCCL init_process_group failed on rank ", rank, ": ",
-                                        ncclGetErrorString(status)));
+    throw_rendezvous_error("NCCL", rank, size, timeout, "creating the communicator on " + device_name,
+                           make_message("ncclCommInitRankConfig: ", ncclGetErrorString(status),
+                                        " (every rank needs its own GPU: call ember::cuda::set_device(local_rank) "
+                                        "before init_process_group)"));
   wait_for_communicator(*state_, "init_process_group", rank, timeout, nullptr);
 }
 
@@ -122,9 +152,6 @@ ProcessGroupNCCL::~ProcessGroupNCCL() {
     if (status == ncclSuccess) ncclCommDestroy(state_->comm);
     else ncclCommAbort(state_->comm);
   }
-  if (state_->done != nullptr) cudaEventDestroy(state_->done);
-  if (state_->ready != nullptr) cudaEventDestroy(state_->ready);
-  if (state_->stream != nullptr) cudaStreamDestroy(state_->stream);
 }
 
 int ProcessGroupNCCL::device_index() const { return state_->device; }

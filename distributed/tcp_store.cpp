@@ -1,136 +1,60 @@
 // distributed/tcp_store.cpp — the rendezvous key-value store over TCP (see tcp_store.h).
 //
-// Server: one thread, one poll() loop over the listening socket, the client sockets and a
-// "wake" pipe used to stop it. Every request is answered at once (no request blocks),
-// so a single thread serves any number of ranks. Client: one blocking socket per
-// TCPStore; get/wait poll the server with CHECK until the deadline.
+// Server: one thread, one poll() loop over the listening socket, the client connections and
+// a "wake" pipe used to stop it. Each connection has an input buffer (bytes of requests not
+// yet complete) and an output buffer (replies the client has not read yet); sockets are
+// non-blocking, so a slow or stopped client costs a buffer, never the loop. Every complete
+// request is answered at once (no request waits), so one thread serves any number of ranks.
+// Client: one non-blocking socket per TCPStore; connect, send and receive all wait in
+// poll() with the request's deadline; get/wait re-ask with CHECK until theirs.
 #include <ember/distributed/tcp_store.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <fcntl.h>
+#include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <thread>
 
 #include <ember/distributed/distributed_error.h>
+#include <ember/distributed/store_socket.h>
 
 namespace ember::distributed {
 namespace {
 
+using namespace store_socket;
+
 enum Command : std::uint8_t { kSet = 1, kGet = 2, kAdd = 3, kCheck = 4 };
 
-using Bytes = std::vector<char>;
-
-// Sends/receives exactly `size` bytes; false when the peer has gone.
-bool send_all(int fd, const void* data, std::size_t size) {
-  const char* bytes = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t sent = ::send(fd, bytes, size, MSG_NOSIGNAL);
-    if (sent < 0 && errno == EINTR) continue;
-    if (sent <= 0) return false;
-    bytes += sent;
-    size -= static_cast<std::size_t>(sent);
-  }
-  return true;
-}
-
-bool receive_all(int fd, void* data, std::size_t size) {
-  char* bytes = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t got = ::recv(fd, bytes, size, 0);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    bytes += got;
-    size -= static_cast<std::size_t>(got);
-  }
-  return true;
-}
-
-// One frame: a header byte, then a counted list of length-prefixed byte strings.
-bool send_frame(int fd, std::uint8_t head, const std::vector<Bytes>& items) {
-  Bytes frame;
-  frame.push_back(static_cast<char>(head));
-  auto append_u32 = [&frame](std::uint32_t value) {
-    std::uint32_t network = htonl(value);
-    const char* raw = reinterpret_cast<const char*>(&network);
-    frame.insert(frame.end(), raw, raw + 4);
-  };
-  append_u32(static_cast<std::uint32_t>(items.size()));
-  for (const auto& item : items) {
-    append_u32(static_cast<std::uint32_t>(item.size()));
-    frame.insert(frame.end(), item.begin(), item.end());
-  }
-  return send_all(fd, frame.data(), frame.size());
-}
-
-bool receive_frame(int fd, std::uint8_t& head, std::vector<Bytes>& items) {
-  auto read_u32 = [fd](std::uint32_t& value) {
-    if (!receive_all(fd, &value, 4)) return false;
-    value = ntohl(value);
-    return true;
-  };
-  std::uint32_t count = 0;
-  if (!receive_all(fd, &head, 1) || !read_u32(count)) return false;
-  items.assign(count, {});
-  for (auto& item : items) {
-    std::uint32_t length = 0;
-    if (!read_u32(length)) return false;
-    item.resize(length);
-    if (length > 0 && !receive_all(fd, item.data(), length)) return false;
-  }
-  return true;
-}
+// The longest one connect() to one address may take before the next address (or the
+// next retry) gets its turn.
+constexpr std::chrono::seconds kConnectAttempt(5);
+// How long past its deadline a wait still gives the server to answer its last CHECK.
+constexpr std::chrono::milliseconds kAnswerGrace(1000);
 
 std::string to_string(const Bytes& bytes) { return std::string(bytes.begin(), bytes.end()); }
 Bytes to_bytes(const std::string& text) { return Bytes(text.begin(), text.end()); }
-
-sockaddr_in make_address(const std::string& host, int port) {
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  // Only numeric IPv4 addresses: the store is for 127.0.0.1 and cluster-internal IPs.
-  if (::inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1)
-    throw ValueError(make_message("TCPStore: '", host, "' is not a numeric IPv4 address"));
-  return address;
-}
-
-// TCP "simultaneous open": connecting on one machine to a port nobody listens on yet can,
-// when the kernel happens to pick that same port as the source port, connect the socket
-// to *itself*. The client would then read its own requests back as replies. Such a
-// connection is dropped and retried.
-bool connected_to_itself(int fd) {
-  sockaddr_in mine{}, peer{};
-  socklen_t mine_length = sizeof(mine), peer_length = sizeof(peer);
-  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&mine), &mine_length) != 0 ||
-      ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_length) != 0)
-    return false;
-  return mine.sin_port == peer.sin_port && mine.sin_addr.s_addr == peer.sin_addr.s_addr;
-}
 
 }  // namespace
 
 // ------------------------------------------------------------------ the server
 class TCPStore::Server {
  public:
-  Server(const std::string& host, int port) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    int on = 1;
-    ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-    sockaddr_in address = make_address(host, port);
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-        ::listen(listen_fd_, 128) != 0) {
-      std::string reason = std::strerror(errno);
+  explicit Server(int port) {
+    std::string reason;
+    listen_fd_ = listen_on_all_interfaces(port, reason);
+    if (listen_fd_ < 0)
+      throw DistributedError(make_message("TCPStore: cannot listen on port ", port, " (all interfaces): ", reason));
+    port_ = bound_port(listen_fd_);
+    if (::pipe2(wake_pipe_, O_CLOEXEC) != 0) {
       ::close(listen_fd_);
-      throw DistributedError(make_message("TCPStore: cannot bind ", host, ":", port, ": ", reason));
+      throw DistributedError("TCPStore: pipe() failed");
     }
-    socklen_t length = sizeof(address);
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
-    if (::pipe(wake_pipe_) != 0) throw DistributedError("TCPStore: pipe() failed");
     thread_ = std::thread([this] { serve(); });
   }
 
@@ -138,7 +62,7 @@ class TCPStore::Server {
     char byte = 0;
     [[maybe_unused]] ssize_t ignored = ::write(wake_pipe_[1], &byte, 1);
     thread_.join();
-    for (int fd : clients_) ::close(fd);
+    for (auto& connection : connections_) ::close(connection.fd);
     ::close(listen_fd_);
     ::close(wake_pipe_[0]);
     ::close(wake_pipe_[1]);
@@ -147,63 +71,116 @@ class TCPStore::Server {
   int port() const { return port_; }
 
  private:
+  struct Connection {
+    int fd = -1;
+    Bytes input;   // received bytes not yet forming a whole request
+    Bytes output;  // replies not yet taken by the client
+  };
+
   void serve() {
     while (true) {
       std::vector<pollfd> fds{{wake_pipe_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
-      for (int fd : clients_) fds.push_back({fd, POLLIN, 0});
+      for (const auto& connection : connections_)
+        fds.push_back({connection.fd, static_cast<short>(POLLIN | (connection.output.empty() ? 0 : POLLOUT)), 0});
       if (::poll(fds.data(), fds.size(), -1) < 0) {
         if (errno == EINTR) continue;
         return;
       }
       if (fds[0].revents) return;  // asked to stop
-      std::vector<int> still_open;
-      for (std::size_t i = 2; i < fds.size(); ++i) {
-        bool open = true;
-        if (fds[i].revents) open = handle(fds[i].fd);
-        if (open) still_open.push_back(fds[i].fd);
-        else ::close(fds[i].fd);
+      std::vector<Connection> still_open;
+      for (std::size_t i = 0; i < connections_.size(); ++i) {
+        Connection& connection = connections_[i];
+        bool open = fds[i + 2].revents == 0 || service(connection);
+        if (open) still_open.push_back(std::move(connection));
+        else ::close(connection.fd);
       }
-      // A new client joins after the old ones were served (it was not in this poll set).
+      connections_ = std::move(still_open);
+      // New clients join after the old ones were served (they were not in this poll set).
       if (fds[1].revents & POLLIN) {
-        int client = ::accept(listen_fd_, nullptr, nullptr);
-        if (client >= 0) {
-          int on = 1;
-          ::setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-          still_open.push_back(client);
+        while (true) {
+          int client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+          if (client < 0) break;  // EAGAIN: no more waiting (or a transient error: next poll)
+          set_nodelay(client);
+          connections_.push_back({client, {}, {}});
         }
       }
-      clients_ = std::move(still_open);
     }
   }
 
-  // Answers one request; false when the client disconnected (or spoke nonsense).
-  bool handle(int fd) {
-    std::uint8_t command = 0;
-    std::vector<Bytes> items;
-    if (!receive_frame(fd, command, items)) return false;
+  // Reads what arrived, answers every complete request, writes what the socket takes.
+  // False when the client disconnected or spoke nonsense.
+  bool service(Connection& connection) {
+    char chunk[65536];
+    while (true) {
+      ssize_t count = ::recv(connection.fd, chunk, sizeof chunk, 0);
+      if (count > 0) {
+        connection.input.insert(connection.input.end(), chunk, chunk + count);
+        continue;
+      }
+      if (count < 0 && errno == EINTR) continue;
+      if (count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      return false;  // closed (0) or reset
+    }
+    std::size_t offset = 0;
+    while (true) {
+      std::size_t consumed = 0;
+      std::uint8_t command = 0;
+      std::vector<Bytes> items;
+      Parse parsed = parse_frame(connection.input.data() + offset, connection.input.size() - offset, consumed,
+                                 command, items);
+      if (parsed == Parse::Invalid) return false;
+      if (parsed == Parse::Incomplete) break;
+      offset += consumed;
+      Bytes reply;
+      if (!answer(command, items, reply)) return false;
+      connection.output.insert(connection.output.end(), reply.begin(), reply.end());
+    }
+    connection.input.erase(connection.input.begin(), connection.input.begin() + static_cast<std::ptrdiff_t>(offset));
+    while (!connection.output.empty()) {
+      ssize_t count = ::send(connection.fd, connection.output.data(), connection.output.size(), MSG_NOSIGNAL);
+      if (count > 0) {
+        connection.output.erase(connection.output.begin(), connection.output.begin() + count);
+        continue;
+      }
+      if (count < 0 && errno == EINTR) continue;
+      if (count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;  // POLLOUT tells us when
+      return false;
+    }
+    return true;
+  }
+
+  // The reply to one request; false for a request that makes no sense.
+  bool answer(std::uint8_t command, const std::vector<Bytes>& items, Bytes& reply) {
     switch (command) {
       case kSet:
         if (items.size() != 2) return false;
         data_[to_string(items[0])] = items[1];
-        return send_frame(fd, 1, {});
+        reply = encode_frame(1, {});
+        return true;
       case kGet: {
         if (items.size() != 1) return false;
         auto found = data_.find(to_string(items[0]));
-        if (found == data_.end()) return send_frame(fd, 0, {});
-        return send_frame(fd, 1, {found->second});
+        reply = found == data_.end() ? encode_frame(0, {}) : encode_frame(1, {found->second});
+        return true;
       }
       case kAdd: {
         if (items.size() != 2) return false;
         Bytes& stored = data_[to_string(items[0])];
-        std::int64_t value = stored.empty() ? 0 : std::stoll(to_string(stored));
-        value += std::stoll(to_string(items[1]));
-        stored = to_bytes(std::to_string(value));
-        return send_frame(fd, 1, {stored});
+        try {
+          std::int64_t value = stored.empty() ? 0 : std::stoll(to_string(stored));
+          value += std::stoll(to_string(items[1]));
+          stored = to_bytes(std::to_string(value));
+        } catch (const std::exception&) {
+          return false;  // not a number: a confused client, not a reason to stop the server
+        }
+        reply = encode_frame(1, {stored});
+        return true;
       }
       case kCheck: {
         bool all = true;
         for (const auto& key : items) all = all && data_.count(to_string(key)) > 0;
-        return send_frame(fd, all ? 1 : 0, {});
+        reply = encode_frame(all ? 1 : 0, {});
+        return true;
       }
       default:
         return false;
@@ -213,7 +190,7 @@ class TCPStore::Server {
   int listen_fd_ = -1;
   int wake_pipe_[2] = {-1, -1};
   int port_ = 0;
-  std::vector<int> clients_;
+  std::vector<Connection> connections_;
   std::map<std::string, Bytes> data_;
   std::thread thread_;
 };
@@ -221,28 +198,39 @@ class TCPStore::Server {
 // ------------------------------------------------------------------ the client
 TCPStore::TCPStore(std::string host, int port, bool is_master, Milliseconds timeout)
     : host_(std::move(host)), port_(port), timeout_(timeout) {
-  sockaddr_in address = make_address(host_, port_);  // validates the host first
+  EMBER_CHECK(port_ >= 0 && port_ <= 65535, ValueError, "TCPStore: port must be in [0, 65535], got ", port_);
+  AddressList probe;
+  int resolved = resolve(host_, port_, probe);  // a bad host name fails before a server starts
+  if (resolved != 0 && resolved != EAI_AGAIN)
+    throw DistributedError(make_message("TCPStore: cannot resolve host '", host_, "': ", ::gai_strerror(resolved)));
   if (is_master) {
-    server_ = std::make_unique<Server>(host_, port_);
+    server_ = std::make_unique<Server>(port_);
     port_ = server_->port();
-    address.sin_port = htons(static_cast<std::uint16_t>(port_));
   }
   // The master may not be listening yet: retry until the deadline, like PyTorch's client.
-  auto deadline = std::chrono::steady_clock::now() + timeout_;
+  const auto deadline = Clock::now() + timeout_;
+  std::string last_error = "none";
   while (true) {
-    socket_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (::connect(socket_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-        !connected_to_itself(socket_))
-      break;
-    ::close(socket_);
-    socket_ = -1;
-    if (std::chrono::steady_clock::now() >= deadline)
-      throw DistributedError(make_message("TCPStore: timed out after ", timeout_.count(),
-                                          " ms connecting to ", host_, ":", port_));
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    AddressList addresses;
+    int status = resolve(host_, port_, addresses);
+    if (status != 0) {
+      last_error = ::gai_strerror(status);
+    } else {
+      for (const addrinfo* address = addresses.head; address != nullptr && socket_ < 0; address = address->ai_next) {
+        // One silent address (a host whose IPv6 route is a black hole) must not use up the
+        // whole timeout before the next address is tried.
+        int error = 0;
+        socket_ = connect_once(*address, std::min(deadline, Clock::now() + kConnectAttempt), error);
+        if (socket_ < 0) last_error = error != 0 ? std::strerror(error) : "no answer";
+      }
+    }
+    if (socket_ >= 0) break;
+    if (Clock::now() >= deadline)
+      throw DistributedError(make_message("TCPStore: timed out after ", timeout_.count(), " ms connecting to ",
+                                          endpoint(), " (last error: ", last_error, ")"));
+    std::this_thread::sleep_for(std::min<Clock::duration>(std::chrono::milliseconds(20), deadline - Clock::now()));
   }
-  int on = 1;
-  ::setsockopt(socket_, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+  set_nodelay(socket_);
 }
 
 TCPStore::~TCPStore() {
@@ -250,45 +238,74 @@ TCPStore::~TCPStore() {
   server_.reset();  // stops the server thread (other ranks must be done with it by now)
 }
 
-TCPStore::Reply TCPStore::request(std::uint8_t command, const std::vector<Bytes>& arguments) {
+std::string TCPStore::endpoint() const {
+  return (host_.find(':') != std::string::npos ? "[" + host_ + "]" : host_) + ":" + std::to_string(port_);
+}
+
+TCPStore::Reply TCPStore::request(std::uint8_t command, const std::vector<Bytes>& arguments,
+                                  Clock::time_point deadline, Milliseconds budget, const std::string& what) {
+  if (socket_ < 0)
+    throw DistributedError(make_message("TCPStore: ", what, " on a connection to ", endpoint(),
+                                        " that was closed after an earlier error (", broken_, ")"));
   Reply reply;
-  if (!send_frame(socket_, command, arguments) || !receive_frame(socket_, reply.status, reply.values))
-    throw DistributedError(make_message("TCPStore: lost the connection to ", host_, ":", port_,
-                                        " (did rank 0 exit?)"));
-  return reply;
+  Io result = send_all(socket_, encode_frame(command, arguments), deadline);
+  if (result == Io::Done) result = receive_frame(socket_, reply.status, reply.values, deadline);
+  if (result == Io::Done) return reply;
+  broken_ = result == Io::TimedOut ? "timed out" : "connection lost";
+  ::close(socket_);
+  socket_ = -1;
+  if (result == Io::TimedOut)
+    throw DistributedError(make_message("TCPStore: ", what, " timed out after ", budget.count(),
+                                        " ms: the store at ", endpoint(),
+                                        " did not answer (is the process serving it, rank 0, stopped or hung?)"));
+  throw DistributedError(make_message("TCPStore: lost the connection to ", endpoint(), " during ", what,
+                                      " (did rank 0 exit?)"));
 }
 
 void TCPStore::set(const std::string& key, const std::vector<char>& value) {
-  request(kSet, {to_bytes(key), value});
+  request(kSet, {to_bytes(key), value}, Clock::now() + timeout_, timeout_, "set('" + key + "')");
 }
 
 std::vector<char> TCPStore::get(const std::string& key) {
   wait({key});
-  return request(kGet, {to_bytes(key)}).values.at(0);
+  Reply reply = request(kGet, {to_bytes(key)}, Clock::now() + timeout_, timeout_, "get('" + key + "')");
+  EMBER_CHECK(reply.status == 1 && reply.values.size() == 1, DistributedError, "TCPStore: get('", key,
+              "'): the key vanished from the store at ", endpoint());
+  return reply.values[0];
 }
 
 std::int64_t TCPStore::add(const std::string& key, std::int64_t delta) {
-  return std::stoll(to_string(request(kAdd, {to_bytes(key), to_bytes(std::to_string(delta))}).values.at(0)));
+  Reply reply = request(kAdd, {to_bytes(key), to_bytes(std::to_string(delta))}, Clock::now() + timeout_, timeout_,
+                        "add('" + key + "')");
+  EMBER_CHECK(reply.values.size() == 1, DistributedError, "TCPStore: add('", key, "'): malformed reply from ",
+              endpoint());
+  return std::stoll(to_string(reply.values[0]));
 }
 
 bool TCPStore::check(const std::vector<std::string>& keys) {
   std::vector<Bytes> arguments;
   for (const auto& key : keys) arguments.push_back(to_bytes(key));
-  return request(kCheck, arguments).status == 1;
+  return request(kCheck, arguments, Clock::now() + timeout_, timeout_, "check").status == 1;
 }
 
 void TCPStore::wait(const std::vector<std::string>& keys) { wait(keys, timeout_); }
 
 void TCPStore::wait(const std::vector<std::string>& keys, Milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!check(keys)) {
-    if (std::chrono::steady_clock::now() >= deadline) {
-      std::string names;
-      for (const auto& key : keys) names += (names.empty() ? "" : ", ") + key;
-      throw DistributedError(make_message("TCPStore: wait timed out after ", timeout.count(),
-                                          " ms for keys [", names, "]"));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const auto deadline = Clock::now() + timeout;
+  std::string names;
+  for (const auto& key : keys) names += (names.empty() ? "" : ", ") + key;
+  std::vector<Bytes> arguments;
+  for (const auto& key : keys) arguments.push_back(to_bytes(key));
+  while (true) {
+    // Each CHECK must be answered by the wait's own deadline (plus a moment, so that a
+    // busy but healthy server answering the last one is not taken for a dead one): a
+    // stopped server ends the wait on time instead of blocking in recv() for ever.
+    const auto request_deadline = std::max(deadline, Clock::now() + kAnswerGrace);
+    if (request(kCheck, arguments, request_deadline, timeout, "wait([" + names + "])").status == 1) return;
+    if (Clock::now() >= deadline)
+      throw DistributedError(make_message("TCPStore: wait timed out after ", timeout.count(), " ms for keys [",
+                                          names, "]"));
+    std::this_thread::sleep_for(std::min<Clock::duration>(std::chrono::milliseconds(5), deadline - Clock::now()));
   }
 }
 

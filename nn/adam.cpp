@@ -2,6 +2,7 @@
 #include <ember/nn/adam.h>
 
 #include <cmath>
+#include <tuple>
 
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
@@ -10,22 +11,72 @@
 
 namespace ember::optim {
 
-Adam::Adam(std::vector<Tensor> parameters, AdamOptions options) : Adam(std::move(parameters), options, false) {}
+namespace {
 
-Adam::Adam(std::vector<Tensor> parameters, AdamOptions options, bool decoupled)
-    : Optimizer(std::move(parameters)), options_(options), decoupled_weight_decay_(decoupled) {
+// The constructor's checks, with PyTorch's messages (also applied to loaded hyper-parameters).
+void check_options(const AdamOptions& options) {
   EMBER_CHECK(options.lr >= 0.0, ValueError, "Invalid learning rate: ", nn::python_float(options.lr));
   EMBER_CHECK(options.eps >= 0.0, ValueError, "Invalid epsilon value: ", nn::python_float(options.eps));
   EMBER_CHECK(options.beta1 >= 0.0 && options.beta1 < 1.0, ValueError, "Invalid beta parameter at index 0: ",
               nn::python_float(options.beta1));
   EMBER_CHECK(options.beta2 >= 0.0 && options.beta2 < 1.0, ValueError, "Invalid beta parameter at index 1: ",
               nn::python_float(options.beta2));
-  EMBER_CHECK(options.weight_decay >= 0.0, ValueError, "Invalid weight_decay value: ", nn::python_float(options.weight_decay));
+  EMBER_CHECK(*options.weight_decay >= 0.0, ValueError, "Invalid weight_decay value: ",
+              nn::python_float(*options.weight_decay));
+}
+
+}  // namespace
+
+Adam::Adam(std::vector<Tensor> parameters, AdamOptions options)
+    : Adam(std::move(parameters), options, false, kDefaultWeightDecay) {}
+
+Adam::Adam(std::vector<Tensor> parameters, AdamOptions options, bool decoupled, double default_weight_decay)
+    : Optimizer(std::move(parameters)), options_(options), decoupled_weight_decay_(decoupled) {
+  if (!options_.weight_decay) options_.weight_decay = default_weight_decay;
+  check_options(options_);
+}
+
+std::vector<Optimizer::StateSlot> Adam::state_slots() const {
+  std::vector<StateSlot> slots{{"step", true}, {"exp_avg", false}, {"exp_avg_sq", false}};
+  if (options_.amsgrad) slots.push_back({"max_exp_avg_sq", false});
+  return slots;
+}
+
+StateDict Adam::hyperparameters() const {
+  // PyTorch's param_groups entries (without foreach/capturable/differentiable/fused,
+  // which select PyTorch implementations ember does not have).
+  StateDict group;
+  group.insert("lr", hyperparameter_tensor(options_.lr));
+  group.insert("betas", hyperparameter_tensor(options_.beta1, options_.beta2));
+  group.insert("eps", hyperparameter_tensor(options_.eps));
+  group.insert("weight_decay", hyperparameter_tensor(*options_.weight_decay));
+  group.insert("amsgrad", hyperparameter_tensor(options_.amsgrad));
+  group.insert("maximize", hyperparameter_tensor(options_.maximize));
+  return group;
+}
+
+void Adam::load_hyperparameters(GroupReader& group) {
+  AdamOptions loaded;
+  loaded.lr = group.number("lr");
+  std::tie(loaded.beta1, loaded.beta2) = group.pair("betas");
+  loaded.eps = group.number("eps");
+  loaded.weight_decay = group.number("weight_decay");
+  loaded.amsgrad = group.flag("amsgrad");
+  loaded.maximize = group.flag("maximize");
+  if (!group.ok()) return;
+  try {
+    check_options(loaded);
+  } catch (const ValueError& error) {
+    group.reject(error.what());
+    return;
+  }
+  options_ = loaded;
 }
 
 void Adam::step() {
   NoGradGuard no_grad;
   const AdamOptions& o = options_;
+  const double weight_decay = *o.weight_decay;
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
     Tensor parameter = parameters_[i];
     if (!parameter.grad().defined()) continue;
@@ -37,18 +88,19 @@ void Adam::step() {
       state.insert("step", ember::zeros({}, kFloat32));
       state.insert("exp_avg", ember::zeros_like(parameter));
       state.insert("exp_avg_sq", ember::zeros_like(parameter));
-      if (o.amsgrad) state.insert("max_exp_avg_sq", ember::zeros_like(parameter));
     }
+    // load_state_dict guarantees it for stepped parameters; created here for fresh ones.
+    if (o.amsgrad && !state.contains("max_exp_avg_sq")) state.insert("max_exp_avg_sq", ember::zeros_like(parameter));
     Tensor& step_count = state.at("step");
     Tensor& exp_avg = state.at("exp_avg");
     Tensor& exp_avg_sq = state.at("exp_avg_sq");
 
     step_count.add_(1);
-    if (o.weight_decay != 0.0) {
+    if (weight_decay != 0.0) {
       if (decoupled_weight_decay_) {
-        parameter.mul_(1.0 - o.lr * o.weight_decay);  // AdamW: decay the weights directly
+        parameter.mul_(1.0 - o.lr * weight_decay);  // AdamW: decay the weights directly
       } else {
-        gradient = gradient.add(parameter, o.weight_decay);  // Adam: L2 term in the gradient
+        gradient = gradient.add(parameter, weight_decay);  // Adam: L2 term in the gradient
       }
     }
     exp_avg.mul_(o.beta1).add_(gradient, 1.0 - o.beta1);
@@ -71,6 +123,7 @@ void Adam::step() {
   }
 }
 
-AdamW::AdamW(std::vector<Tensor> parameters, AdamOptions options) : Adam(std::move(parameters), options, true) {}
+AdamW::AdamW(std::vector<Tensor> parameters, AdamOptions options)
+    : Adam(std::move(parameters), options, true, kDefaultWeightDecay) {}
 
 }  // namespace ember::optim

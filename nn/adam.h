@@ -8,7 +8,10 @@
 //   p = p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
 // Note where eps sits: added *after* the bias-corrected square root, as PyTorch does.
 // AdamW's "decoupled" weight decay does not pass through m and v, which is its point.
+// Usage: ember::optim::AdamW optimizer(model->parameters(), {.lr = 1e-3});  // decays by 1e-2
 #pragma once
+
+#include <optional>
 
 #include <ember/nn/optimizer.h>
 
@@ -19,36 +22,48 @@ struct AdamOptions {
   double beta1 = 0.9;
   double beta2 = 0.999;
   double eps = 1e-8;
-  double weight_decay = 0.0;
+  // Unset means the optimizer's own default, as in PyTorch: 0 for Adam, 1e-2 for AdamW.
+  // So AdamW(params, {.lr = 1e-3}) decays like torch.optim.AdamW(params, lr=1e-3), and
+  // {.weight_decay = 0.0} turns the decay off explicitly. options() always has it set.
+  std::optional<double> weight_decay = std::nullopt;
   bool amsgrad = false;  // use the running maximum of v (max_exp_avg_sq) in the denominator
   bool maximize = false;
 };
 
 class Adam : public Optimizer {
  public:
+  static constexpr double kDefaultWeightDecay = 0.0;
+
   Adam(std::vector<Tensor> parameters, AdamOptions options);
   void step() override;
   double learning_rate() const override { return options_.lr; }
   void set_learning_rate(double lr) override { options_.lr = lr; }
+  std::string name() const override { return decoupled_weight_decay_ ? "AdamW" : "Adam"; }
+  // The options in use (weight_decay resolved to a value).
   const AdamOptions& options() const { return options_; }
 
  protected:
-  // decoupled = true is AdamW.
-  Adam(std::vector<Tensor> parameters, AdamOptions options, bool decoupled);
+  // decoupled = true is AdamW; an unset weight_decay becomes `default_weight_decay`.
+  Adam(std::vector<Tensor> parameters, AdamOptions options, bool decoupled, double default_weight_decay);
+
+  std::vector<StateSlot> state_slots() const override;
+  StateDict hyperparameters() const override;
+  void load_hyperparameters(GroupReader& group) override;
 
  private:
   AdamOptions options_;
   bool decoupled_weight_decay_ = false;
 };
 
-// AdamW's default weight_decay is 1e-2 (Adam's is 0): give it explicitly in the options
-// or use AdamW::default_options().
 class AdamW : public Adam {
  public:
+  static constexpr double kDefaultWeightDecay = 1e-2;
+
   AdamW(std::vector<Tensor> parameters, AdamOptions options);
+  // PyTorch's AdamW defaults (weight_decay = 1e-2 set explicitly).
   static AdamOptions default_options() {
     AdamOptions options;
-    options.weight_decay = 1e-2;
+    options.weight_decay = kDefaultWeightDecay;
     return options;
   }
 };

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <ember/autograd/fused_ops.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
 #include <ember/core/tensor.h>
@@ -40,6 +41,13 @@ Tensor Linear::forward(const Tensor& input) {
   if (input.dim() == 2 && bias.defined()) return ember::addmm(bias, input, weight.t());
   Tensor output = ember::matmul(input, weight.t());
   return bias.defined() ? output + bias : output;
+}
+
+Tensor Linear::forward_relu(const Tensor& input) {
+  // addmm's output is fresh, addmm saves only its inputs, and nothing else holds it: the
+  // ReLU can overwrite it while it is still in cache (autograd/fused_ops.h).
+  if (input.dim() == 2 && bias.defined()) return ember::relu_of_fresh(forward(input));
+  return ember::relu(forward(input));
 }
 
 std::string Linear::extra_repr() const {

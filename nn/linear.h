@@ -19,6 +19,12 @@ class Linear : public Module {
 
   // For a 2-D input this is one addmm (grad_fn=<AddmmBackward0>, as in the tutorial).
   Tensor forward(const Tensor& input) override;
+  // relu(forward(input)) with the bias + ReLU fusion (issue 8): for a 2-D input with a
+  // bias, addmm and then one in-place ReLU pass over its fresh output, so the
+  // pre-activation is never a tensor of its own. The tape is PyTorch's for Linear then
+  // ReLU: TBackward0, AddmmBackward0 (saving mat1, mat2), ReluBackward0 (saving the result).
+  // nn::Sequential calls it for a Linear directly followed by a ReLU.
+  Tensor forward_relu(const Tensor& input);
   std::string extra_repr() const override;
   // PyTorch's init: kaiming_uniform_(weight, a=sqrt(5)), then bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
   void reset_parameters();

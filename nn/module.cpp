@@ -4,6 +4,7 @@
 #include <cxxabi.h>
 
 #include <cstdlib>
+#include <functional>
 #include <sstream>
 #include <typeinfo>
 
@@ -186,28 +187,41 @@ Module& Module::train(bool on) {
   return *this;
 }
 
+// Converts every tensor first and only then points the handles at the results, so a
+// conversion that throws (to("cuda") without a GPU, out of memory) leaves the module as it
+// was instead of half moved. Gradients follow their parameters (PyTorch's _apply).
+namespace {
+void apply_conversion(const std::vector<Tensor>& parameters, const std::vector<Tensor>& buffers,
+                      const std::function<bool(const Tensor&)>& applies,
+                      const std::function<Tensor(const Tensor&)>& convert) {
+  std::vector<std::pair<Tensor, Tensor>> replacements;  // (handle, converted data)
+  for (const auto& parameter : parameters) {
+    if (!applies(parameter)) continue;
+    replacements.emplace_back(parameter, convert(parameter));
+    if (parameter.grad().defined()) replacements.emplace_back(parameter.grad(), convert(parameter.grad()));
+  }
+  for (const auto& buffer : buffers)
+    if (applies(buffer)) replacements.emplace_back(buffer, convert(buffer));
+  for (const auto& [handle, data] : replacements) replace_data(handle, data);
+}
+}  // namespace
+
 Module& Module::to(Device device) {
   NoGradGuard no_grad;
-  for (auto& tensor : parameters()) {
-    replace_data(tensor, tensor.to(device));
-    if (tensor.grad().defined()) replace_data(tensor.grad(), tensor.grad().to(device));
-  }
-  for (auto& tensor : buffers()) replace_data(tensor, tensor.to(device));
+  apply_conversion(
+      parameters(), buffers(), [](const Tensor&) { return true; }, [&](const Tensor& t) { return t.to(device); });
   return *this;
 }
 
 Module& Module::to(DType dtype) {
   EMBER_CHECK(is_floating_point(dtype), DTypeError,
-              "nn.Module.to only accepts floating point dtypes, but got desired dtype=", dtype_name(dtype));
+              "nn.Module.to only accepts floating point or complex dtypes, but got desired dtype=torch.",
+              dtype_name(dtype));
   NoGradGuard no_grad;
   // PyTorch converts only floating tensors: an int64 step counter stays int64.
-  for (auto& tensor : parameters()) {
-    if (!tensor.is_floating_point()) continue;
-    replace_data(tensor, tensor.to(dtype));
-    if (tensor.grad().defined()) replace_data(tensor.grad(), tensor.grad().to(dtype));
-  }
-  for (auto& tensor : buffers())
-    if (tensor.is_floating_point()) replace_data(tensor, tensor.to(dtype));
+  apply_conversion(
+      parameters(), buffers(), [](const Tensor& t) { return t.is_floating_point(); },
+      [&](const Tensor& t) { return t.to(dtype); });
   return *this;
 }
 

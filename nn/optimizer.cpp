@@ -1,11 +1,117 @@
-// nn/optimizer.cpp — the shared parts of every optimizer (see optimizer.h).
+// nn/optimizer.cpp — the shared parts of every optimizer (see optimizer.h): zero_grad and
+// the state_dict in PyTorch's layout, with a load_state_dict that checks all of it first.
 #include <ember/nn/optimizer.h>
+
+#include <algorithm>
+#include <optional>
 
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
+#include <ember/core/factories.h>
 #include <ember/core/print.h>
 
 namespace ember::optim {
+
+namespace {
+
+constexpr const char* kStatePrefix = "state.";
+constexpr const char* kGroupPrefix = "param_groups.";
+
+// "123" -> 123; nullopt for an empty string, a non-digit or a number past `limit` (the
+// text comes from a file: no std::stoul, which throws std::out_of_range).
+std::optional<std::size_t> parse_index(const std::string& text, std::size_t limit) {
+  if (text.empty() || text.size() > 18) return std::nullopt;
+  std::size_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + static_cast<std::size_t>(c - '0');
+  }
+  if (value >= limit) return std::nullopt;
+  return value;
+}
+
+// "state.<index>.<name>" -> (index, name) when index < count and name is not empty.
+std::optional<std::pair<std::size_t, std::string>> split_indexed_key(const std::string& key, const std::string& prefix,
+                                                                     std::size_t count) {
+  if (key.rfind(prefix, 0) != 0) return std::nullopt;
+  const std::size_t dot = key.find('.', prefix.size());
+  if (dot == std::string::npos || dot + 1 == key.size()) return std::nullopt;
+  const auto index = parse_index(key.substr(prefix.size(), dot - prefix.size()), count);
+  if (!index) return std::nullopt;
+  return std::make_pair(*index, key.substr(dot + 1));
+}
+
+std::string join_quoted(const std::vector<std::string>& keys) {
+  std::string result;
+  for (std::size_t i = 0; i < keys.size(); ++i) result += (i ? ", \"" : "\"") + keys[i] + "\"";
+  return result;
+}
+
+bool is_real_number(const Tensor& t) { return t.dtype() != kBool; }
+
+}  // namespace
+
+// ------------------------------------------------------------------ GroupReader
+
+GroupReader::GroupReader(const StateDict& group, std::string key_prefix) : group_(group), prefix_(std::move(key_prefix)) {}
+
+const Tensor* GroupReader::find(const std::string& name) {
+  read_.push_back(name);
+  const Tensor* value = group_.find(name);
+  if (value == nullptr) missing_.push_back(prefix_ + name);
+  else if (!value->defined()) {
+    problems_.push_back(prefix_ + name + " is an undefined tensor");
+    return nullptr;
+  }
+  return value;
+}
+
+double GroupReader::number(const std::string& name) {
+  const Tensor* value = find(name);
+  if (value == nullptr) return 0.0;
+  if (value->dim() != 0 || !is_real_number(*value)) {
+    problems_.push_back(prefix_ + name + " must be a 0-d number, got a " + dtype_name(value->dtype()) + " tensor of shape " +
+                        size_string(value->sizes()));
+    return 0.0;
+  }
+  return value->item<double>();
+}
+
+bool GroupReader::flag(const std::string& name) {
+  const Tensor* value = find(name);
+  if (value == nullptr) return false;
+  if (value->dim() != 0 || value->dtype() != kBool) {
+    problems_.push_back(prefix_ + name + " must be a 0-d bool, got a " + dtype_name(value->dtype()) + " tensor of shape " +
+                        size_string(value->sizes()));
+    return false;
+  }
+  return value->item<bool>();
+}
+
+std::pair<double, double> GroupReader::pair(const std::string& name) {
+  const Tensor* value = find(name);
+  if (value == nullptr) return {0.0, 0.0};
+  if (value->dim() != 1 || value->size(0) != 2 || !is_real_number(*value)) {
+    problems_.push_back(prefix_ + name + " must be a pair of numbers (shape [2]), got a " + dtype_name(value->dtype()) +
+                        " tensor of shape " + size_string(value->sizes()));
+    return {0.0, 0.0};
+  }
+  const Tensor values = value->to(kCPU).to(kFloat64).contiguous();
+  return {values[0].item<double>(), values[1].item<double>()};
+}
+
+std::vector<std::string> GroupReader::unread_keys() const {
+  std::vector<std::string> unread;
+  for (const auto& [name, tensor] : group_)
+    if (std::find(read_.begin(), read_.end(), name) == read_.end()) unread.push_back(prefix_ + name);
+  return unread;
+}
+
+Tensor hyperparameter_tensor(double value) { return ember::full({}, value, kFloat64); }
+Tensor hyperparameter_tensor(bool value) { return ember::full({}, value, kBool); }
+Tensor hyperparameter_tensor(double first, double second) { return ember::tensor({first, second}, kFloat64); }
+
+// ------------------------------------------------------------------ Optimizer
 
 Optimizer::Optimizer(std::vector<Tensor> parameters) : parameters_(std::move(parameters)) {
   EMBER_CHECK(!parameters_.empty(), ValueError, "optimizer got an empty parameter list");
@@ -29,30 +135,127 @@ void Optimizer::zero_grad(bool set_to_none) {
 StateDict Optimizer::state_dict() const {
   StateDict result;
   for (std::size_t i = 0; i < state_.size(); ++i)
-    for (const auto& [name, tensor] : state_[i]) result.insert("state." + std::to_string(i) + "." + name, tensor);
+    for (const auto& [name, tensor] : state_[i]) result.insert(kStatePrefix + std::to_string(i) + "." + name, tensor);
+  const std::string group = std::string(kGroupPrefix) + "0.";
+  for (const auto& [name, value] : hyperparameters()) result.insert(group + name, value);
+  result.insert(group + "params", ember::arange(static_cast<std::int64_t>(parameters_.size()), kInt64));
   return result;
 }
 
 void Optimizer::load_state_dict(const StateDict& state) {
-  // Parse and check everything first, so a bad file leaves the optimizer as it was.
-  std::vector<nn::OrderedDict<Tensor>> loaded(parameters_.size());
+  const std::size_t count = parameters_.size();
+  std::vector<std::string> missing, unexpected, problems;
+
+  // 1. Sort the keys into per-parameter state and the parameter group.
+  std::vector<nn::OrderedDict<Tensor>> loaded(count);
+  StateDict group;
+  bool other_groups = false;
   for (const auto& [key, tensor] : state) {
-    const std::string prefix = "state.";
-    const std::size_t dot = key.find('.', prefix.size());
-    EMBER_CHECK(key.rfind(prefix, 0) == 0 && dot != std::string::npos && dot > prefix.size(), ValueError,
-                "optimizer state_dict: unexpected key \"", key, "\" (expected state.<index>.<name>)");
-    const std::string index_text = key.substr(prefix.size(), dot - prefix.size());
-    EMBER_CHECK(index_text.find_first_not_of("0123456789") == std::string::npos, ValueError,
-                "optimizer state_dict: unexpected key \"", key, "\" (expected state.<index>.<name>)");
-    const std::size_t index = std::stoul(index_text);
-    EMBER_CHECK(index < parameters_.size(), ValueError, "optimizer state_dict: key \"", key,
-                "\" refers to parameter ", index, " but the optimizer has ", parameters_.size(), " parameters");
-    const std::string name = key.substr(dot + 1);
-    // Per-parameter buffers have the parameter's shape; scalars (step) are 0-d.
-    const bool fits = tensor.dim() == 0 || IntArrayRef(tensor.sizes()) == IntArrayRef(parameters_[index].sizes());
-    EMBER_CHECK(fits, ShapeError, "optimizer state_dict: \"", key, "\" has shape ", size_string(tensor.sizes()),
-                " but parameter ", index, " has shape ", size_string(parameters_[index].sizes()));
-    loaded[index].insert(name, tensor.dim() == 0 ? tensor.clone() : tensor.to(parameters_[index].dtype()).clone());
+    if (auto parsed = split_indexed_key(key, kStatePrefix, count)) {
+      loaded[parsed->first].insert(parsed->second, tensor);
+    } else if (auto grouped = split_indexed_key(key, kGroupPrefix, 1)) {
+      group.insert(grouped->second, tensor);
+    } else if (split_indexed_key(key, kGroupPrefix, SIZE_MAX)) {
+      other_groups = true;
+    } else {
+      unexpected.push_back(key);
+    }
+  }
+  if (other_groups) problems.push_back("loaded state dict has a different number of parameter groups");
+
+  // 2. The group's hyper-parameters replace the constructor's (checked, then applied); a
+  //    checkpoint without param_groups keeps them. `previous` undoes them on failure.
+  const StateDict previous = hyperparameters();
+  const std::string group_prefix = std::string(kGroupPrefix) + "0.";
+  if (!group.empty()) {
+    if (const Tensor* params = group.find("params")) {
+      const bool fits = params->defined() && params->dim() == 1 && params->dtype() == kInt64 &&
+                        params->size(0) == static_cast<std::int64_t>(count);
+      if (!fits) {
+        problems.push_back("loaded state dict contains a parameter group that doesn't match the size of optimizer's group (" +
+                           group_prefix + "params must list " + std::to_string(count) + " parameter indices)");
+      } else if (!params->to(kCPU).equal(ember::arange(static_cast<std::int64_t>(count), kInt64))) {
+        problems.push_back(group_prefix + "params must be the indices 0.." + std::to_string(count - 1) + " in order");
+      }
+    } else {
+      missing.push_back(group_prefix + "params");
+    }
+    StateDict values;
+    for (const auto& [name, tensor] : group)
+      if (name != "params") values.insert(name, tensor);
+    GroupReader reader(values, group_prefix);
+    load_hyperparameters(reader);
+    missing.insert(missing.end(), reader.missing_keys().begin(), reader.missing_keys().end());
+    const auto unread = reader.unread_keys();
+    unexpected.insert(unexpected.end(), unread.begin(), unread.end());
+    problems.insert(problems.end(), reader.problems().begin(), reader.problems().end());
+  }
+
+  // 3. Each parameter's state: empty (never stepped) or exactly the optimizer's slots
+  //    (with the hyper-parameters just read: amsgrad adds max_exp_avg_sq).
+  const std::vector<StateSlot> slots = state_slots();
+  for (std::size_t i = 0; i < count; ++i) {
+    if (loaded[i].empty()) continue;
+    const std::string prefix = kStatePrefix + std::to_string(i) + ".";
+    const Tensor& parameter = parameters_[i];
+    for (const auto& [name, tensor] : loaded[i]) {
+      const auto slot = std::find_if(slots.begin(), slots.end(), [&](const StateSlot& s) { return s.name == name; });
+      if (slot == slots.end()) {
+        unexpected.push_back(prefix + name);
+      } else if (!tensor.defined()) {
+        problems.push_back(prefix + name + " is an undefined tensor");
+      } else if (slot->scalar) {
+        if (tensor.dim() != 0 || !is_real_number(tensor))
+          problems.push_back("size mismatch for " + prefix + name + ": copying a " + dtype_name(tensor.dtype()) +
+                             " tensor with shape " + size_string(tensor.sizes()) +
+                             " from checkpoint, the optimizer keeps a 0-d number.");
+      } else if (!(IntArrayRef(tensor.sizes()) == IntArrayRef(parameter.sizes()))) {
+        problems.push_back("size mismatch for " + prefix + name + ": copying a tensor with shape " +
+                           size_string(tensor.sizes()) + " from checkpoint, the shape of parameter " + std::to_string(i) +
+                           " is " + size_string(parameter.sizes()) + ".");
+      } else if (parameter.is_floating_point() && !tensor.is_floating_point()) {
+        problems.push_back(prefix + name + " has dtype " + dtype_name(tensor.dtype()) + " but parameter " +
+                           std::to_string(i) + " is " + dtype_name(parameter.dtype()) +
+                           ": optimizer state of a floating parameter is floating point.");
+      }
+    }
+    for (const auto& slot : slots)
+      if (!loaded[i].contains(slot.name)) missing.push_back(prefix + slot.name);
+  }
+
+  // PyTorch's layout of the message (as Module::load_state_dict): missing, unexpected, the rest.
+  std::vector<std::string> errors;
+  if (!missing.empty()) errors.push_back("Missing key(s) in state_dict: " + join_quoted(missing) + ". ");
+  if (!unexpected.empty()) errors.push_back("Unexpected key(s) in state_dict: " + join_quoted(unexpected) + ". ");
+  errors.insert(errors.end(), problems.begin(), problems.end());
+  if (!errors.empty()) {
+    if (!group.empty()) {
+      GroupReader undo(previous, group_prefix);
+      load_hyperparameters(undo);  // the values it had: always valid
+    }
+    std::string message = "Error(s) in loading state_dict for " + name() + ":";
+    for (const auto& error : errors) message += "\n\t" + error;
+    throw ValueError(message);
+  }
+
+  // 4. Apply. Like PyTorch's Optimizer.load_state_dict: state follows its parameter's
+  //    device and, for a floating parameter, its dtype — except scalar slots (`step`),
+  //    which PyTorch leaves as saved. Cloned, so the caller's tensors are never aliased.
+  NoGradGuard no_grad;
+  for (std::size_t i = 0; i < count; ++i) {
+    nn::OrderedDict<Tensor> converted;
+    const Tensor& parameter = parameters_[i];
+    for (const auto& slot : slots) {
+      const Tensor* tensor = loaded[i].find(slot.name);
+      if (tensor == nullptr) continue;
+      Tensor value = tensor->detach();
+      if (!slot.scalar) {
+        if (parameter.is_floating_point()) value = value.to(parameter.dtype());
+        value = value.to(parameter.device());
+      }
+      converted.insert(slot.name, value.clone());
+    }
+    loaded[i] = std::move(converted);
   }
   state_ = std::move(loaded);
 }

@@ -7,13 +7,22 @@
 // the model) and, per parameter, named state tensors (SGD's momentum_buffer, Adam's
 // exp_avg / exp_avg_sq / step).
 //
-// state_dict() flattens that state to "state.<parameter index>.<name>" -> tensor, so it can
-// be saved with ember::save like a model's; load_state_dict() restores it (the
-// hyper-parameters are the constructor's, as when you rebuild the optimizer in PyTorch).
+// state_dict() is PyTorch's {"state": ..., "param_groups": [...]} flattened by dots, all
+// tensors, so it saves with ember::save like a model's:
+//   state.<parameter index>.<name>   the per-parameter state (state.0.exp_avg, ...)
+//   param_groups.0.<hyper-parameter>  lr, betas, eps, weight_decay, momentum, ... as 0-d
+//                                     float64 / bool tensors (betas: a float64 pair)
+//   param_groups.0.params             the parameter indices [0, 1, ..., n-1] (int64)
+// load_state_dict() restores both, as PyTorch does: the saved hyper-parameters replace the
+// constructor's (a checkpoint without param_groups keeps them). It checks everything first
+// — known names, complete state per parameter, shapes, the group's size — and throws one
+// ValueError listing every problem, changing nothing; loaded tensors move to their
+// parameter's device and (floating) dtype.
 #pragma once
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <ember/core/tensor.h>
@@ -23,6 +32,33 @@
 namespace ember::optim {
 
 using nn::StateDict;
+
+// Reads the hyper-parameters of one saved parameter group for load_state_dict, collecting
+// problems instead of throwing so that one error can list them all.
+class GroupReader {
+ public:
+  GroupReader(const StateDict& group, std::string key_prefix);
+  double number(const std::string& name);                   // a 0-d real number
+  bool flag(const std::string& name);                       // a 0-d bool
+  std::pair<double, double> pair(const std::string& name);  // two real numbers (betas)
+  // A value the optimizer rejects (its constructor's message).
+  void reject(const std::string& problem) { problems_.push_back(problem); }
+  // Nothing missing, malformed or rejected so far: the values read may be applied.
+  bool ok() const { return missing_.empty() && problems_.empty(); }
+
+  // For load_state_dict: names never read are unexpected.
+  std::vector<std::string> unread_keys() const;
+  const std::vector<std::string>& missing_keys() const { return missing_; }
+  const std::vector<std::string>& problems() const { return problems_; }
+
+ private:
+  const Tensor* find(const std::string& name);
+  const StateDict& group_;
+  std::string prefix_;
+  std::vector<std::string> read_;
+  std::vector<std::string> missing_;
+  std::vector<std::string> problems_;
+};
 
 class Optimizer {
  public:
@@ -41,19 +77,38 @@ class Optimizer {
   const std::vector<Tensor>& parameters() const { return parameters_; }
   virtual double learning_rate() const = 0;
   virtual void set_learning_rate(double lr) = 0;
+  // The class name PyTorch prints ("SGD", "Adam", "AdamW"), used in error messages.
+  virtual std::string name() const = 0;
 
   StateDict state_dict() const;
-  // Checks every key ("state.<i>.<name>" with i a valid parameter index) and shape:
-  // "loaded state dict contains a parameter group that doesn't match the size of
-  // optimizer's group" style errors, naming the key.
   void load_state_dict(const StateDict& state);
 
  protected:
+  // What one parameter's state holds once it has any: load_state_dict requires all of
+  // these names (no more) for every parameter that has state. A scalar slot is 0-d and
+  // keeps its dtype and device (PyTorch's `step`); any other has the parameter's shape and
+  // is moved to the parameter's device and floating dtype.
+  struct StateSlot {
+    std::string name;
+    bool scalar = false;
+  };
+  virtual std::vector<StateSlot> state_slots() const = 0;
+  // The parameter group's hyper-parameters by PyTorch's names, in PyTorch's order.
+  virtual StateDict hyperparameters() const = 0;
+  // Reads every hyper-parameter from `group` and applies them only if group.ok() after
+  // the optimizer's own checks (report those with group.reject).
+  virtual void load_hyperparameters(GroupReader& group) = 0;
+
   // The named state of parameter i (created empty on first use).
   nn::OrderedDict<Tensor>& state_of(std::size_t i) { return state_[i]; }
 
   std::vector<Tensor> parameters_;
   std::vector<nn::OrderedDict<Tensor>> state_;
 };
+
+// Hyper-parameters as state_dict tensors: 0-d float64, 0-d bool, and a float64 pair.
+Tensor hyperparameter_tensor(double value);
+Tensor hyperparameter_tensor(bool value);
+Tensor hyperparameter_tensor(double first, double second);
 
 }  // namespace ember::optim

@@ -1,7 +1,12 @@
-// nn/sequential.cpp — nn::Sequential (see sequential.h).
+// nn/sequential.cpp — nn::Sequential (see sequential.h). Its forward fuses a Linear directly
+// followed by a ReLU (bias + ReLU, issue 8) without changing values or the tape.
 #include <ember/nn/sequential.h>
 
 #include <string>
+#include <typeinfo>
+
+#include <ember/nn/activation.h>
+#include <ember/nn/linear.h>
 
 namespace ember::nn {
 
@@ -25,9 +30,24 @@ std::shared_ptr<Module> Sequential::operator[](std::int64_t index) const {
   return modules_[static_cast<std::size_t>(index < 0 ? index + count : index)];
 }
 
+namespace {
+// Exactly nn::Linear / nn::ReLU, not a subclass that may override forward.
+bool is_exactly_linear(const Module& module) { return typeid(module) == typeid(Linear); }
+bool is_exactly_relu(const Module& module) { return typeid(module) == typeid(ReLU); }
+}  // namespace
+
 Tensor Sequential::forward(const Tensor& input) {
   Tensor output = input;
-  for (const auto& module : modules_) output = module->forward(output);
+  for (std::size_t i = 0; i < modules_.size(); ++i) {
+    // Linear then ReLU: one fused step (bias + ReLU, Linear::forward_relu). Same values,
+    // same tape, one tensor and one pass fewer.
+    if (i + 1 < modules_.size() && is_exactly_linear(*modules_[i]) && is_exactly_relu(*modules_[i + 1])) {
+      output = static_cast<Linear&>(*modules_[i]).forward_relu(output);
+      ++i;
+      continue;
+    }
+    output = modules_[i]->forward(output);
+  }
   return output;
 }
 

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <bit>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -66,6 +67,13 @@ std::optional<DType> ember_dtype(const std::string& name) {
   return std::nullopt;
 }
 
+// result = a * b if that is at most `limit`; false (result untouched) otherwise.
+bool checked_multiply(std::uint64_t a, std::uint64_t b, std::uint64_t limit, std::uint64_t& result) {
+  if (b != 0 && a > limit / b) return false;
+  result = a * b;
+  return true;
+}
+
 [[noreturn]] void fail(const std::string& source, const std::string& problem) {
   throw IOError("safetensors file " + source + ": " + problem);
 }
@@ -110,14 +118,28 @@ std::vector<Entry> parse_header(const std::string& header_text, std::uint64_t da
 
     Entry entry{name, *dtype, {}, 0, 0};
     if (!info["shape"].is_array()) fail(source, where + " has a shape that is not a list");
-    std::uint64_t numel = 1;
+    // Every size must fit ember's int64 sizes, and the element count and the byte count
+    // are multiplied with overflow checks (the reference implementation's checked_mul):
+    // an unchecked product can wrap to a small number that matches tiny data_offsets,
+    // and the tensor built from the huge shape would then be read out of bounds.
+    // `span`, the product of max(size, 1), bounds every stride ember computes for the
+    // shape, so it must fit int64 even when a zero size makes the tensor empty.
+    std::uint64_t span = 1;
+    bool has_zero_size = false;
     for (const auto& size : info["shape"]) {
       if (!size.is_number_unsigned()) fail(source, where + " has a shape entry that is not a non-negative integer");
       const std::uint64_t value = size.get<std::uint64_t>();
-      if (value != 0 && numel > UINT64_MAX / value) fail(source, where + " has a shape whose size overflows");
-      numel *= value;
+      if (value > static_cast<std::uint64_t>(INT64_MAX))
+        fail(source, where + " has shape entry " + std::to_string(value) + ", larger than the largest size (INT64_MAX)");
+      if (value == 0) has_zero_size = true;
+      if (!checked_multiply(span, std::max<std::uint64_t>(value, 1), static_cast<std::uint64_t>(INT64_MAX), span))
+        fail(source, where + " has shape " + info["shape"].dump() + " whose number of elements overflows int64");
       entry.shape.push_back(static_cast<std::int64_t>(value));
     }
+    const std::uint64_t numel = has_zero_size ? 0 : span;
+    std::uint64_t nbytes = 0;
+    if (!checked_multiply(numel, itemsize(entry.dtype), UINT64_MAX, nbytes))
+      fail(source, where + " has shape " + info["shape"].dump() + " whose size in bytes overflows 64 bits");
     const auto& offsets = info["data_offsets"];
     if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
         !offsets[1].is_number_unsigned())
@@ -125,9 +147,9 @@ std::vector<Entry> parse_header(const std::string& header_text, std::uint64_t da
     entry.begin = offsets[0].get<std::uint64_t>();
     entry.end = offsets[1].get<std::uint64_t>();
     if (entry.end < entry.begin) fail(source, where + " has data_offsets that end before they begin");
-    if (numel * itemsize(entry.dtype) != entry.end - entry.begin)
+    if (nbytes != entry.end - entry.begin)
       fail(source, where + " has " + std::to_string(entry.end - entry.begin) + " bytes but its shape and dtype need " +
-                       std::to_string(numel * itemsize(entry.dtype)));
+                       std::to_string(nbytes));
     entries.push_back(std::move(entry));
   }
 
@@ -154,7 +176,8 @@ void write_all(int fd, const std::string& bytes, const std::string& path) {
   while (written < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw IOError("cannot write " + path + ": " + std::strerror(errno));
+    if (n < 0) throw IOError("cannot write " + path + ": " + std::strerror(errno));
+    if (n == 0) throw IOError("cannot write " + path + ": no bytes written (device full?)");
     written += static_cast<std::size_t>(n);
   }
 }
@@ -217,6 +240,12 @@ nn::StateDict load_from_bytes(const std::string& bytes, Metadata* metadata, cons
     Tensor tensor = empty(entry.shape, TensorOptions(entry.dtype));
     if (entry.end > entry.begin)
       std::memcpy(tensor.data_ptr(), bytes.data() + data_start + entry.begin, entry.end - entry.begin);
+    if (entry.dtype == DType::Bool) {
+      // A C++ bool must hold 0 or 1 (anything else is undefined behaviour to read), but a
+      // BOOL byte in a file may be any value; numpy reads nonzero as True, and so does ember.
+      auto* flags = static_cast<unsigned char*>(tensor.data_ptr());
+      for (std::uint64_t i = 0; i < entry.end - entry.begin; ++i) flags[i] = flags[i] != 0 ? 1 : 0;
+    }
     result.insert(entry.name, tensor);
   }
   return result;
@@ -246,7 +275,12 @@ void save(const nn::StateDict& tensors, const std::string& path, const Metadata&
     ::unlink(temporary.c_str());
     throw;
   }
-  ::close(fd);
+  // Some filesystems (NFS) report a failed write only at close: check it too.
+  if (::close(fd) != 0) {
+    const std::string reason = std::strerror(errno);
+    ::unlink(temporary.c_str());
+    throw IOError("cannot close " + temporary + ": " + reason);
+  }
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
     const std::string reason = std::strerror(errno);
     ::unlink(temporary.c_str());

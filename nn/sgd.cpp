@@ -1,13 +1,18 @@
-// nn/sgd.cpp — optim::SGD (see sgd.h).
+// nn/sgd.cpp — optim::SGD (see sgd.h): one fused native::sgd_step_ per parameter, or the
+// composite elementwise ops (SGDOptions::fused = false, and layouts the fused step does not take).
 #include <ember/nn/sgd.h>
 
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
+#include <ember/core/native.h>
 #include <ember/nn/python_format.h>
 
 namespace ember::optim {
 
-SGD::SGD(std::vector<Tensor> parameters, SGDOptions options) : Optimizer(std::move(parameters)), options_(options) {
+namespace {
+
+// The constructor's checks, with PyTorch's messages (also applied to loaded hyper-parameters).
+void check_options(const SGDOptions& options) {
   EMBER_CHECK(options.lr >= 0.0, ValueError, "Invalid learning rate: ", nn::python_float(options.lr));
   EMBER_CHECK(options.momentum >= 0.0, ValueError, "Invalid momentum value: ", nn::python_float(options.momentum));
   EMBER_CHECK(options.weight_decay >= 0.0, ValueError, "Invalid weight_decay value: ", nn::python_float(options.weight_decay));
@@ -15,27 +20,111 @@ SGD::SGD(std::vector<Tensor> parameters, SGDOptions options) : Optimizer(std::mo
               "Nesterov momentum requires a momentum and zero dampening");
 }
 
+}  // namespace
+
+SGD::SGD(std::vector<Tensor> parameters, SGDOptions options) : Optimizer(std::move(parameters)), options_(options) {
+  check_options(options_);
+}
+
+std::vector<Optimizer::StateSlot> SGD::state_slots() const {
+  if (options_.momentum == 0.0) return {};
+  return {{"momentum_buffer", false}};
+}
+
+StateDict SGD::hyperparameters() const {
+  // PyTorch's param_groups entries (without foreach/differentiable, which select PyTorch
+  // implementations ember does not have).
+  StateDict group;
+  group.insert("lr", hyperparameter_tensor(options_.lr));
+  group.insert("momentum", hyperparameter_tensor(options_.momentum));
+  group.insert("dampening", hyperparameter_tensor(options_.dampening));
+  group.insert("weight_decay", hyperparameter_tensor(options_.weight_decay));
+  group.insert("nesterov", hyperparameter_tensor(options_.nesterov));
+  group.insert("maximize", hyperparameter_tensor(options_.maximize));
+  return group;
+}
+
+void SGD::load_hyperparameters(GroupReader& group) {
+  SGDOptions loaded;
+  loaded.lr = group.number("lr");
+  loaded.momentum = group.number("momentum");
+  loaded.dampening = group.number("dampening");
+  loaded.weight_decay = group.number("weight_decay");
+  loaded.nesterov = group.flag("nesterov");
+  loaded.maximize = group.flag("maximize");
+  if (!group.ok()) return;
+  try {
+    check_options(loaded);
+  } catch (const ValueError& error) {
+    group.reject(error.what());
+    return;
+  }
+  options_ = loaded;
+}
+
 void SGD::step() {
   // The update itself must not be recorded on the tape.
   NoGradGuard no_grad;
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
-    Tensor parameter = parameters_[i];
+    const Tensor& parameter = parameters_[i];
     if (!parameter.grad().defined()) continue;
-    Tensor gradient = options_.maximize ? -parameter.grad() : parameter.grad();
-    if (options_.weight_decay != 0.0) gradient = gradient.add(parameter, options_.weight_decay);
-    if (options_.momentum != 0.0) {
-      auto& state = state_of(i);
-      Tensor* buffer = state.find("momentum_buffer");
-      if (buffer == nullptr) {
-        // PyTorch's first step: the buffer starts as a copy of the gradient (no dampening).
-        buffer = &state.insert("momentum_buffer", gradient.clone());
-      } else {
-        buffer->mul_(options_.momentum).add_(gradient, 1.0 - options_.dampening);
-      }
-      gradient = options_.nesterov ? gradient.add(*buffer, options_.momentum) : *buffer;
-    }
-    parameter.add_(gradient, -options_.lr);
+    if (options_.fused && fused_update(i, parameter)) continue;
+    composite_update(i, parameter);
   }
+}
+
+bool SGD::fused_update(std::size_t index, const Tensor& parameter) {
+  const Tensor& gradient = parameter.grad();
+  if (!parameter.is_floating_point() || !parameter.is_contiguous() || gradient.dtype() != parameter.dtype() ||
+      gradient.device() != parameter.device() || gradient.sizes() != parameter.sizes()) {
+    return false;
+  }
+  native::SgdStepOptions step;
+  step.lr = options_.lr;
+  step.momentum = options_.momentum;
+  step.dampening = options_.dampening;
+  step.weight_decay = options_.weight_decay;
+  step.nesterov = options_.nesterov;
+  step.maximize = options_.maximize;
+  Tensor buffer;
+  if (options_.momentum != 0.0) {
+    auto& state = state_of(index);
+    if (Tensor* existing = state.find("momentum_buffer")) {
+      // A buffer restored by load_state_dict may have another layout: then composite.
+      if (!existing->is_contiguous() || existing->dtype() != parameter.dtype() ||
+          existing->device() != parameter.device() || existing->sizes() != parameter.sizes()) {
+        return false;
+      }
+      buffer = *existing;
+    } else {
+      // PyTorch's first step: the buffer starts as the direction itself (no dampening).
+      buffer = ember::empty(parameter.sizes(), parameter.options());
+      step.first_step = true;
+      native::sgd_step_(parameter, gradient, buffer, step);
+      state.insert("momentum_buffer", buffer);
+      return true;
+    }
+  }
+  native::sgd_step_(parameter, gradient, buffer, step);
+  return true;
+}
+
+void SGD::composite_update(std::size_t index, const Tensor& parameter_handle) {
+  Tensor parameter = parameter_handle;
+  Tensor gradient = options_.maximize ? -parameter.grad() : parameter.grad();
+  if (options_.weight_decay != 0.0) gradient = gradient.add(parameter, options_.weight_decay);
+  if (options_.momentum != 0.0) {
+    auto& state = state_of(index);
+    Tensor* buffer = state.find("momentum_buffer");
+    if (buffer == nullptr) {
+      // PyTorch's first step: the buffer starts as a copy of the gradient (no dampening).
+      buffer = &state.insert("momentum_buffer", gradient.clone());
+    } else {
+      buffer->mul_(options_.momentum).add_(gradient, 1.0 - options_.dampening);
+    }
+    gradient = options_.nesterov ? gradient.add(*buffer, options_.momentum) : *buffer;
+  }
+  parameter.add_(gradient, -options_.lr);
 }
 
 }  // namespace ember::optim

@@ -7,6 +7,7 @@
 //   if momentum:  buf = g (first step)  or  buf = momentum * buf + (1 - dampening) * g
 //                 g = g + momentum * buf (nesterov)  or  g = buf
 //   p = p - lr * g
+// Each step is one fused pass per parameter (SGDOptions::fused, core/fused_plans.h).
 // Usage: ember::optim::SGD optimizer(model->parameters(), {.lr = 0.5});
 #pragma once
 
@@ -21,6 +22,11 @@ struct SGDOptions {
   double weight_decay = 0.0;
   bool nesterov = false;
   bool maximize = false;  // ascend instead of descend
+  // One backend pass per parameter (native::sgd_step_: param, grad and buffer each read
+  // once), bit-identical to the composite mul_/add_ sequence on the CPU. false runs that
+  // composite sequence (also taken for a non-contiguous parameter). PyTorch 2.x has the
+  // same option name, with fewer guarantees.
+  bool fused = true;
 };
 
 class SGD : public Optimizer {
@@ -29,9 +35,20 @@ class SGD : public Optimizer {
   void step() override;
   double learning_rate() const override { return options_.lr; }
   void set_learning_rate(double lr) override { options_.lr = lr; }
+  std::string name() const override { return "SGD"; }
   const SGDOptions& options() const { return options_; }
 
+ protected:
+  // momentum_buffer, only with momentum (PyTorch keeps None without it).
+  std::vector<StateSlot> state_slots() const override;
+  StateDict hyperparameters() const override;
+  void load_hyperparameters(GroupReader& group) override;
+
  private:
+  // The update as separate elementwise ops (the fused kernel's reference).
+  void composite_update(std::size_t index, const Tensor& parameter);
+  bool fused_update(std::size_t index, const Tensor& parameter);  // false: not fusable here
+
   SGDOptions options_;
 };
 

@@ -56,8 +56,10 @@ nlohmann::json config_json(const Checkpoint& c) {
             {"seed", t.seed},
             {"drop_last", t.drop_last},
             {"val_split", t.val_split},
+            {"workers", t.workers},
             {"csv_label_column", t.data.csv_label_column},
-            {"csv_header", t.data.csv_header}}}};
+            // What the file turned out to have (train_command.cpp resolves Auto before saving).
+            {"csv_header", t.data.csv_header == CsvHeader::Yes}}}};
 }
 
 // Splits "prefix.rest" entries of a state dict into their own dict without the prefix.
@@ -108,7 +110,7 @@ Checkpoint load_checkpoint(const std::string& path) {
     const nlohmann::json& train = config.at("train");
     checkpoint.train.data.spec = checkpoint.data_spec;
     checkpoint.train.data.csv_label_column = train.at("csv_label_column").get<std::int64_t>();
-    checkpoint.train.data.csv_header = train.at("csv_header").get<bool>();
+    checkpoint.train.data.csv_header = train.at("csv_header").get<bool>() ? CsvHeader::Yes : CsvHeader::No;
     checkpoint.train.hidden = checkpoint.model.hidden;
     checkpoint.train.dropout = checkpoint.model.dropout;
     checkpoint.train.epochs = train.at("epochs").get<std::int64_t>();
@@ -121,6 +123,7 @@ Checkpoint load_checkpoint(const std::string& path) {
     checkpoint.train.seed = train.at("seed").get<std::uint64_t>();
     checkpoint.train.drop_last = train.at("drop_last").get<bool>();
     checkpoint.train.val_split = train.at("val_split").get<double>();
+    checkpoint.train.workers = train.value("workers", std::int64_t{0});  // informative; absent in older files
   } catch (const nlohmann::json::exception& error) {
     throw IOError(path + ": the checkpoint's config metadata is damaged (" + error.what() + ")");
   } catch (const std::logic_error& error) {  // std::stoll

@@ -10,6 +10,11 @@
 //             "generator"         the default generator's state, hex-encoded: the shuffles
 //                                 and dropout masks of later epochs depend on it
 //             "config"            JSON: the model shape, data, class names, training flags
+//                                 {"in_features", "hidden", "num_classes", "dropout", "data",
+//                                  "class_names", "train": {"epochs", "batch_size", "lr",
+//                                  "momentum", "weight_decay", "nesterov", "optimizer", "seed",
+//                                  "drop_last", "val_split", "workers", "csv_label_column",
+//                                  "csv_header"}}
 // ember::save writes through a temporary file and a rename, so an interrupted write never
 // leaves a half-written checkpoint in place of the last good one.
 #pragma once
@@ -29,7 +34,9 @@ struct Checkpoint {
   ModelConfig model;
   std::string data_spec;
   std::vector<std::string> class_names;
-  TrainOptions train;  // the flags of the run that wrote it (informative; --resume uses its own)
+  // The flags of the run that wrote it; --resume refuses to continue with different ones
+  // (resume_check.h) unless --allow-config-change. data.csv_header is Yes or No, never Auto.
+  TrainOptions train;
   std::int64_t epoch = 0;
   std::int64_t step = 0;
   std::vector<std::uint8_t> generator_state;

@@ -11,6 +11,7 @@
 #include <ember/data/csv_reader.h>
 #include <ember/data/idx_reader.h>
 
+#include "csv_layout.h"
 
 namespace ember::cli {
 
@@ -41,10 +42,17 @@ Tensor scale_pixels(const Tensor& pixels) {
   return pixels.reshape({count, count == 0 ? 0 : pixels.numel() / count}).to(kFloat32) / 255.0;
 }
 
-data::CsvOptions csv_options(const DataOptions& options) {
+// --header / --no-header, or (neither) what the file's first line says (csv_layout.h).
+bool resolve_header(const DataOptions& options, const std::string& path) {
+  if (options.csv_header == CsvHeader::Yes) return true;
+  if (options.csv_header == CsvHeader::No) return false;
+  return inspect_csv(path).first_line_is_header;
+}
+
+data::CsvOptions csv_options(const DataOptions& options, bool has_header) {
   data::CsvOptions csv;
   csv.label_column = options.csv_label_column;
-  csv.has_header = options.csv_header;
+  csv.has_header = has_header;
   return csv;
 }
 
@@ -61,8 +69,8 @@ DataSplit read_idx_split(const std::string& directory, const std::string& prefix
   return {images.reshape({count, count == 0 ? 0 : images.numel() / count}), dataset.targets().to(kInt64)};
 }
 
-DataSplit csv_split(const DataOptions& options, const std::string& path) {
-  data::CsvTable table = data::read_csv(path, csv_options(options));
+DataSplit csv_split(const DataOptions& options, const std::string& path, bool has_header) {
+  data::CsvTable table = data::read_csv(path, csv_options(options, has_header));
   return {table.features / 255.0, table.labels};
 }
 
@@ -106,7 +114,8 @@ LoadedData load_data(const DataOptions& options) {
     if (spec == "fashion-mnist") data.class_names = kFashionMnistClasses;
   } else if (spec.rfind("csv:", 0) == 0) {
     train_source = spec.substr(4);
-    data.train = csv_split(options, train_source);
+    data.csv_has_header = resolve_header(options, train_source);
+    data.train = csv_split(options, train_source, data.csv_has_header);
   } else {
     throw ValueError("unknown data set '" + spec + "' (expected fashion-mnist, toy, idx:DIR or csv:FILE)");
   }
@@ -141,14 +150,28 @@ TrainValidation split_validation(const DataSplit& data, double fraction, std::ui
   return result;
 }
 
-PredictionInputs load_prediction_inputs(const std::string& path, std::int64_t num_features, const DataOptions& csv) {
+PredictionInputs load_prediction_inputs(const std::string& path, std::int64_t num_features, const DataOptions& csv,
+                                        bool no_label) {
   bool is_csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
   PredictionInputs inputs;
   if (is_csv) {
-    // The training layout: a label column (shown next to the prediction) and pixels 0..255.
-    data::CsvTable table = data::read_csv(path, csv_options(csv));
-    inputs.features = table.features / 255.0;
-    inputs.labels = table.labels;
+    // Pixels 0..255, with or without a label column: num_features columns are features
+    // only, one more holds a label (shown next to the prediction), at --label-column.
+    CsvLayout layout = inspect_csv(path);
+    bool has_header = csv.csv_header == CsvHeader::Auto ? layout.first_line_is_header : csv.csv_header == CsvHeader::Yes;
+    bool has_label = !no_label && layout.columns == num_features + 1;
+    std::string expected = no_label ? "with --no-label every column is a feature"
+                                    : "expected " + std::to_string(num_features) + " columns, or " +
+                                          std::to_string(num_features + 1) + " with a label column";
+    EMBER_CHECK(layout.columns == num_features || has_label, IOError, path, ": rows have ", layout.columns,
+                " columns but the model takes ", num_features, " features (", expected, ")");
+    if (has_label) {
+      data::CsvTable table = data::read_csv(path, csv_options(csv, has_header));
+      inputs.features = table.features / 255.0;
+      inputs.labels = table.labels;
+    } else {
+      inputs.features = read_csv_features(path, has_header) / 255.0;
+    }
   } else {
     Tensor images = data::read_idx(path);
     EMBER_CHECK(images.dim() >= 2, IOError, path, ": expected images (at least 2 dimensions), found ", images.dim(),

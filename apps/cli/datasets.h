@@ -6,8 +6,9 @@
 //   idx:DIR        MNIST-style IDX files in DIR: {train,t10k}-{images-idx3,labels-idx1}-ubyte,
 //                  each gzipped (.gz) or not
 //   csv:FILE       one example per row: a class index column (--label-column, default 0)
-//                  and pixel values 0..255; a header line unless --no-header. There is no
-//                  separate test split: evaluate on another file with `ember eval --data`.
+//                  and pixel values 0..255. A first line with a cell that is not a number
+//                  is a header (--header / --no-header force it). There is no separate
+//                  test split: evaluate on another file with `ember eval --data`.
 // Pixel data are scaled to [0, 1] as float32 (x / 255), exactly as the reference program
 // does; the toy data are used as given. Every problem with a file (missing, wrong magic,
 // truncated, counts that disagree, labels out of range) is one IOError naming the file.
@@ -37,6 +38,7 @@ struct LoadedData {
   std::int64_t num_features = 0;
   std::int64_t num_classes = 0;
   std::vector<std::string> class_names;  // "T-shirt/top", ... for Fashion-MNIST, else "0", "1", ...
+  bool csv_has_header = false;           // csv:FILE: whether its first line was read as a header
 };
 
 // Reads the data set `options.spec` names. num_classes is the largest training label + 1
@@ -54,12 +56,15 @@ struct TrainValidation {
 TrainValidation split_validation(const DataSplit& data, double fraction, std::uint64_t seed);
 
 // Examples to predict: IDX images (any number of dims after the first, flattened) or CSV
-// rows in the training layout (a label column, shown next to the prediction, and pixels).
+// rows of pixels — features only (num_features columns, or any count with no_label), or
+// in the training layout with a label column (num_features + 1 columns; the label is shown
+// next to the prediction).
 struct PredictionInputs {
   Tensor features;  // [N, F] float32 in [0, 1]
-  Tensor labels;    // [N] int64 for CSV input; undefined for IDX images
+  Tensor labels;    // [N] int64 for CSV input with a label column; undefined otherwise
 };
-PredictionInputs load_prediction_inputs(const std::string& path, std::int64_t num_features, const DataOptions& csv);
+PredictionInputs load_prediction_inputs(const std::string& path, std::int64_t num_features, const DataOptions& csv,
+                                        bool no_label);
 
 // Checks that labels lie in [0, num_classes): "FILE: label 12 of example 3 is out of range
 // for 10 classes".

@@ -19,6 +19,14 @@ DistributedMode::DistributedMode(const std::string& device_request) : device_req
     device_request_ = "cuda:" + std::to_string(distributed::get_local_rank());
   }
   backend_ = wants_cuda ? "nccl" : "gloo";
+  if (backend_ == "nccl" && cuda::is_available()) {
+    // Select this rank's GPU before the NCCL group exists: its communicator binds to the
+    // current device at creation (tutorial §9.3's torch.cuda.set_device(rank)). Without a
+    // GPU, init_process_group and choose_device explain what is missing.
+    const Device gpu(device_request_ == "cuda" ? "cuda:0" : device_request_);
+    cuda::set_device(gpu.has_index() ? gpu.index() : 0);
+    collective_device_ = gpu;
+  }
   // RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT come from the environment (torchrun's contract).
   distributed::init_process_group(backend_);
   active_ = true;
@@ -30,10 +38,20 @@ DistributedMode::~DistributedMode() {
   if (active_) distributed::destroy_process_group();
 }
 
+void DistributedMode::all_reduce_on_backend(Tensor& values) const {
+  if (collective_device_ == kCPU) {
+    distributed::all_reduce(values, distributed::ReduceOp::Sum);
+    return;
+  }
+  Tensor on_device = values.to(collective_device_);
+  distributed::all_reduce(on_device, distributed::ReduceOp::Sum);
+  values = on_device.to(kCPU);
+}
+
 DistributedMode::StepAgreement DistributedMode::agree_on_step(double loss, bool interrupted) const {
   if (!active_) return {loss, interrupted};
   Tensor values = tensor({loss, interrupted ? 1.0 : 0.0}, kFloat64);  // one collective for both
-  distributed::all_reduce(values, distributed::ReduceOp::Sum);
+  all_reduce_on_backend(values);
   const double* sums = values.data_ptr<double>();
   return {sums[0] / world_size_, sums[1] > 0};
 }
@@ -41,9 +59,9 @@ DistributedMode::StepAgreement DistributedMode::agree_on_step(double loss, bool 
 void DistributedMode::sum_epoch_totals(double& loss_sum, std::int64_t& correct, std::int64_t& seen) const {
   if (!active_) return;
   Tensor sums = tensor({loss_sum}, kFloat64);
-  distributed::all_reduce(sums, distributed::ReduceOp::Sum);
+  all_reduce_on_backend(sums);
   Tensor counts = tensor({correct, seen});  // int64: exact
-  distributed::all_reduce(counts, distributed::ReduceOp::Sum);
+  all_reduce_on_backend(counts);
   loss_sum = sums.data_ptr<double>()[0];
   correct = counts.data_ptr<std::int64_t>()[0];
   seen = counts.data_ptr<std::int64_t>()[1];

@@ -3,7 +3,10 @@
 // When `ember train` finds torchrun's environment (WORLD_SIZE, set by `ember-run` or
 // torchrun), it trains as the tutorial's DDP script does:
 //   - it joins the process group: Gloo for CPU training, NCCL for --device cuda, where
-//     "cuda" / "auto" mean cuda:LOCAL_RANK (one GPU per process);
+//     "cuda" / "auto" mean cuda:LOCAL_RANK (one GPU per process). For NCCL that GPU is
+//     made the current device *before* init_process_group: the NCCL group binds its
+//     communicator to the current device when it is created, so without this every rank
+//     would bind GPU 0. The step and epoch agreements then travel as tensors on that GPU;
 //   - the training set is cut by a DistributedSampler (shuffled with --seed + epoch), so
 //     each rank trains on its own 1/world_size of every epoch, --batch-size examples per step;
 //   - the model is wrapped in DistributedDataParallel, which averages the gradients, so
@@ -19,6 +22,9 @@
 
 #include <cstdint>
 #include <string>
+
+#include <ember/core/device.h>
+#include <ember/core/tensor.h>
 
 namespace ember::cli {
 
@@ -53,8 +59,12 @@ class DistributedMode {
   bool active_ = false;
   int rank_ = 0;
   int world_size_ = 1;
+  // Collective tensors for the agreements must live where the backend works: the CPU for
+  // Gloo, this rank's GPU for NCCL. all_reduce_on_backend sums `values` there (in place).
+  void all_reduce_on_backend(Tensor& values) const;
   std::string device_request_;
   std::string backend_;
+  Device collective_device_ = kCPU;
 };
 
 }  // namespace ember::cli

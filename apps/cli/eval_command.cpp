@@ -4,6 +4,10 @@
 // data split: by default the test split of the data it was trained on (the file itself
 // for csv:FILE). Prints the accuracy, the accuracy of each class (with Fashion-MNIST's
 // class names) and the confusion matrix, rows = true class, columns = predicted class.
+// The matrix is labelled with class names where they are short enough to keep it narrow:
+// Fashion-MNIST's columns get abbreviations of at most 6 letters (its rows the full names),
+// data sets without names (idx:, csv:, toy) their class indices.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <vector>
@@ -18,6 +22,23 @@
 #include "options.h"
 
 namespace ember::cli {
+
+namespace {
+
+// Column headings at most 6 characters wide: a name that fits, Fashion-MNIST's
+// abbreviations, otherwise the class index.
+std::string column_label(const std::string& name, std::int64_t index) {
+  static const std::pair<const char*, const char*> kAbbreviations[] = {
+      {"T-shirt/top", "Tshirt"}, {"Trouser", "Trousr"}, {"Pullover", "Pullov"}, {"Sneaker", "Sneakr"},
+      {"Ankle boot", "Boot"}};
+  if (name.size() <= 6) return name;
+  for (const auto& [full, short_name] : kAbbreviations) {
+    if (name == full) return short_name;
+  }
+  return std::to_string(index);
+}
+
+}  // namespace
 
 int run_eval(const EvalOptions& options) {
   Device device = choose_device(options.device);
@@ -68,12 +89,22 @@ int run_eval(const EvalOptions& options) {
     }
   }
 
-  std::printf("\nconfusion matrix (rows: true class, columns: predicted class):\n      ");
-  for (std::int64_t p = 0; p < classes; ++p) std::printf(" %5lld", static_cast<long long>(p));
+  // Rows: "  index name" as in the per-class list; columns: short labels (column_label).
+  // Classes without names ("0", "1", ...) are not named twice.
+  bool named = false;
+  int row_width = 0;
+  for (std::int64_t c = 0; c < classes; ++c) {
+    named = named || name_of(c) != std::to_string(c);
+    row_width = std::max<int>(row_width, static_cast<int>(name_of(c).size()));
+  }
+  auto row_name = [&](std::int64_t c) { return named ? name_of(c) : std::string(); };
+  if (!named) row_width = 0;
+  std::printf("\nconfusion matrix (rows: true class, columns: predicted class):\n  %3s %-*s", "", row_width, "");
+  for (std::int64_t p = 0; p < classes; ++p) std::printf(" %6s", column_label(name_of(p), p).c_str());
   std::printf("\n");
   for (std::int64_t c = 0; c < classes; ++c) {
-    std::printf("  %3lld ", static_cast<long long>(c));
-    for (std::int64_t p = 0; p < classes; ++p) std::printf(" %5lld", static_cast<long long>(confusion[c * classes + p]));
+    std::printf("  %3lld %-*s", static_cast<long long>(c), row_width, row_name(c).c_str());
+    for (std::int64_t p = 0; p < classes; ++p) std::printf(" %6lld", static_cast<long long>(confusion[c * classes + p]));
     std::printf("\n");
   }
   return 0;

@@ -7,10 +7,12 @@
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
 
+#include "interrupt.h"
+
 namespace ember::cli {
 
 Evaluation evaluate(nn::Module& model, const Tensor& features, const Tensor& labels, Device device,
-                    std::int64_t batch_size, bool keep_probabilities) {
+                    std::int64_t batch_size, bool keep_probabilities, bool interruptible) {
   model.eval();
   NoGradGuard no_grad;  // inference records no graph: less memory, less time
   Evaluation result;
@@ -25,6 +27,7 @@ Evaluation evaluate(nn::Module& model, const Tensor& features, const Tensor& lab
     }
     predictions.push_back(predicted.cpu());
     if (keep_probabilities) probabilities.push_back(logits.softmax(1).cpu());
+    if (interruptible && interrupt_requested()) throw Interrupted();
   }
   result.total = count;
   result.predictions = predictions.empty() ? Tensor() : cat(predictions, 0);

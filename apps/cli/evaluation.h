@@ -25,10 +25,12 @@ struct Evaluation {
 
 // Puts `model` in eval mode (Dropout off) and leaves it there; the caller switches back.
 // `labels` may be undefined (predict on unlabelled images): correct stays 0.
+// interruptible: after each batch, a pending Ctrl-C (interrupt.h) throws Interrupted.
 Evaluation evaluate(nn::Module& model, const Tensor& features, const Tensor& labels, Device device,
-                    std::int64_t batch_size = 1000, bool keep_probabilities = false);
-inline Evaluation evaluate(nn::Module& model, const DataSplit& split, Device device, std::int64_t batch_size = 1000) {
-  return evaluate(model, split.features, split.labels, device, batch_size);
+                    std::int64_t batch_size = 1000, bool keep_probabilities = false, bool interruptible = false);
+inline Evaluation evaluate(nn::Module& model, const DataSplit& split, Device device, std::int64_t batch_size = 1000,
+                           bool interruptible = false) {
+  return evaluate(model, split.features, split.labels, device, batch_size, false, interruptible);
 }
 
 }  // namespace ember::cli

@@ -1,10 +1,14 @@
 // apps/cli/info_command.cpp — `ember info`: what this ember is and what it can run on.
 //
-// Prints the version, how it was built (build type, CUDA backend and architectures),
-// the GPUs found (through core/cuda_hooks.h, so a CPU-only build simply reports none),
-// the CPU's SIMD features (read with the cpuid instruction, as the CPU kernels do to pick
-// a code path at run time) and the number of threads ember's parallel_for uses.
+// Prints the version, how it was built (build type, CUDA backend and architectures, and
+// whether the distributed layer has NCCL and Gloo — asked of that layer at run time, as
+// torch.distributed.is_nccl_available() does), the GPUs found (through core/cuda_hooks.h,
+// so a CPU-only build simply reports none), the CPU's SIMD features (read with the cpuid
+// instruction), the GEMM micro-kernel the CPU backend actually uses (core/cpu/gemm_kernels.h:
+// chosen at run time, EMBER_GEMM_KERNEL overrides it) and the number of threads ember's
+// parallel_for uses. Every value comes from the code that acts on it, never from a copy.
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -13,8 +17,11 @@
 #include <cpuid.h>
 #endif
 
+#include <ember/core/cpu/gemm_kernels.h>
 #include <ember/core/cuda_hooks.h>
+#include <ember/core/error.h>
 #include <ember/core/parallel.h>
+#include <ember/distributed/process_group.h>
 
 #include "options.h"
 
@@ -68,16 +75,8 @@ int run_info() {
   std::cout << "  CUDA backend:        " << (cuda::is_built() ? "on" : "off") << "\n";
   std::string architectures = EMBER_CUDA_ARCHITECTURES_STRING;
   std::cout << "  CUDA architectures:  " << (architectures.empty() ? "-" : architectures) << "\n";
-#ifdef EMBER_CLI_HAVE_NCCL
-  std::cout << "  NCCL:                yes\n";
-#else
-  std::cout << "  NCCL:                no\n";
-#endif
-#ifdef EMBER_CLI_HAVE_GLOO
-  std::cout << "  Gloo:                yes\n";
-#else
-  std::cout << "  Gloo:                no\n";
-#endif
+  std::cout << "  NCCL:                " << yes_no(distributed::is_nccl_available()) << "\n";
+  std::cout << "  Gloo:                " << yes_no(distributed::is_gloo_available()) << "\n";
 
   int gpus = cuda::device_count();
   std::cout << "devices:\n";
@@ -95,8 +94,23 @@ int run_info() {
   std::cout << "  AVX2:                " << yes_no(features.avx2) << "\n";
   std::cout << "  FMA:                 " << yes_no(features.fma) << "\n";
   std::cout << "  AVX-512F:            " << yes_no(features.avx512f) << "\n";
+  // The kernel a float32 matmul runs (the same call gemm.cpp makes, so never out of date).
+  const char* forced = std::getenv("EMBER_GEMM_KERNEL");
+  bool is_forced = forced != nullptr && *forced != '\0';
+  std::string kernel_problem;
+  std::cout << "  GEMM micro-kernel:   ";
+  try {
+    std::cout << cpu::active_gemm_kernel_name()
+              << (is_forced ? " (set by EMBER_GEMM_KERNEL)" : " (the best this CPU runs; EMBER_GEMM_KERNEL overrides)")
+              << "\n";
+  } catch (const ValueError& error) {
+    kernel_problem = error.what();
+    std::cout << "- (" << kernel_problem << ")\n";
+  }
   std::cout << "  hardware threads:    " << std::thread::hardware_concurrency() << "\n";
   std::cout << "  ember threads:       " << get_num_threads() << "\n";
+  // A bad EMBER_GEMM_KERNEL would stop every matmul: report it like any other error.
+  EMBER_CHECK(kernel_problem.empty(), ValueError, kernel_problem);
   return 0;
 }
 

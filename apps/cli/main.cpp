@@ -12,7 +12,9 @@
 //   2  the command line itself is wrong: CLI11's message followed by the usage
 //   130 interrupted by Ctrl-C (the shell convention 128 + SIGINT)
 // The tutorial's training loop (§7) lives in train_command.cpp; see docs/cli.md.
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <functional>
 #include <iostream>
@@ -40,11 +42,15 @@ std::string check_data_spec(const std::string& spec) {
   return "expected fashion-mnist, toy, idx:DIR or csv:FILE, got '" + spec + "'";
 }
 
-// --device: "auto", "cpu", "cuda" or "cuda:N".
+// --device: "auto", "cpu", "cuda" or "cuda:N" (N a device index that fits an int; whether
+// that device exists is decided later, by device_choice.cpp, as an exit-1 device error).
 std::string check_device(const std::string& device) {
   if (device == "auto" || device == "cpu" || device == "cuda") return "";
   if (device.rfind("cuda:", 0) == 0 && device.size() > 5 &&
       device.find_first_not_of("0123456789", 5) == std::string::npos) {
+    std::string digits = device.substr(5);
+    digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size() - 1));  // "007" -> "7"
+    if (digits.size() > 9) return "CUDA device index " + device.substr(5) + " is out of range";
     return "";
   }
   return "expected auto, cpu, cuda or cuda:N, got '" + device + "'";
@@ -70,6 +76,28 @@ CLI::Validator whole_number_at_least(long long minimum) {
       "INT>=" + std::to_string(minimum));
 }
 
+// A real number in [low, high] (or [low, high) when !high_included), in the same style.
+CLI::Validator number_in_range(double low, double high, bool high_included) {
+  char limits[64];
+  std::snprintf(limits, sizeof limits, "[%g, %g%c", low, high, high_included ? ']' : ')');
+  return CLI::Validator(
+      [low, high, high_included, range = std::string(limits)](const std::string& text) -> std::string {
+        std::size_t used = 0;
+        double value = 0;
+        try {
+          value = std::stod(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != text.size()) return "expected a number in " + range + ", got '" + text + "'";
+        if (!(value >= low && (high_included ? value <= high : value < high))) {
+          return "must be in " + range + ", got " + text;
+        }
+        return "";
+      },
+      "FLOAT in " + std::string(limits));
+}
+
 CLI::Validator real_number(bool allow_zero) {
   return CLI::Validator(
       [allow_zero](const std::string& text) -> std::string {
@@ -89,11 +117,22 @@ CLI::Validator real_number(bool allow_zero) {
       allow_zero ? "FLOAT>=0" : "FLOAT>0");
 }
 
+// CSV header: by default decided from the first line (a non-number cell: a header);
+// --header / --no-header say it outright.
+void add_header_flags(CLI::App& command, DataOptions& data) {
+  CLI::Option* header = command.add_flag_callback(
+      "--header", [&data] { data.csv_header = CsvHeader::Yes; },
+      "CSV: the first line is a header (default: when it has a cell that is not a number)");
+  CLI::Option* no_header = command.add_flag_callback(
+      "--no-header", [&data] { data.csv_header = CsvHeader::No; }, "CSV: the first line is data, not a header");
+  header->excludes(no_header);
+}
+
 void add_data_options(CLI::App& command, DataOptions& data, const std::string& what) {
   command.add_option("--data", data.spec, what)->check(CLI::Validator(check_data_spec, "DATA"));
   command.add_option("--label-column", data.csv_label_column, "CSV: index of the column holding the class")
       ->check(whole_number_at_least(0));
-  command.add_flag("!--no-header", data.csv_header, "CSV: the first line is data, not a header");
+  add_header_flags(command, data);
 }
 
 void add_device_option(CLI::App& command, std::string& device) {
@@ -105,12 +144,12 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
   CLI::App* command = app.add_subcommand("train", "Train an MLP classifier (the tutorial's training loop)");
   add_data_options(*command, train.data, "Training data: fashion-mnist, toy, idx:DIR or csv:FILE");
   command->add_option("--val-split", train.val_split, "Fraction of the training set held out for validation")
-      ->check(CLI::Range(0.0, 0.99));
+      ->check(number_in_range(0.0, 1.0, /*high_included=*/false));
   command->add_option("--hidden", train.hidden, "Hidden layer widths, e.g. 256,128")
       ->delimiter(',')
       ->check(whole_number_at_least(1));
   command->add_option("--dropout", train.dropout, "Dropout probability after each hidden ReLU")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(number_in_range(0.0, 1.0, /*high_included=*/true));
   command->add_option("--epochs", train.epochs, "Number of passes over the training set (in total, also with --resume)")
       ->check(whole_number_at_least(1));
   command->add_option("--batch-size", train.batch_size, "Examples per optimiser step")
@@ -128,13 +167,30 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
       ->check(whole_number_at_least(0));
   add_device_option(*command, train.device);
   command->add_option("--save", train.save_path, "Checkpoint (safetensors) written at each epoch end");
-  command->add_option("--resume", train.resume_path, "Continue exactly from this checkpoint")
+  command->add_option("--resume", train.resume_path, "Continue exactly from this checkpoint (same options)")
       ->check(CLI::ExistingFile);
+  command->add_flag("--allow-config-change", train.allow_config_change,
+                    "With --resume: continue although options differ from the checkpoint's");
   command->add_option("--log", train.log_path, "Metrics log: one JSON object per line");
   command->add_option("--log-every", train.log_every, "Also log the loss every N optimiser steps")
       ->check(whole_number_at_least(0));
   command->add_flag("-q,--quiet", train.quiet, "No progress output, only the summary");
-  command->callback([&train, &run] { run = [&train] { return run_train(train); }; });
+  command->callback([&train, &run, command] {
+    // Combinations PyTorch's constructors refuse are usage errors too (exit code 2).
+    bool sgd = train.optimizer == "sgd";
+    if (!sgd && command->count("--momentum") > 0) {
+      throw CLI::ValidationError("--momentum", "only --optimizer sgd takes a momentum (" + train.optimizer +
+                                                   " keeps its own moment estimates)");
+    }
+    if (!sgd && train.nesterov) throw CLI::ValidationError("--nesterov", "only --optimizer sgd has Nesterov momentum");
+    if (train.nesterov && train.momentum <= 0) {
+      throw CLI::ValidationError("--nesterov", "Nesterov momentum requires a momentum (--momentum > 0)");
+    }
+    if (train.allow_config_change && train.resume_path.empty()) {
+      throw CLI::ValidationError("--allow-config-change", "only means something with --resume");
+    }
+    run = [&train] { return run_train(train); };
+  });
 }
 
 void add_eval_command(CLI::App& app, EvalOptions& eval, Command& run) {
@@ -163,7 +219,9 @@ void add_predict_command(CLI::App& app, PredictOptions& predict, Command& run) {
   command->add_option("--label-column", predict.csv.csv_label_column,
                       "CSV: index of the column holding the label")
       ->check(whole_number_at_least(0));
-  command->add_flag("!--no-header", predict.csv.csv_header, "CSV: the first line is data, not a header");
+  add_header_flags(*command, predict.csv);
+  command->add_flag("--no-label", predict.no_label,
+                    "CSV: every column is a feature (default: told by the column count)");
   command->add_flag("--json", predict.json, "Print JSON instead of a table");
   add_device_option(*command, predict.device);
   command->callback([&predict, &run] { run = [&predict] { return run_predict(predict); }; });

@@ -15,11 +15,16 @@
 
 namespace ember::cli {
 
+// Whether a CSV file's first line is a header. Auto (the default) decides from the line
+// itself: a first line with any cell that is not a number is a header, a line of numbers
+// is data — so neither a header is read as an example nor an example lost as a header.
+enum class CsvHeader { Auto, Yes, No };
+
 // Where examples come from: "fashion-mnist", "toy", "idx:DIR" or "csv:FILE".
 struct DataOptions {
   std::string spec = "fashion-mnist";
-  std::int64_t csv_label_column = 0;  // which CSV column holds the class index
-  bool csv_header = true;             // whether the CSV's first line is a header to skip
+  std::int64_t csv_label_column = 0;      // which CSV column holds the class index
+  CsvHeader csv_header = CsvHeader::Auto;  // --header / --no-header / neither
 };
 
 struct TrainOptions {
@@ -47,6 +52,9 @@ struct TrainOptions {
   // Output.
   std::string save_path;    // checkpoint written at each epoch end
   std::string resume_path;  // checkpoint to continue from
+  // --resume refuses options that differ from the checkpoint's unless this is set
+  // (--allow-config-change); then it continues with the new ones.
+  bool allow_config_change = false;
   std::string log_path;     // JSON lines metrics log
   std::int64_t log_every = 0;  // also log every N optimiser steps (0: epochs only)
   bool quiet = false;
@@ -64,6 +72,7 @@ struct PredictOptions {
   std::string checkpoint_path;
   std::string input_path;  // IDX images (gzipped or not) or CSV rows
   DataOptions csv;         // label column / header for a CSV input
+  bool no_label = false;   // --no-label: the CSV rows are features only (else told by the column count)
   bool json = false;
   std::string device = "auto";
 };

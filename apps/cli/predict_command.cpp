@@ -2,8 +2,9 @@
 //
 // Tutorial §7's last step — softmax over the logits gives class-membership probabilities,
 // argmax the predicted class — applied to every example of an IDX images file or a CSV
-// file (training layout: its label column is shown next to the prediction). Output is a
-// table, or with --json one JSON document:
+// file: features only, or in the training layout (its label column is shown next to the
+// prediction; datasets.h tells the two apart by the column count). Output is a table, or
+// with --json one JSON document:
 //   {"checkpoint": ..., "classes": [...], "predictions": [{"index": 0, "predicted": 9,
 //    "class": "Ankle boot", "label": 9, "probabilities": [...]}, ...]}
 #include <cstdio>
@@ -28,7 +29,7 @@ int run_predict(const PredictOptions& options) {
   model->load_state_dict(checkpoint.model_state);
   model->to(device);
 
-  PredictionInputs inputs = load_prediction_inputs(options.input_path, checkpoint.model.in_features, options.csv);
+  PredictionInputs inputs = load_prediction_inputs(options.input_path, checkpoint.model.in_features, options.csv, options.no_label);
   Evaluation result = evaluate(*model, inputs.features, Tensor(), device, 1000, /*keep_probabilities=*/true);
   std::int64_t count = result.total, classes = checkpoint.model.num_classes;
   const std::int64_t* predicted = count > 0 ? result.predictions.contiguous().data_ptr<std::int64_t>() : nullptr;

@@ -11,7 +11,12 @@
 // Exact resume: everything the remaining epochs depend on is in the checkpoint — the
 // parameters, the optimizer's state (momentum buffers, Adam moments and step counts) and
 // the default generator's state, from which each epoch's shuffle (and dropout masks) are
-// drawn. Restoring the three and running the same loop gives bit-identical parameters.
+// drawn. Restoring the three and running the same loop gives bit-identical parameters —
+// provided the loop is the same, which is why the checkpoint's options are checked against
+// the current ones first (resume_check.h).
+//
+// What the tool says about checkpoints must be true: on Ctrl-C and in the summary it names
+// only files this run wrote, or the --resume file it started from, with their epochs.
 //
 // Distributed (tutorial §9.3): started by `ember-run --nproc-per-node N -- ember train ...`,
 // every rank runs this loop on its DistributedSampler share with the model wrapped in
@@ -22,6 +27,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
@@ -43,7 +49,9 @@
 #include "metrics_log.h"
 #include "model.h"
 #include "options.h"
+#include "output_paths.h"
 #include "progress.h"
+#include "resume_check.h"
 
 namespace ember::cli {
 
@@ -91,13 +99,64 @@ std::string percent(double fraction) {
   return text;
 }
 
+// Where the checkpoints stand when a run stops early. saved_epoch: the last epoch this run
+// wrote to --save (0: none); resumed_epoch: the epoch of the --resume checkpoint.
+std::string kept_checkpoint_note(const TrainOptions& options, std::int64_t resumed_epoch, std::int64_t saved_epoch) {
+  const std::string& save = options.save_path;
+  if (save.empty()) return "nothing was saved (no --save)";
+  if (saved_epoch > 0) return make_message("the checkpoint of epoch ", saved_epoch, " in ", save, " is intact");
+  if (options.resume_path.empty()) return "no epoch was completed, so no checkpoint was written";
+  if (same_file(save, options.resume_path)) {
+    return make_message("the checkpoint of epoch ", resumed_epoch, " in ", save,
+                        " is intact (no epoch was completed in this run)");
+  }
+  return make_message("no epoch was completed in this run, so ", save, " was not written (", options.resume_path,
+                      " still holds epoch ", resumed_epoch, ")");
+}
+
+// The summary's "checkpoint:" line.
+std::string checkpoint_summary(const TrainOptions& options, std::int64_t resumed_epoch, std::int64_t saved_epoch) {
+  const std::string& save = options.save_path;
+  if (save.empty()) return "not saved (use --save PATH)";
+  if (saved_epoch > 0) return make_message(save, " (epoch ", saved_epoch, ")");
+  // Nothing trained: a --resume of a checkpoint that already has --epochs epochs.
+  if (same_file(save, options.resume_path)) {
+    return make_message(save, " (epoch ", resumed_epoch, ", unchanged: no epoch was left to train)");
+  }
+  return make_message("not written: no epoch was left to train (", options.resume_path, " holds epoch ",
+                      resumed_epoch, ")");
+}
+
 }  // namespace
 
 int run_train(const TrainOptions& options) {
   Clock::time_point start = Clock::now();
+  // A result that could not be written should fail now, not after the first epoch.
+  if (!options.save_path.empty()) check_output_path(options.save_path, "--save");
+  if (!options.log_path.empty()) check_output_path(options.log_path, "--log");
   DistributedMode distributed(options.device);
   Device device = choose_device(distributed.device_request());
   LoadedData data = load_data(options.data);
+  // The options as this run uses them — the CSV header decided — as its checkpoints record them.
+  TrainOptions effective = options;
+  if (data.spec.rfind("csv:", 0) == 0) effective.data.csv_header = data.csv_has_header ? CsvHeader::Yes : CsvHeader::No;
+
+  // --resume: read the checkpoint and refuse one from another configuration before building anything.
+  std::optional<Checkpoint> resumed;
+  std::vector<std::string> changed_options;
+  if (!options.resume_path.empty()) {
+    resumed = load_checkpoint(options.resume_path);
+    changed_options = check_resume(resumed->train, resumed->epoch, effective, options.resume_path);
+  }
+  // Only --allow-config-change gets past check_resume with another optimizer: its state would not fit.
+  bool optimizer_restored = !resumed || resumed->train.optimizer == options.optimizer;
+  if (!changed_options.empty() && distributed.is_main()) {
+    std::cerr << "ember: warning: --allow-config-change: resuming " << options.resume_path
+              << " with other options than it was trained with, so the run will not equal an uninterrupted one:\n";
+    for (const std::string& change : changed_options) std::cerr << "  " << change << "\n";
+    if (!optimizer_restored) std::cerr << "  (the optimizer changed: its state starts afresh)\n";
+    std::cerr << std::flush;
+  }
   TrainValidation split = split_validation(data.train, options.val_split, options.seed);
   ModelConfig config{data.num_features, options.hidden, data.num_classes, options.dropout};
 
@@ -130,15 +189,16 @@ int run_train(const TrainOptions& options) {
 
   // --- --resume: parameters, optimizer state and generator state -----------------------
   std::int64_t first_epoch = 0, step = 0;
-  if (!options.resume_path.empty()) {
-    Checkpoint checkpoint = load_checkpoint(options.resume_path);
-    check_state_fits(checkpoint.model_state, *model);
-    model->load_state_dict(checkpoint.model_state);
-    optimizer->load_state_dict(to_device(checkpoint.optimizer_state, device));
-    default_generator().set_state(checkpoint.generator_state);
-    first_epoch = checkpoint.epoch;
-    step = checkpoint.step;
+  if (resumed) {
+    check_state_fits(resumed->model_state, *model);
+    model->load_state_dict(resumed->model_state);
+    if (optimizer_restored) optimizer->load_state_dict(to_device(resumed->optimizer_state, device));
+    default_generator().set_state(resumed->generator_state);
+    first_epoch = resumed->epoch;
+    step = resumed->step;
   }
+  // From here on a first Ctrl-C only asks the loop to stop (interrupt.h).
+  install_interrupt_handler();
 
   ProgressReporter::Style style = ProgressReporter::detect_style(options.quiet || !distributed.is_main());
   if (style != ProgressReporter::Style::Quiet) {
@@ -160,12 +220,22 @@ int run_train(const TrainOptions& options) {
   MetricsLog log = (options.log_path.empty() || !distributed.is_main()) ? MetricsLog()
                                                                          : MetricsLog(options.log_path, first_epoch > 0);
   ProgressReporter progress(style, options.epochs, loader.size());
-  install_interrupt_handler();
   std::int64_t examples_trained = 0;
   double training_seconds = 0;
-  std::int64_t saved_epoch = first_epoch;
+  std::int64_t saved_epoch = 0;  // the last epoch this run wrote to --save (0: none yet)
+  auto stop_interrupted = [&](const std::string& when) {
+    std::cout.flush();
+    std::cerr << "\nember: interrupted " << when << "; " << kept_checkpoint_note(options, first_epoch, saved_epoch)
+              << "\n";
+    return 130;
+  };
 
   for (std::int64_t epoch = first_epoch; epoch < options.epochs; ++epoch) {
+    // A Ctrl-C during the last epoch's validation or checkpoint stops here, that epoch
+    // saved. (Distributed, stops are agreed on at a step: agree_on_step below.)
+    if (!distributed.active() && interrupt_requested()) {
+      return stop_interrupted(make_message("before epoch ", epoch + 1, " started"));
+    }
     Clock::time_point epoch_start = Clock::now();
     if (sampler) sampler->set_epoch(epoch);
     trained->train();
@@ -207,17 +277,8 @@ int run_train(const TrainOptions& options) {
     if (!distributed.active()) interrupted = interrupt_requested();
     if (interrupted) {
       if (!distributed.is_main()) return 130;  // rank 0 speaks for the job
-      std::cout.flush();
-      std::cerr << "\nember: interrupted during epoch " << epoch + 1 << " (after batch " << batch << " of "
-                << loader.size() << "); ";
-      if (options.save_path.empty()) {
-        std::cerr << "nothing was saved (no --save)\n";
-      } else if (saved_epoch > first_epoch || first_epoch > 0) {
-        std::cerr << "the checkpoint of epoch " << saved_epoch << " in " << options.save_path << " is intact\n";
-      } else {
-        std::cerr << "no epoch was completed, so no checkpoint was written\n";
-      }
-      return 130;
+      return stop_interrupted(
+          make_message("during epoch ", epoch + 1, " (after batch ", batch, " of ", loader.size(), ")"));
     }
     distributed.sum_epoch_totals(loss_sum, correct, seen);  // the whole job's epoch
     double epoch_seconds = seconds_since(epoch_start);
@@ -243,7 +304,7 @@ int run_train(const TrainOptions& options) {
       checkpoint.model = config;
       checkpoint.data_spec = data.spec;
       checkpoint.class_names = data.class_names;
-      checkpoint.train = options;
+      checkpoint.train = effective;
       checkpoint.epoch = epoch + 1;
       checkpoint.step = step;
       checkpoint.generator_state = default_generator().get_state();
@@ -258,11 +319,18 @@ int run_train(const TrainOptions& options) {
   distributed.barrier();  // training is over on every rank
   if (!distributed.is_main()) return 0;
   SummaryMetrics summary;
-  summary.train_acc = evaluate(*model, split.train, device).accuracy();
   summary.has_val = split.validation.has_value();
-  if (summary.has_val) summary.val_acc = evaluate(*model, *split.validation, device).accuracy();
   summary.has_test = data.test.has_value();
-  if (summary.has_test) summary.test_acc = evaluate(*model, *data.test, device).accuracy();
+  try {
+    // Seconds on Fashion-MNIST: a Ctrl-C here stops after the current batch too.
+    constexpr std::int64_t kBatch = 1000;
+    summary.train_acc = evaluate(*model, split.train, device, kBatch, /*interruptible=*/true).accuracy();
+    if (summary.has_val) summary.val_acc = evaluate(*model, *split.validation, device, kBatch, true).accuracy();
+    if (summary.has_test) summary.test_acc = evaluate(*model, *data.test, device, kBatch, true).accuracy();
+    if (interrupt_requested()) throw Interrupted();
+  } catch (const Interrupted&) {
+    return stop_interrupted("during the final evaluation");
+  }
   summary.elapsed_s = seconds_since(start);
   summary.device = device.str();
   log.summary(summary);
@@ -285,14 +353,15 @@ int run_train(const TrainOptions& options) {
   } else {
     std::printf("  test accuracy:   - (%s has no test split)\n", data.spec.c_str());
   }
-  std::printf("  time:            %.1f s (%s), %.0f samples/s while training\n", summary.elapsed_s,
-              format_duration(summary.elapsed_s).c_str(), throughput);
-  std::printf("  device:          %s\n", summary.device.c_str());
-  if (options.save_path.empty()) {
-    std::printf("  checkpoint:      not saved (use --save PATH)\n");
+  if (examples_trained > 0) {
+    std::printf("  time:            %.1f s (%s), %.0f samples/s while training\n", summary.elapsed_s,
+                format_duration(summary.elapsed_s).c_str(), throughput);
   } else {
-    std::printf("  checkpoint:      %s (epoch %lld)\n", options.save_path.c_str(), static_cast<long long>(saved_epoch));
+    std::printf("  time:            %.1f s (%s), no epoch trained\n", summary.elapsed_s,
+                format_duration(summary.elapsed_s).c_str());
   }
+  std::printf("  device:          %s\n", summary.device.c_str());
+  std::printf("  checkpoint:      %s\n", checkpoint_summary(options, first_epoch, saved_epoch).c_str());
   return 0;
 }
 

@@ -7,6 +7,10 @@
 // prefixes each line they print with "[rank R] ", and when one fails stops the others
 // and reports which rank failed and how — or, with --max-restarts K, starts the whole group
 // again, up to K times. torchrun's underscore spellings (--nproc_per_node=2) work too.
+// With --nnodes M > 1 every machine runs its own ember-run with its own --node-rank and the
+// same --master-addr (node 0's address or host name; required) and --master-port. Restarts
+// stay local to each machine: ember-run has no agent that agrees on them across nodes, as
+// torchrun's rendezvous does (docs/distributed.md explains what that means).
 // Exit codes:
 //   0    every worker exited with 0
 //   1    a worker failed (after the last restart); the message names its rank
@@ -68,7 +72,10 @@ int main(int argc, char** argv) {
   app.add_option("--nnodes", options.nnodes, "Machines taking part in the job")->check(CLI::Range(1, 65536));
   app.add_option("--node-rank,--node_rank", options.node_rank, "This machine's index, 0 .. nnodes-1")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--master-addr,--master_addr", options.master_addr, "Address of the machine that runs rank 0");
+  CLI::Option* address_option =
+      app.add_option("--master-addr,--master_addr", options.master_addr,
+                     "Host name or address of the machine that runs rank 0 (default 127.0.0.1: this machine; "
+                     "required with --nnodes > 1)");
   CLI::Option* port_option = app.add_option("--master-port,--master_port", options.master_port,
                                             "Port of rank 0's rendezvous store (default: a free one; "
                                             "required with --nnodes > 1)")
@@ -109,6 +116,11 @@ int main(int argc, char** argv) {
                                 std::to_string(options.nnodes - 1) + "]");
   }
   bool port_given = port_option->count() > 0;
+  if (options.nnodes > 1 && address_option->count() == 0) {
+    return usage_error("--master-addr is required with --nnodes > 1: the default " + options.master_addr +
+                       " reaches only this machine, so the other nodes could never meet rank 0; give the address "
+                       "or host name of node 0 (the same on every node)");
+  }
   if (options.nnodes > 1 && !port_given) {
     return usage_error("--master-port is required with --nnodes > 1: every machine must meet rank 0 at the same port");
   }
@@ -118,10 +130,15 @@ int main(int argc, char** argv) {
     return kUsageError;
   }
 
+  if (options.nnodes > 1 && options.max_restarts > 0) {
+    // Restarts are decided by each node's launcher alone (docs/distributed.md, "When a rank dies").
+    std::cerr << "ember-run: note: with --nnodes > 1, --max-restarts restarts only this node's workers; the "
+                 "nodes are not coordinated (a failure elsewhere reaches them as a failed collective)\n";
+  }
   try {
     SignalPipe signals;
     for (int restart = 0;; ++restart) {
-      int port = port_given ? options.master_port : find_free_port(options.master_addr);
+      int port = port_given ? options.master_port : find_free_port();
       GroupOutcome outcome = run_worker_group(options, port, restart, signals);
       if (outcome.result == GroupOutcome::Result::Succeeded) return 0;
       if (outcome.result == GroupOutcome::Result::Interrupted) return 128 + outcome.interrupt_signal;

@@ -13,6 +13,8 @@
 // tutorial_08_save_load.cpp, tutorial_09_gpu.cpp) reuse them from here, as the tutorial does.
 // The transcripts under tests/apps/expected/ pin both copies to PyTorch's numbers; the
 // reference scripts share the same definitions in Python (tests/reference/toy_problem.py).
+// Step comments: §N "the English original" 「the Chinese seed's wording」 (see
+// tutorial_02_tensors.cpp).
 #pragma once
 
 #include <cstdint>
@@ -20,8 +22,8 @@
 
 #include <ember/ember.h>
 
-// §6: "a simple toy dataset of five training examples with two features each", three of
-// class 0 and two of class 1, and a test set of two.
+// §6 "a simple toy dataset of five training examples with two features each"
+// 「五个训练样本，每个样本有两个特征」, three of class 0 and two of class 1, and a test set of two.
 struct ToyData {
   ember::Tensor X_train;
   ember::Tensor y_train;
@@ -38,7 +40,7 @@ inline ToyData toy_data() {
   };
 }
 
-// §6: "class ToyDataset(Dataset)" — __getitem__ is get(), __len__ is size().
+// §6 "class ToyDataset(Dataset):" — __getitem__ is get(), __len__ is size().
 struct ToyDataset : ember::data::Dataset {
   ember::Tensor features;
   ember::Tensor labels;
@@ -53,7 +55,7 @@ struct ToyDataset : ember::data::Dataset {
   std::int64_t size() const override { return labels.size(0); }
 };
 
-// §5: "class NeuralNetwork(torch.nn.Module)" — register_module gives the layers the names
+// §5 "class NeuralNetwork(torch.nn.Module):" — register_module gives the layers the names
 // layers.0.weight, ..., which §8's state_dict uses as keys.
 struct NeuralNetwork : ember::nn::Module {
   std::shared_ptr<ember::nn::Sequential> layers;

@@ -7,6 +7,8 @@
 // Graphviz DOT (`tutorial_04_autograd graph.dot && dot -Tpng graph.dot -o graph.png`).
 // The output matches tests/apps/expected/tutorial_04_autograd.txt, produced by the same
 // steps in PyTorch (tests/reference/tutorial_04_autograd.py).
+// Step comments: §N "the English original" 「the Chinese seed's wording」 (see
+// tutorial_02_tensors.cpp); quotes of the tutorial's code read the same in both.
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -25,7 +27,8 @@ void print_tuple(const ember::autograd::TensorList& tensors) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // §4: "we can compute the gradient of the loss with respect to the model parameter w1"
+  // §4 "we can compute the gradient of the loss with respect to the model parameter w1"
+  //   「调用 grad 函数，我们就可以计算损失相对于模型参数 w1 的梯度」
   ember::Tensor y = ember::tensor({1.0});
   ember::Tensor x1 = ember::tensor({1.1});
   ember::Tensor w1 = ember::tensor({2.2}, ember::requires_grad());
@@ -39,13 +42,14 @@ int main(int argc, char** argv) {
   ember::Tensor loss = ember::binary_cross_entropy(a, y);
   loss.set_name("loss");
 
-  // "By default, PyTorch destroys the computation graph after calculating the gradients to
+  // §4 "By default, PyTorch destroys the computation graph after calculating the gradients to
   // free memory. However, since we will reuse this computation graph shortly, we set
-  // retain_graph=True so that it stays in memory."
+  // retain_graph=True so that it stays in memory." 「设置了 retain_graph=True，让它保留在内存中」
   auto grad_L_w1 = ember::autograd::grad({loss}, {w1}, {}, /*retain_graph=*/true);
   auto grad_L_b = ember::autograd::grad({loss}, {b}, {}, /*retain_graph=*/true);
 
-  // "let's show the resulting values of the loss given the model's parameters"
+  // §4 "let's show the resulting values of the loss given the model's parameters"
+  //   「我们来展示损失相对于模型参数的计算结果」: print(grad_L_w1), print(grad_L_b)
   print_tuple(grad_L_w1);
   print_tuple(grad_L_b);
 
@@ -53,15 +57,16 @@ int main(int argc, char** argv) {
     std::ofstream(argv[1]) << ember::autograd::to_dot(loss);
   }
 
-  // "we can call .backward on the loss, and PyTorch will compute the gradients of all the
+  // §4 "we can call .backward on the loss, and PyTorch will compute the gradients of all the
   // leaf nodes in the graph, which will be stored via the tensors' .grad attributes"
+  //   「我们可以对损失调用 .backward，PyTorch 就会计算图中所有叶子节点的梯度」
   loss.backward();
 
-  std::cout << w1.grad() << "\n";
-  std::cout << b.grad() << "\n";
+  std::cout << w1.grad() << "\n";  // §4 "print(w1.grad)"
+  std::cout << b.grad() << "\n";   // §4 "print(b.grad)"
 
-  // Beyond the tutorial: its "PyTorch destroys the computation graph after calculating the
-  // gradients" made visible — the saved tensors were freed by that backward, so a second
+  // Beyond the tutorial: its §4 "PyTorch destroys the computation graph after calculating the
+  // gradients" 「PyTorch 在计算出梯度后会销毁计算图以释放内存」 made visible — the saved tensors were freed by that backward, so a second
   // one is refused with PyTorch's message.
   try {
     loss.backward();
@@ -70,7 +75,7 @@ int main(int argc, char** argv) {
     std::cout << message.substr(0, message.find(" (or")) << "\n";
   }
 
-  // Beyond the tutorial (§5 uses it): "torch.no_grad()" — inference without recording.
+  // Beyond the tutorial (§5 uses it): "with torch.no_grad():" — inference without recording.
   {
     ember::NoGradGuard no_grad;
     z = x1 * w1 + b;

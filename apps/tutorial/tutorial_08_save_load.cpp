@@ -5,6 +5,8 @@
 // ember writes the same state_dict in the safetensors format ("model.safetensors"), which
 // Python's safetensors package also reads. The output matches
 // tests/apps/expected/tutorial_08_save_load.txt (tests/reference/tutorial_08_save_load.py).
+// Step comments: §N "the English original" 「the Chinese seed's wording」 (see
+// tutorial_02_tensors.cpp); quotes of the tutorial's code read the same in both.
 #include <cstdint>
 #include <filesystem>
 #include <iostream>
@@ -21,8 +23,8 @@ namespace data = ember::data;
 namespace F = ember::nn::functional;
 
 int main(int argc, char** argv) {
-  // §8: "In the previous section, we successfully trained a model." — §7 again, quietly:
-  // the same data, seed, model and three epochs of SGD.
+  // §8 "In the previous section, we successfully trained a model." 「在上一节中，我们成功训练了
+  // 一个模型」 — §7 again, quietly: the same data, seed, model and three epochs of SGD.
   auto [X_train, y_train, X_test, y_test] = toy_data();
   auto train_ds = std::make_shared<ToyDataset>(X_train, y_train);
   ember::manual_seed(123);
@@ -45,11 +47,13 @@ int main(int argc, char** argv) {
     std::cout << (*model)(X_train) << "\n";
   }
 
-  // "A model's state_dict is a Python dictionary object that maps each layer in the model
-  // to its trainable parameters (weights and biases)."
+  // §8 "A model's state_dict is a Python dictionary object that maps each layer in the model
+  // to its trainable parameters (weights and biases)." 「模型的 state_dict 是一个 Python 字典
+  // 对象，它把模型中的每一层映射到该层可训练的参数（权重和偏置）」 (beyond the tutorial: printed)
   for (const auto& [name, tensor] : model->state_dict()) std::cout << name << " " << ember::size_string(tensor.sizes()) << "\n";
 
-  // §8 "the recommended way to save and load models in PyTorch":
+  // §8 "the recommended way to save and load models in PyTorch" 「在 PyTorch 中保存和加载模型的
+  // 推荐方式」:
   // "torch.save(model.state_dict(), "model.pth")" — here safetensors, in a temporary
   // directory unless a path is given on the command line.
   std::filesystem::path path;
@@ -62,13 +66,14 @@ int main(int argc, char** argv) {
   }
   ember::save(model->state_dict(), path.string());
 
-  // §8 "After saving the model, we can restore it from disk":
-  // "model = NeuralNetwork(2, 2)  # needs to match the original model exactly"
+  // §8 "After saving the model, we can restore it from disk" 「保存模型之后，我们可以按如下方式从
+  // 磁盘恢复」:
+  // §8 "model = NeuralNetwork(2, 2) # needs to match the original model exactly"
   model = std::make_shared<NeuralNetwork>(2, 2);
-  // "model.load_state_dict(torch.load("model.pth", weights_only=True))"
+  // §8 "model.load_state_dict(torch.load("model.pth", weights_only=True))": <All keys matched successfully>
   std::cout << model->load_state_dict(ember::load(path.string())) << "\n";
 
-  // The restored model computes what the trained one computed.
+  // Beyond the tutorial: the restored model computes what the trained one computed.
   model->eval();
   {
     ember::NoGradGuard no_grad;

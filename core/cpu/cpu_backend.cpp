@@ -31,6 +31,9 @@ class CpuBackend final : public Backend {
   void index_add(const IndexPlan& plan) override { cpu::index_add(plan); }
   void gather(const IndexPlan& plan) override { cpu::gather(plan); }
   void scatter_add(const IndexPlan& plan) override { cpu::scatter_add(plan); }
+  void cross_entropy(const CrossEntropyPlan& plan) override { cpu::cross_entropy(plan); }
+  void sgd_step(const SgdPlan& plan) override { cpu::sgd_step(plan); }
+  void one_hot(const OneHotPlan& plan) override { cpu::one_hot(plan); }
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 //   reduce_kernels.cpp       reductions, softmax / log_softmax
 //   gemm.cpp                 batched strided matrix multiply
 //   index_kernels.cpp        index_select, index_add, gather, scatter_add
+//   fused_kernels.cpp        fused cross-entropy, the SGD step, one_hot (core/fused_plans.h)
 #pragma once
 
 #include <ember/core/backend.h>
@@ -26,5 +27,9 @@ void index_select(const IndexPlan& plan);
 void index_add(const IndexPlan& plan);
 void gather(const IndexPlan& plan);
 void scatter_add(const IndexPlan& plan);
+
+void cross_entropy(const CrossEntropyPlan& plan);
+void sgd_step(const SgdPlan& plan);
+void one_hot(const OneHotPlan& plan);
 
 }  // namespace ember::cpu

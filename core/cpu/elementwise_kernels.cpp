@@ -267,6 +267,12 @@ void binary_typed(BinaryOp op, const StridedPlan& plan, Scalar alpha_scalar) {
     case BinaryOp::Pow: binary_loop<T, T>(plan, [](T a, T b) { return power(a, b); }); return;
     case BinaryOp::Maximum: binary_loop<T, T>(plan, [](T a, T b) { return maximum(a, b); }); return;
     case BinaryOp::Minimum: binary_loop<T, T>(plan, [](T a, T b) { return minimum(a, b); }); return;
+    case BinaryOp::ReluBackward:
+      // threshold_backward: a = the gradient, b = relu's result. `b <= 0` is false for NaN,
+      // so a NaN result passes the gradient, exactly as PyTorch. One pass, a select the
+      // compiler vectorises (the composite gt + to + mul took three passes and two temporaries).
+      binary_loop<T, T>(plan, [](T a, T b) { return b <= T(0) ? T(0) : a; });
+      return;
     case BinaryOp::Eq: binary_loop<bool, T>(plan, [](T a, T b) { return a == b; }); return;
     case BinaryOp::Ne: binary_loop<bool, T>(plan, [](T a, T b) { return a != b; }); return;
     case BinaryOp::Lt: binary_loop<bool, T>(plan, [](T a, T b) { return a < b; }); return;

@@ -241,4 +241,25 @@ std::uint64_t warp_exchange_down(std::uint64_t bits, unsigned delta) {
   return result;
 }
 
+std::uint32_t warp_ballot(bool predicate, std::uint32_t* participants) {
+  BlockRun* run = active_run;
+  if (run == nullptr) throw std::logic_error("emulator: warp vote outside a kernel launch");
+  const int thread = run->current;
+  const int lane = thread % kWarpSize;
+  const int warp_start = thread - lane;
+  const int warp_end = std::min(static_cast<int>(run->fibers.size()), warp_start + kWarpSize);
+  run->warp_slots[thread] = predicate ? 1 : 0;
+  park(FiberState::AtWarpBarrier);  // every live lane has voted
+  // Lanes that finished before the vote (state Done) take no part, as exited threads on a GPU.
+  std::uint32_t ballot = 0, voters = 0;
+  for (int i = warp_start; i < warp_end; ++i) {
+    if (run->fibers[i].state == FiberState::Done) continue;
+    voters |= 1u << (i - warp_start);
+    if (run->warp_slots[i] != 0) ballot |= 1u << (i - warp_start);
+  }
+  park(FiberState::AtWarpBarrier);  // every lane has read before anyone votes again
+  if (participants != nullptr) *participants = voters;
+  return ballot;
+}
+
 }  // namespace ember::emulate

@@ -7,6 +7,7 @@
 //   * EMBER_SHARED_ARRAY memory is one arena per block (48 KiB, CUDA's static limit),
 //   * syncthreads() parks the fiber until every live thread of the block arrives,
 //   * shfl_down() exchanges values among the 32 lanes of a warp (a warp-wide barrier),
+//   * warp_ballot() is __ballot_sync / __any_sync / __all_sync over the warp's live lanes,
 //   * a barrier that can never be released (divergent __syncthreads) is reported as an error.
 // What it checks: indexing, bounds, tiling logic, barrier placement. What it cannot check:
 // timing, coalescing, races that only real parallel hardware exposes, the memory model.
@@ -61,6 +62,11 @@ T shfl_down(T value, unsigned delta) {
   std::memcpy(&result, &received, sizeof(T));
   return result;
 }
+
+// The warp vote behind __ballot_sync: bit l of the result is lane l's predicate, over the
+// lanes of this warp that are still running (a warp barrier, like a shuffle). When
+// `participants` is given it receives the mask of those lanes (for __all_sync).
+std::uint32_t warp_ballot(bool predicate, std::uint32_t* participants = nullptr);
 
 // Counters the tests read to prove the emulator really ran barriers and blocks.
 struct LaunchStats {

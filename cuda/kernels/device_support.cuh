@@ -5,7 +5,8 @@
 //   * by a plain C++ compiler for the tests (tests/cuda/), where they map onto the CPU
 //     emulator in cuda/emulate/emulator.h, which runs a grid's threads as fibers.
 // So a kernel spells `__global__` as EMBER_GLOBAL, a shared array as EMBER_SHARED_ARRAY,
-// `__syncthreads()` as EMBER_SYNCTHREADS() and launches with EMBER_LAUNCH. threadIdx,
+// `__syncthreads()` as EMBER_SYNCTHREADS(), shuffles and votes as warp_shfl_down /
+// warp_ballot / warp_any / warp_all, and launches with EMBER_LAUNCH. threadIdx,
 // blockIdx, blockDim and gridDim keep their CUDA names in both worlds.
 // Docs: docs/cuda.md ("Kernels that run without a GPU").
 #pragma once
@@ -31,7 +32,7 @@
 #define EMBER_LAUNCH(kernel, grid, block, stream, ...)                       \
   do {                                                                        \
     kernel<<<(grid), (block), 0, (stream)>>>(__VA_ARGS__);                    \
-    ::ember::cuda::check_cuda(cudaGetLastError(), "launch " #kernel, __FILE__, __LINE__); \
+    ::ember::cuda::check_launch(cudaGetLastError(), #kernel, __func__, __FILE__, __LINE__); \
   } while (0)
 
 #else  // plain C++: the CPU emulator
@@ -43,8 +44,13 @@
 #define EMBER_SHARED_ARRAY(type, name, count) \
   type* name = static_cast<type*>(::ember::emulate::shared_bytes(sizeof(type) * (count), alignof(type)))
 #define EMBER_SYNCTHREADS() ::ember::emulate::syncthreads()
-#define EMBER_LAUNCH(kernel, grid, block, stream, ...) \
-  ::ember::emulate::launch((grid), (block), [&] { kernel(__VA_ARGS__); })
+// The emulator runs every launch to completion in order, so the stream is not needed (but
+// is still "used": the dispatch functions take it for the GPU build).
+#define EMBER_LAUNCH(kernel, grid, block, stream, ...)                        \
+  do {                                                                        \
+    static_cast<void>(stream);                                                \
+    ::ember::emulate::launch((grid), (block), [&] { kernel(__VA_ARGS__); });  \
+  } while (0)
 
 #endif
 
@@ -75,6 +81,35 @@ EMBER_DEVICE T warp_shfl_down(T value, unsigned delta) {
   }
 #else
   return ::ember::emulate::shfl_down(value, delta);
+#endif
+}
+
+// Warp votes (__ballot_sync, __any_sync, __all_sync) over the full warp. Like the shuffle
+// above they assume all 32 lanes take part (block sizes that are multiples of 32, no
+// divergence around the call); the emulator votes over the warp's live lanes. No kernel
+// uses them yet — they are here, emulated and tested, for early-exit tests such as
+// "does any lane of this warp still have work".
+EMBER_DEVICE unsigned warp_ballot(bool predicate) {
+#if defined(__CUDACC__)
+  return __ballot_sync(0xffffffffu, predicate);
+#else
+  return ::ember::emulate::warp_ballot(predicate);
+#endif
+}
+EMBER_DEVICE bool warp_any(bool predicate) {
+#if defined(__CUDACC__)
+  return __any_sync(0xffffffffu, predicate) != 0;
+#else
+  return ::ember::emulate::warp_ballot(predicate) != 0;
+#endif
+}
+EMBER_DEVICE bool warp_all(bool predicate) {
+#if defined(__CUDACC__)
+  return __all_sync(0xffffffffu, predicate) != 0;
+#else
+  std::uint32_t participants = 0;
+  const std::uint32_t ballot = ::ember::emulate::warp_ballot(predicate, &participants);
+  return ballot == participants;
 #endif
 }
 

@@ -15,6 +15,7 @@
 #include <ember/core/error.h>
 #include <ember/cuda/kernels/device_math.cuh>
 #include <ember/cuda/kernels/elementwise.cuh>
+#include <ember/cuda/kernels/relu_backward.cuh>
 
 EMBER_KERNELS_BEGIN
 
@@ -202,6 +203,9 @@ void binary_for_type(BinaryOp op, const StridedPlan& plan, Scalar alpha, cudaStr
       break;
     case BinaryOp::Maximum: return launch_elementwise<T, T, T>(plan, MaximumOp<T>{}, stream);
     case BinaryOp::Minimum: return launch_elementwise<T, T, T>(plan, MinimumOp<T>{}, stream);
+    case BinaryOp::ReluBackward:  // relu_backward.cuh
+      if constexpr (!std::is_same_v<T, bool>) return launch_elementwise<T, T, T>(plan, ReluBackwardOp<T>{}, stream);
+      break;
     case BinaryOp::Eq: return launch_elementwise<bool, T, T>(plan, EqOp<T>{}, stream);
     case BinaryOp::Ne: return launch_elementwise<bool, T, T>(plan, NeOp<T>{}, stream);
     case BinaryOp::Lt: return launch_elementwise<bool, T, T>(plan, LtOp<T>{}, stream);

@@ -10,7 +10,19 @@
 //   3. vectorised loads — when an operand is contiguous along a tile axis and aligned, its
 //      slab is fetched with 16-byte loads (4 floats / 2 doubles); otherwise element by element;
 //   4. transposes cost nothing — operands are read through their (row, col) strides, so
-//      A^T is just swapped strides; edges (any M, N, K) are zero-padded in shared memory.
+//      A^T is just swapped strides; edges (any M, N, K) are zero-padded in shared memory;
+//   5. any M and N — C's 64×64 tiles are numbered row-tile-major and laid on grid.x (CUDA
+//      allows 2^31 − 1 blocks there, only 65535 on y and z); a block loops over tiles with
+//      stride gridDim.x, and over batches with stride gridDim.z (gemm_launch_shape);
+//   6. epilogue — C = alpha·acc + beta·addend while the tile is stored, the addend read from
+//      C or, for addmm, straight from the broadcast bias (plan.bias, stride 0 along rows),
+//      so the bias is never first copied into C.
+//
+//   tiles of C, numbered on grid.x:        block b handles tiles b, b + gridDim.x, ...
+//        col tile → 0    1    2
+//   row 0        [ 0 ][ 1 ][ 2 ]
+//   tile 1       [ 3 ][ 4 ][ 5 ]           tile t = (row t / col_tiles, col t % col_tiles)
+//   ↓ 2          [ 6 ][ 7 ][ 8 ]
 //
 //              K →                          N →
 //         ┌──────────┐                 ┌──────────────┐
@@ -35,6 +47,40 @@ constexpr int kGemmThreadsX = 16, kGemmThreadsY = 16;  // 256 threads
 constexpr int kGemmThreads = kGemmThreadsX * kGemmThreadsY;
 constexpr int kGemmPerThreadM = kGemmTileM / kGemmThreadsY;  // 4
 constexpr int kGemmPerThreadN = kGemmTileN / kGemmThreadsX;  // 4
+constexpr std::int64_t kGemmMaxGridX = 2147483647;  // CUDA's grid.x limit (2^31 − 1)
+constexpr std::int64_t kGemmMaxGridZ = 65535;       // CUDA's grid.z limit
+
+// How C splits into 64×64 tiles (host and device: the kernel recomputes it from the plan).
+struct GemmTiles {
+  std::int64_t row_tiles = 0, col_tiles = 0, tiles = 0;
+};
+EMBER_HOST_DEVICE inline GemmTiles gemm_tiles(std::int64_t m, std::int64_t n) {
+  GemmTiles t;
+  t.row_tiles = (m + kGemmTileM - 1) / kGemmTileM;
+  t.col_tiles = (n + kGemmTileN - 1) / kGemmTileN;
+  t.tiles = t.row_tiles * t.col_tiles;
+  return t;
+}
+// The first row and column of C that tile number `tile` covers.
+EMBER_HOST_DEVICE inline void gemm_tile_origin(std::int64_t tile, std::int64_t col_tiles, std::int64_t& row0,
+                                               std::int64_t& col0) {
+  row0 = (tile / col_tiles) * kGemmTileM;
+  col0 = (tile % col_tiles) * kGemmTileN;
+}
+
+// The launch for a plan (host side; unit-tested on the CPU): one block per tile on grid.x
+// up to max_blocks_x, one per batch on grid.z up to 65535; the kernel's loops cover the rest.
+struct GemmLaunch {
+  GemmTiles tiles;
+  std::int64_t grid_x = 0, grid_z = 0;
+};
+inline GemmLaunch gemm_launch_shape(const GemmPlan& plan, std::int64_t max_blocks_x = kGemmMaxGridX) {
+  GemmLaunch launch;
+  launch.tiles = gemm_tiles(plan.m, plan.n);
+  launch.grid_x = launch.tiles.tiles < max_blocks_x ? launch.tiles.tiles : max_blocks_x;
+  launch.grid_z = plan.batch < kGemmMaxGridZ ? plan.batch : kGemmMaxGridZ;
+  return launch;
+}
 
 // How an operand's slab may be fetched: 16-byte vectors along its columns (cs == 1), along
 // its rows (rs == 1), or one element at a time.
@@ -88,14 +134,19 @@ EMBER_GLOBAL void gemm_kernel(GemmPlan plan, TileLoad a_mode, TileLoad b_mode) {
   EMBER_SHARED_ARRAY(T, a_tile, kGemmTileK * kGemmTileM);
   EMBER_SHARED_ARRAY(T, b_tile, kGemmTileK * kGemmTileN);
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
-  const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.y) * kGemmTileM;
-  const std::int64_t n0 = static_cast<std::int64_t>(blockIdx.x) * kGemmTileN;
   const T alpha = static_cast<T>(plan.alpha), beta = static_cast<T>(plan.beta);
+  const GemmTiles tiles = gemm_tiles(plan.m, plan.n);
 
-  for (std::int64_t batch = blockIdx.z; batch < plan.batch; batch += gridDim.z) {
+  // Both loops are uniform across the block (they depend on block indices only), so the
+  // barriers inside are reached by every thread.
+  for (std::int64_t batch = blockIdx.z; batch < plan.batch; batch += gridDim.z)
+  for (std::int64_t tile = blockIdx.x; tile < tiles.tiles; tile += gridDim.x) {
+    std::int64_t m0 = 0, n0 = 0;
+    gemm_tile_origin(tile, tiles.col_tiles, m0, n0);
     const T* a = static_cast<const T*>(plan.a) + batch * plan.batch_stride_a;
     const T* b = static_cast<const T*>(plan.b) + batch * plan.batch_stride_b;
     T* c = static_cast<T*>(plan.c) + batch * plan.batch_stride_c;
+    const T* bias = plan.bias == nullptr ? nullptr : static_cast<const T*>(plan.bias) + batch * plan.batch_stride_bias;
 
     T acc[kGemmPerThreadM][kGemmPerThreadN] = {};
     for (std::int64_t k0 = 0; k0 < plan.k; k0 += kGemmTileK) {
@@ -121,7 +172,12 @@ EMBER_GLOBAL void gemm_kernel(GemmPlan plan, TileLoad a_mode, TileLoad b_mode) {
         if (col >= plan.n) continue;
         T* out = c + row * plan.row_stride_c + col * plan.col_stride_c;
         // beta == 0: C may be uninitialised (NaN garbage must not leak in), so never read it.
-        *out = beta == T(0) ? alpha * acc[i][j] : alpha * acc[i][j] + beta * *out;
+        if (beta == T(0)) {
+          *out = alpha * acc[i][j];
+        } else {
+          const T addend = bias != nullptr ? bias[row * plan.row_stride_bias + col * plan.col_stride_bias] : *out;
+          *out = alpha * acc[i][j] + beta * addend;
+        }
       }
     }
   }
@@ -140,21 +196,19 @@ inline TileLoad choose_tile_load(const void* base, std::int64_t batch_stride, st
 }
 
 template <class T>
-void launch_gemm_typed(const GemmPlan& plan, cudaStream_t stream) {
+void launch_gemm_typed(const GemmPlan& plan, cudaStream_t stream, std::int64_t max_blocks_x) {
   const TileLoad a_mode = choose_tile_load<T>(plan.a, plan.batch_stride_a, plan.row_stride_a, plan.col_stride_a);
   const TileLoad b_mode = choose_tile_load<T>(plan.b, plan.batch_stride_b, plan.row_stride_b, plan.col_stride_b);
-  const dim3 grid(static_cast<unsigned>((plan.n + kGemmTileN - 1) / kGemmTileN),
-                  static_cast<unsigned>((plan.m + kGemmTileM - 1) / kGemmTileM),
-                  static_cast<unsigned>(plan.batch < 65535 ? plan.batch : 65535));
+  const GemmLaunch shape = gemm_launch_shape(plan, max_blocks_x);
+  const dim3 grid(static_cast<unsigned>(shape.grid_x), 1u, static_cast<unsigned>(shape.grid_z));
   auto kernel = &gemm_kernel<T>;
   EMBER_LAUNCH(kernel, grid, dim3(kGemmThreadsX, kGemmThreadsY), stream, plan, a_mode, b_mode);
 }
 
-inline void dispatch_gemm(const GemmPlan& plan, cudaStream_t stream) {
+// max_blocks_x only matters to tests, which lower it to make blocks loop over tiles.
+inline void dispatch_gemm(const GemmPlan& plan, cudaStream_t stream, std::int64_t max_blocks_x = kGemmMaxGridX) {
   if (plan.batch == 0 || plan.m == 0 || plan.n == 0) return;
-  EMBER_CHECK((plan.m + kGemmTileM - 1) / kGemmTileM <= 65535, ShapeError,
-              "CUDA gemm: m = ", plan.m, " exceeds the grid's limit of 65535 row tiles");
-  EMBER_DISPATCH_FLOATING(plan.dtype, launch_gemm_typed<scalar_t>(plan, stream));
+  EMBER_DISPATCH_FLOATING(plan.dtype, launch_gemm_typed<scalar_t>(plan, stream, max_blocks_x));
 }
 
 EMBER_KERNELS_END

@@ -4,29 +4,30 @@
 // c = e % classes and writes 1 or 0. Every output element is written exactly once, so no
 // zero-fill launch and no scatter are needed, and consecutive threads write consecutive
 // int64s (coalesced); the index read is shared by the `classes` threads of a row (cached).
-// Index values are checked on the host (native::one_hot) before the launch.
+// The backend's one_hot (core/backend.h, OneHotPlan in core/fused_plans.h): native::one_hot
+// (core/indexing.cpp) checks the index values on the host, then the output is built on
+// the device — no host-built tensor and no host-to-device copy of rows × classes int64s.
 // Bound: memory bandwidth — 8 × rows × classes bytes written (+ 8 × rows read).
-// Status: exercised by the emulator tests (tests/cuda/test_fused_kernels.cpp); not yet a
-// Backend method, so GPU one_hot still runs the composite native path (docs/cuda.md).
 #pragma once
 
 #include <cstdint>
 
+#include <ember/core/fused_plans.h>
 #include <ember/cuda/kernels/device_support.cuh>
 
 EMBER_KERNELS_BEGIN
 
-EMBER_GLOBAL void one_hot_kernel(const std::int64_t* index, std::int64_t* out, std::int64_t rows,
-                                 std::int64_t classes) {
-  const std::int64_t total = rows * classes;
+using ::ember::OneHotPlan;
+
+EMBER_GLOBAL void one_hot_kernel(OneHotPlan plan) {
+  const std::int64_t total = plan.rows * plan.classes;
   for (std::int64_t e = global_thread_index(); e < total; e += grid_thread_count())
-    out[e] = index[e / classes] == e % classes ? 1 : 0;
+    plan.out[e] = plan.index[e / plan.classes] == e % plan.classes ? 1 : 0;
 }
 
-inline void dispatch_one_hot(const std::int64_t* index, std::int64_t* out, std::int64_t rows, std::int64_t classes,
-                             cudaStream_t stream) {
-  if (rows == 0 || classes == 0) return;
-  EMBER_LAUNCH(one_hot_kernel, dim3(blocks_for(rows * classes, 256)), dim3(256), stream, index, out, rows, classes);
+inline void dispatch_one_hot(const OneHotPlan& plan, cudaStream_t stream) {
+  if (plan.rows == 0 || plan.classes == 0) return;
+  EMBER_LAUNCH(one_hot_kernel, dim3(blocks_for(plan.rows * plan.classes, 256)), dim3(256), stream, plan);
 }
 
 EMBER_KERNELS_END

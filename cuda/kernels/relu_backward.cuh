@@ -1,26 +1,29 @@
-// cuda/kernels/relu_backward.cuh — ReLU's backward, grad_input = grad_output · [input > 0].
+// cuda/kernels/relu_backward.cuh — ReLU's backward, PyTorch's threshold_backward(grad, result, 0).
 //
-// PyTorch's threshold_backward: the gradient passes where the forward input (or output,
-// the same sign) was positive and is 0 elsewhere, including at 0 and for NaN inputs.
-// It is one more functor for the shared elementwise kernel (elementwise.cuh): operands
-// [grad_input, grad_output, input] of one dtype, so it gets the 16-byte vectorised path
-// for contiguous tensors and the strided path otherwise. ReLU forward is ReluOp in
-// elementwise_ops.cuh.
-// Bound: memory bandwidth — 2 reads + 1 write of itemsize × numel.
-// Status: exercised by the emulator tests (tests/cuda/test_fused_kernels.cpp); not yet a
-// Backend method, so autograd's relu backward runs gt + mul kernels (docs/cuda.md).
+// grad_input = result <= 0 ? 0 : grad_output. The gradient passes where relu's result is
+// positive and is 0 elsewhere, including at exactly 0; a NaN result (relu(NaN) = NaN)
+// passes it, as in PyTorch (`NaN <= 0` is false). It is one more functor for the shared
+// elementwise kernel (elementwise.cuh), so it gets the 16-byte vectorised path for
+// contiguous tensors and the strided path otherwise. The backend reaches it as
+// BinaryOp::ReluBackward (elementwise_ops.cuh's binary dispatch, operands
+// [grad_input, grad_output, result]); autograd's ReluBackward0 calls it through
+// native::relu_backward. ReLU forward is ReluOp in elementwise_ops.cuh.
+// Bound: memory bandwidth — 2 reads + 1 write of itemsize × numel (the composite
+// gt + cast + mul it replaces made three passes and two temporaries: 6 reads/writes of
+// a full tensor plus a bool one).
 #pragma once
 
-#include <ember/cuda/kernels/elementwise_ops.cuh>
+#include <ember/cuda/kernels/elementwise.cuh>
 
 EMBER_KERNELS_BEGIN
 
 template <class T>
 struct ReluBackwardOp {
-  EMBER_HOST_DEVICE T operator()(T grad_output, T input) const { return input > T(0) ? grad_output : T(0); }
+  EMBER_HOST_DEVICE T operator()(T grad_output, T result) const { return result <= T(0) ? T(0) : grad_output; }
 };
 
-// plan operands: [grad_input, grad_output, input], one floating dtype.
+// plan operands: [grad_input, grad_output, result], one floating dtype (the emulator tests
+// call this directly; the backend goes through dispatch_binary).
 inline void dispatch_relu_backward(const StridedPlan& plan, cudaStream_t stream) {
   EMBER_DISPATCH_FLOATING(plan.dtypes[0],
                           (launch_elementwise<scalar_t, scalar_t, scalar_t>(plan, ReluBackwardOp<scalar_t>{}, stream)));

@@ -1,52 +1,73 @@
 // cuda/kernels/sgd.cuh — one fused SGD step (PyTorch's torch.optim.SGD update) per parameter.
 //
-// For each element, with d = grad + weight_decay · param:
-//   momentum == 0:  param -= lr · d
+// For each element (SgdPlan in core/fused_plans.h has the whole formula):
+//   d = maximize ? -grad : grad;  d = d + weight_decay · param
+//   momentum == 0:  param = param - lr · d
 //   otherwise:      buf = first_step ? d : momentum · buf + (1 - dampening) · d
-//                   param -= lr · (nesterov ? d + momentum · buf : buf)
-// Unfused this is 3-5 elementwise launches, each reading and writing whole tensors; fused,
-// each thread reads param, grad and buf once and writes param and buf once. Contiguous
-// tensors only (parameters and their .grad are), grid-stride loop, one element per step.
+//                   param = param - lr · (nesterov ? d + momentum · buf : buf)
+// Unfused (nn/sgd.cpp's composite path) this is 3–6 elementwise launches, each reading and
+// writing whole tensors; fused, each thread reads param, grad and buf once and writes
+// param and buf once. Contiguous tensors only (parameters, their .grad and the buffer
+// are), grid-stride loop, one element per step — consecutive threads touch consecutive
+// elements, so every access coalesces.
+// Rounding: the composite path's `a + alpha · b` kernels are contracted by nvcc into one
+// fused multiply-add (its default --fmad=true) and buf.mul_(momentum) is a plain product,
+// so this kernel spells exactly those operations with the _rn intrinsics: same bits as the
+// composite path on the GPU. Under the emulator (a host compiler) the same helpers are the
+// unfused `a + alpha * b`, as on the CPU.
 // Bound: memory bandwidth — (3 reads + 2 writes) × itemsize × numel with momentum,
 // (2 reads + 1 write) without.
-// Status: exercised by the emulator tests (tests/cuda/test_fused_kernels.cpp); not yet a
-// Backend method, so nn::optim::SGD still updates with elementwise kernels (docs/cuda.md).
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
+#include <ember/core/fused_plans.h>
 #include <ember/cuda/kernels/device_support.cuh>
 
 EMBER_KERNELS_BEGIN
 
-struct SgdPlan {
-  void* param = nullptr;
-  const void* grad = nullptr;
-  void* momentum_buffer = nullptr;  // may be nullptr when momentum == 0
-  std::int64_t numel = 0;
-  double lr = 0.0, momentum = 0.0, dampening = 0.0, weight_decay = 0.0;
-  bool nesterov = false;
-  bool first_step = false;  // the buffer does not exist yet: it starts as d
-  DType dtype = DType::Float32;
-};
+using ::ember::SgdPlan;
+
+// a + alpha · b, rounded as the elementwise AddOp kernel rounds it on this compiler.
+template <class T>
+EMBER_DEVICE T add_scaled(T a, T alpha, T b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<T, float>) return __fmaf_rn(alpha, b, a); else return __fma_rn(alpha, b, a);
+#else
+  return static_cast<T>(a + alpha * b);
+#endif
+}
+
+// a · b, rounded on its own (never contracted into a neighbouring add).
+template <class T>
+EMBER_DEVICE T product(T a, T b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<T, float>) return __fmul_rn(a, b); else return __dmul_rn(a, b);
+#else
+  return static_cast<T>(a * b);
+#endif
+}
 
 template <class T>
 EMBER_GLOBAL void sgd_kernel(SgdPlan plan) {
   T* param = static_cast<T*>(plan.param);
   const T* grad = static_cast<const T*>(plan.grad);
   T* buffer = static_cast<T*>(plan.momentum_buffer);
-  const T lr = static_cast<T>(plan.lr), momentum = static_cast<T>(plan.momentum);
-  const T dampening = static_cast<T>(plan.dampening), weight_decay = static_cast<T>(plan.weight_decay);
+  // Each hyper-parameter rounded to T once, as the composite ops' Scalar arguments are.
+  const T weight_decay = static_cast<T>(plan.weight_decay), momentum = static_cast<T>(plan.momentum);
+  const T keep_fraction = static_cast<T>(1.0 - plan.dampening), step = static_cast<T>(-plan.lr);
+  const bool decay = plan.weight_decay != 0.0, use_momentum = plan.momentum != 0.0;
   for (std::int64_t i = global_thread_index(); i < plan.numel; i += grid_thread_count()) {
     const T p = param[i];
-    T d = grad[i];
-    if (weight_decay != T(0)) d += weight_decay * p;
-    if (momentum != T(0)) {
-      const T b = plan.first_step ? d : momentum * buffer[i] + (T(1) - dampening) * d;
+    T d = plan.maximize ? static_cast<T>(-grad[i]) : grad[i];
+    if (decay) d = add_scaled(d, weight_decay, p);
+    if (use_momentum) {
+      const T b = plan.first_step ? d : add_scaled(product(buffer[i], momentum), keep_fraction, d);
       buffer[i] = b;
-      d = plan.nesterov ? d + momentum * b : b;
+      d = plan.nesterov ? add_scaled(d, momentum, b) : b;
     }
-    param[i] = p - lr * d;
+    param[i] = add_scaled(p, step, d);
   }
 }
 

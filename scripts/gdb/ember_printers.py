@@ -11,8 +11,11 @@
 # their layout only (device memory is not readable from the host process). At most
 # `ember-limit` elements are read (default 64; `ember-limit 0` for all).
 #
-# It also adds two commands:
+# It also adds three commands:
 #   ember-tensor EXPR   one tensor with every element;
+#   ember-grad EXPR     a tensor's .grad, read from its AutogradMeta (core/autograd_meta.h)
+#                       rather than by calling Tensor::grad(): gdb cannot call functions in
+#                       the program on every machine (docs/debugging.md);
 #   ember-graph EXPR    the tape behind a tensor, read from memory (no function is called
 #                       in the program): each node's name, the shapes of the tensors it
 #                       saved for backward, and, indented, the nodes its gradients flow to
@@ -180,6 +183,21 @@ class EmberTensorCommand(gdb.Command):
         gdb.write(format_tensor(_tensor_argument(argument), 0) + "\n")
 
 
+class EmberGradCommand(gdb.Command):
+    """ember-grad EXPR: the .grad of an ember::Tensor, read from memory (no call)."""
+
+    def __init__(self):
+        super().__init__("ember-grad", gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION)
+
+    def invoke(self, argument, from_tty):
+        impl = _shared_ptr_target(_tensor_argument(argument)["impl_"])
+        meta = _shared_ptr_target(impl["autograd_meta"]) if impl is not None else None
+        if meta is None:
+            gdb.write("(no grad: autograd never touched this tensor)\n")
+            return
+        gdb.write(format_tensor(meta.dereference()["grad"], _limit[0]) + "\n")
+
+
 class EmberLimitCommand(gdb.Command):
     """ember-limit N: read at most N elements when printing a tensor (0: all)."""
 
@@ -261,3 +279,4 @@ gdb.pretty_printers.append(_lookup)
 EmberGraphCommand()
 EmberTensorCommand()
 EmberLimitCommand()
+EmberGradCommand()

@@ -7,7 +7,8 @@
 # while a dprintf at Node::apply() — called from the engine's loop in autograd/engine.cpp —
 # prints each node as it runs: the order is the engine's (newest node first), and an
 # AccumulateGrad line (AccumulateGrad overrides apply()) is a gradient landing in a
-# leaf's .grad.
+# leaf's .grad. Nothing here calls a function in the program (ember-grad reads .grad from
+# memory), so it also works where gdb cannot make inferior calls.
 # Run from the repository root (the printers are sourced by a relative path).
 set pagination off
 set confirm off
@@ -22,5 +23,5 @@ dprintf ember::autograd::Node::apply,"apply %s\n",name_._M_dataplus._M_p
 dprintf ember::autograd::AccumulateGrad::apply,"apply AccumulateGrad (a %d-d gradient into a leaf's .grad)\n",(int)(grad_outputs._M_impl._M_start[0].impl_._M_ptr->sizes._M_impl._M_finish - grad_outputs._M_impl._M_start[0].impl_._M_ptr->sizes._M_impl._M_start)
 finish
 echo \n--- back in main after backward: the first layer's weight gradient\n
-ember-tensor ((ember::nn::Linear*) model->layers->modules_[0].get())->weight.grad()
+ember-grad ((ember::nn::Linear*) model->layers->modules_[0].get())->weight
 kill

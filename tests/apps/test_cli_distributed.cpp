@@ -10,6 +10,7 @@
 // RandomSampler from the default generator, a different order, so it is not the reference.)
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -154,21 +155,27 @@ TEST_CASE("ember train on 2 ranks: --resume continues exactly: 2 + 2 epochs equa
 
 TEST_CASE("ember train on 2 ranks: a rank killed mid-training is named and the other stopped", "[cli][distributed]") {
   // Rank 1's shell starts a killer in the background and then becomes `ember train` (exec
-  // keeps the pid); once rank 0 has logged a step, the killer SIGKILLs rank 1. Training is
-  // far too long to end by itself, so the job only ends because ember-run stops rank 0.
+  // keeps the pid); once rank 0 has logged a step, the killer notes the time and SIGKILLs
+  // rank 1. Training is far too long to end by itself, so the job only ends because
+  // ember-run stops rank 0 — which it must do within its grace period (5 s) plus a little.
   ScratchDir scratch("distributed_kill");
   const std::string log = scratch / "run.jsonl";
+  const std::string killed_at = scratch / "killed_at";
   const std::string train = bin("ember") + " train --data idx:" + fixtures_dir() +
                             "/idx --hidden 8 --batch-size 3 --epochs 1000000 --quiet --log-every 1 --log " + log;
   int exit_code = -1;
   std::string output = run_shell(
       bin("ember-run") + " --nproc-per-node 2 -- /bin/sh -c " +
           shell_quote("if [ $RANK = 1 ]; then (while ! grep -q step " + log + " 2>/dev/null; do sleep 0.05; done; "
-                      "kill -KILL $$) & fi; exec " + train),
+                      "date +%s.%N > " + killed_at + "; kill -KILL $$) & fi; exec " + train),
       &exit_code);
+  const double ended = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   CHECK(exit_code == 1);
   CHECK(contains(output, "ember-run: rank 1 (local rank 1, pid "));
   CHECK(contains(output, "failed with signal 9 (SIGKILL); stopping the other workers"));
   CHECK(contains(output, "worker group failed: rank 1 (local rank 1) exited with signal 9 (SIGKILL)"));
   CHECK(logged_step_losses(log).size() >= 1);
+  const double killed = std::stod(ember::testing::read_file(killed_at));
+  INFO("the job ended " << ended - killed << " s after the kill");
+  CHECK(ended - killed <= 5.0 + 5.0);
 }

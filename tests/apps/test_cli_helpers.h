@@ -2,15 +2,17 @@
 //
 // The CLI tests are black-box: they run build/bin/ember through
 // ember::testing::run_program and look at its output, exit code and files. These helpers
-// give each test its own scratch directory, the fixture paths, and a way to capture
-// stderr together with stdout.
+// give each test its own scratch directory, the fixture paths, a way to capture stderr
+// together with stdout, larger IDX data sets made on the spot, and Ctrl-C at a chosen moment.
 #pragma once
 
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,65 @@ inline std::string copy_idx_fixtures(const ScratchDir& scratch) {
 inline void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   file << bytes;
+}
+
+// An MNIST-style IDX data set in `directory` (uncompressed): train_count training and
+// test_count test images of side x side pixels, labels i % classes, class c brightening
+// row c as the committed fixtures do (so it is learnable), pixels from a fixed seed.
+inline void write_idx_dataset(const std::string& directory, std::int64_t train_count, std::int64_t test_count,
+                              int side = 4, int classes = 3) {
+  std::filesystem::create_directories(directory);
+  std::mt19937 random(2026);
+  auto big_endian = [](std::uint32_t value) {
+    return std::string{static_cast<char>(value >> 24), static_cast<char>(value >> 16), static_cast<char>(value >> 8),
+                       static_cast<char>(value)};
+  };
+  for (auto [prefix, count] : {std::pair<const char*, std::int64_t>{"train", train_count}, {"t10k", test_count}}) {
+    std::string images = std::string("\x00\x00\x08\x03", 4) + big_endian(static_cast<std::uint32_t>(count)) +
+                         big_endian(side) + big_endian(side);
+    std::string labels = std::string("\x00\x00\x08\x01", 4) + big_endian(static_cast<std::uint32_t>(count));
+    for (std::int64_t i = 0; i < count; ++i) {
+      int label = static_cast<int>(i % classes);
+      for (int pixel = 0; pixel < side * side; ++pixel) {
+        bool bright = pixel / side == label;
+        images += static_cast<char>(bright ? 170 + random() % 86 : random() % 80);
+      }
+      labels += static_cast<char>(label);
+    }
+    write_bytes(directory + "/" + prefix + "-images-idx3-ubyte", images);
+    write_bytes(directory + "/" + prefix + "-labels-idx1-ubyte", labels);
+  }
+}
+
+// What `ember ARGUMENTS` printed (stdout and stderr) and its exit code, when it got a
+// SIGINT (Ctrl-C) as soon as the /bin/sh condition `ready` held (checked every 20 ms;
+// $out names the output file, e.g. `grep -q 'train loss' "$out"`). If ember ends before
+// that, no signal is sent. The output is a file, so ember prints plain lines, not the bar.
+struct InterruptedRun {
+  std::string output;
+  int exit_code = -1;
+};
+inline InterruptedRun run_ember_interrupted(const ScratchDir& scratch, const std::string& arguments,
+                                           const std::string& ready) {
+  std::string out = scratch / "interrupted.out", code = scratch / "interrupted.code";
+  std::string script = scratch / "interrupt.sh";
+  // The output file is removed first: the readiness check must never see an earlier run's
+  // output (it would interrupt the new run before ember even started).
+  write_bytes(script, "out='" + out + "'\nrm -f \"$out\"\n" + std::string(EMBER_BIN_DIR) + "/ember " + arguments +
+                          " >\"$out\" 2>&1 &\n"
+                          "pid=$!\n"
+                          "while kill -0 $pid 2>/dev/null && ! { " + ready + "; }; do sleep 0.02; done\n"
+                          "kill -INT $pid 2>/dev/null\n"
+                          "wait $pid\n"
+                          "echo $? > '" + code + "'\n");
+  // coreutils' timeout: a run that never gets ready or never stops fails the test, not the suite.
+  int status = std::system(("timeout 300 sh '" + script + "'").c_str());
+  (void)status;  // the exit code that matters is ember's, written by the script
+  InterruptedRun run;
+  if (std::filesystem::exists(out)) run.output = read_file(out);
+  std::string exit_code = std::filesystem::exists(code) ? read_file(code) : "";
+  if (!exit_code.empty()) run.exit_code = std::stoi(exit_code);
+  return run;
 }
 
 // The "event": "step" losses of a --log file, in order.

@@ -1,12 +1,18 @@
-// tests/apps/test_cli_resume.cpp — checkpoints, exact --resume, the metrics log, Ctrl-C.
+// tests/apps/test_cli_resume.cpp — checkpoints, exact --resume and its checks, the metrics log.
 //
 // The promise: training 4 epochs, stopping, and resuming for 4 more gives bit-identical
 // parameters (and optimizer state) to 8 epochs in one go — for plain SGD, momentum with
-// dropout (whose masks come from the generator the checkpoint restores) and Adam.
+// dropout (whose masks come from the generator the checkpoint restores) and Adam, on the
+// toy data and on the IDX fixture (with a validation split, --drop-last and workers).
+// A resume with other options than the checkpoint's is refused, listing them, unless
+// --allow-config-change; what the summary says about the checkpoint is true.
+// (Ctrl-C: test_cli_interrupt.cpp.)
 #include <catch2/catch.hpp>
 
-#include <csignal>
+#include <algorithm>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include <ember/nn/serialize.h>
 
@@ -30,15 +36,20 @@ void require_identical(const ember::nn::StateDict& a, const ember::nn::StateDict
 }  // namespace
 
 TEST_CASE("ember train --resume continues exactly: 4 + 4 epochs equal 8", "[cli][resume]") {
-  const char* settings[] = {
+  const std::string idx = "--data idx:" + fixtures_dir() + "/idx";
+  const std::string settings[] = {
       "--data toy --hidden 30,20 --batch-size 2 --lr 0.5 --seed 123",
       "--data toy --hidden 16,8 --batch-size 2 --lr 0.1 --momentum 0.9 --dropout 0.2 --seed 5",
       "--data toy --hidden 12 --batch-size 3 --lr 0.01 --optimizer adam --seed 9",
+      idx + " --hidden 12,6 --batch-size 5 --lr 0.3 --momentum 0.9 --nesterov --dropout 0.2 --val-split 0.25 "
+            "--drop-last --seed 4",
+      idx + " --hidden 8 --batch-size 4 --lr 0.01 --optimizer adamw --weight-decay 0.1 --dropout 0.1 --workers 2 "
+            "--seed 6",
   };
   ScratchDir scratch("resume");
-  for (const char* flags : settings) {
+  for (const std::string& flags : settings) {
     INFO(flags);
-    std::string common = std::string("train ") + flags + " --quiet --log-every 1";
+    std::string common = "train " + flags + " --quiet --log-every 1";
     int code = -1;
     run_ember(common + " --epochs 8 --save " + scratch / "straight.st" + " --log " + scratch / "straight.jsonl", &code);
     REQUIRE(code == 0);
@@ -68,8 +79,13 @@ TEST_CASE("ember train --resume with a checkpoint of another model lists keys an
   int code = -1;
   run_ember("train --data toy --hidden 30,20 --epochs 1 --quiet --save " + scratch / "ck.st", &code);
   REQUIRE(code == 0);
+  // Other --hidden is first an option mismatch; allowed, the tensors still cannot fit.
   std::string output =
       run_ember("train --data toy --hidden 10 --epochs 2 --quiet --resume " + scratch / "ck.st", &code);
+  CHECK(code == 1);
+  CHECK_THAT(output, Catch::Contains("--hidden: checkpoint 30,20, now 10"));
+  output = run_ember("train --data toy --hidden 10 --epochs 2 --quiet --allow-config-change --resume " + scratch / "ck.st",
+                     &code);
   CHECK(code == 1);
   CHECK_THAT(output, Catch::Contains("the checkpoint does not fit the model"));
   CHECK_THAT(output, Catch::Contains("size mismatch for 0.weight: checkpoint [30, 2], model [10, 2]"));
@@ -121,28 +137,155 @@ TEST_CASE("ember train --log writes step, epoch and summary lines", "[cli][log]"
   CHECK(entries.back().at("event") == "summary");
 }
 
-TEST_CASE("Ctrl-C stops ember train at a batch boundary and keeps the last checkpoint", "[cli][interrupt]") {
-  ScratchDir scratch("interrupt");
-  // A run far too long to finish: interrupt it once its first checkpoint exists.
-  std::string ember = std::string(EMBER_BIN_DIR) + "/ember";
-  std::string checkpoint = scratch / "ck.st";
-  std::string script = "sh -c '" + ember + " train --data toy --hidden 8 --epochs 100000000 --quiet --save " +
-                       checkpoint + " & pid=$!; while [ ! -f " + checkpoint +
-                       " ]; do sleep 0.05; done; sleep 0.2; kill -INT $pid; wait $pid; echo exit=$?' 2>&1";
-  FILE* pipe = popen(script.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  char buffer[4096];
-  std::size_t count;
-  while ((count = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, count);
-  pclose(pipe);
-  INFO(output);
-  CHECK_THAT(output, Catch::Contains("exit=130"));
-  CHECK_THAT(output, Catch::Contains("ember: interrupted during epoch"));
-  CHECK_THAT(output, Catch::Contains("is intact"));
-  // The checkpoint on disk is a complete one from a finished epoch.
+TEST_CASE("ember train --save records the run's options in the checkpoint's config", "[cli][resume]") {
+  ScratchDir scratch("config");
+  std::string data = "idx:" + fixtures_dir() + "/idx";
+  int code = -1;
+  run_ember("train --data " + data + " --hidden 12,6 --dropout 0.25 --epochs 2 --batch-size 5 --lr 0.3 --momentum 0.9 "
+            "--nesterov --weight-decay 0.001 --seed 77 --drop-last --val-split 0.25 --workers 2 --quiet --save " +
+                scratch / "ck.st",
+            &code);
+  REQUIRE(code == 0);
   ember::Metadata metadata;
-  ember::nn::StateDict state = ember::load(checkpoint, &metadata);
-  CHECK(std::stoll(metadata.at("epoch")) >= 1);
-  CHECK(state.find("model.0.weight") != nullptr);
+  ember::load(scratch / "ck.st", &metadata);
+  CHECK(metadata.at("format") == "ember-cli-checkpoint/1");
+  CHECK(metadata.at("epoch") == "2");
+  CHECK(metadata.at("step") == "6");  // 18 training examples in batches of 5, the last 3 dropped: 3 steps an epoch
+  auto config = nlohmann::json::parse(metadata.at("config"));
+  CHECK(config.at("in_features") == 16);
+  CHECK(config.at("hidden") == nlohmann::json({12, 6}));
+  CHECK(config.at("num_classes") == 3);
+  CHECK(config.at("dropout") == 0.25);
+  CHECK(config.at("data") == data);
+  CHECK(config.at("class_names") == nlohmann::json({"0", "1", "2"}));
+  const auto& train = config.at("train");
+  CHECK(train.at("epochs") == 2);
+  CHECK(train.at("batch_size") == 5);
+  CHECK(train.at("lr") == 0.3);
+  CHECK(train.at("momentum") == 0.9);
+  CHECK(train.at("nesterov") == true);
+  CHECK(train.at("weight_decay") == 0.001);
+  CHECK(train.at("optimizer") == "sgd");
+  CHECK(train.at("seed") == 77);
+  CHECK(train.at("drop_last") == true);
+  CHECK(train.at("val_split") == 0.25);
+  CHECK(train.at("workers") == 2);
+
+  // A CSV run records the header as the file had it, decided from its first line.
+  for (auto [file, header] : {std::pair<const char*, bool>{"tiny.csv", true}, {"tiny_noheader.csv", false}}) {
+    INFO(file);
+    run_ember("train --data csv:" + fixtures_dir() + "/" + file + " --hidden 5 --epochs 1 --quiet --save " +
+                  scratch / "csv.st",
+              &code);
+    REQUIRE(code == 0);
+    ember::load(scratch / "csv.st", &metadata);
+    auto csv_train = nlohmann::json::parse(metadata.at("config")).at("train");
+    CHECK(csv_train.at("csv_header") == header);
+    CHECK(csv_train.at("csv_label_column") == 0);
+  }
+}
+
+TEST_CASE("ember train --resume refuses other options than the checkpoint's, listing them", "[cli][resume]") {
+  ScratchDir scratch("resume_flags");
+  const std::string base = "--data toy --hidden 8,4 --batch-size 2 --lr 0.2 --momentum 0.5 --seed 3";
+  std::string checkpoint = scratch / "ck.st";
+  int code = -1;
+  run_ember("train " + base + " --epochs 2 --quiet --save " + checkpoint, &code);
+  REQUIRE(code == 0);
+  const std::string before = read_file(checkpoint);
+
+  struct Case {
+    std::string flags;
+    std::vector<std::string> differences;
+  };
+  const Case cases[] = {
+      {"--data toy --hidden 8,4 --batch-size 2 --lr 0.1 --momentum 0.5 --seed 3", {"--lr: checkpoint 0.2, now 0.1"}},
+      {"--data toy --hidden 8,4 --batch-size 3 --lr 0.2 --momentum 0.5 --seed 4",
+       {"--batch-size: checkpoint 2, now 3", "--seed: checkpoint 3, now 4"}},
+      {"--data toy --hidden 8,4 --batch-size 2 --lr 0.2 --momentum 0.9 --nesterov --weight-decay 0.01 --seed 3",
+       {"--momentum: checkpoint 0.5, now 0.9", "--nesterov: checkpoint off, now on",
+        "--weight-decay: checkpoint 0, now 0.01"}},
+      {"--data toy --hidden 8,4 --batch-size 2 --lr 0.2 --optimizer adam --seed 3",
+       {"--optimizer: checkpoint sgd, now adam", "--momentum: checkpoint 0.5, now 0"}},
+      {base + " --dropout 0.1 --drop-last --val-split 0.2",
+       {"--val-split: checkpoint 0, now 0.2", "--dropout: checkpoint 0, now 0.1", "--drop-last: checkpoint off, now on"}},
+      {"--data toy --hidden 8 --batch-size 2 --lr 0.2 --momentum 0.5 --seed 3", {"--hidden: checkpoint 8,4, now 8"}},
+      {"--data idx:" + fixtures_dir() + "/idx --hidden 8,4 --batch-size 2 --lr 0.2 --momentum 0.5 --seed 3",
+       {"--data: checkpoint toy, now idx:" + fixtures_dir() + "/idx"}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.flags);
+    std::string output = run_ember("train " + c.flags + " --epochs 4 --quiet --resume " + checkpoint, &code);
+    CHECK(code == 1);
+    CHECK_THAT(output, Catch::Contains("ember: error: --resume " + checkpoint +
+                                       ": the checkpoint was trained with other options:"));
+    for (const std::string& difference : c.differences) CHECK_THAT(output, Catch::Contains("\n  " + difference + "\n"));
+    // Nothing else is listed: one line per difference between the heading and the advice.
+    auto first = output.find("options:\n") + 9, last = output.find("resume with the checkpoint's values");
+    REQUIRE(last != std::string::npos);
+    std::string listed = output.substr(first, last - first);
+    CHECK(std::count(listed.begin(), listed.end(), '\n') == static_cast<long>(c.differences.size()));
+    CHECK_THAT(output, Catch::Contains("--allow-config-change"));
+  }
+  CHECK(read_file(checkpoint) == before);  // refused runs touch nothing
+
+  // --epochs below the checkpoint's epoch.
+  std::string output = run_ember("train " + base + " --epochs 1 --quiet --resume " + checkpoint, &code);
+  CHECK(code == 1);
+  CHECK_THAT(output, Catch::Contains("--epochs 1 is below the epoch of " + checkpoint + " (2)"));
+
+  // --workers and --device do not change the numbers; a path spelled differently is the same data.
+  output = run_ember("train " + base + " --workers 2 --device cpu --epochs 3 --quiet --resume " + checkpoint, &code);
+  CHECK(code == 0);
+  run_ember("train --data idx:" + fixtures_dir() + "/idx --hidden 4 --epochs 1 --quiet --save " + scratch / "idx.st",
+            &code);
+  REQUIRE(code == 0);
+  output = run_ember("train --data idx:" + fixtures_dir() + "/./idx/ --hidden 4 --epochs 2 --quiet --resume " +
+                         scratch / "idx.st",
+                     &code);
+  CHECK(code == 0);
+
+  // --allow-config-change continues with the new options and says what changed.
+  output = run_ember("train --data toy --hidden 8,4 --batch-size 2 --lr 0.05 --optimizer adam --seed 3 --epochs 3 "
+                     "--allow-config-change --resume " + checkpoint + " --save " + scratch / "changed.st",
+                     &code);
+  INFO(output);
+  CHECK(code == 0);
+  CHECK_THAT(output, Catch::Contains("ember: warning: --allow-config-change: resuming " + checkpoint));
+  CHECK_THAT(output, Catch::Contains("  --optimizer: checkpoint sgd, now adam\n"));
+  CHECK_THAT(output, Catch::Contains("  --lr: checkpoint 0.2, now 0.05\n"));
+  CHECK_THAT(output, Catch::Contains("(the optimizer changed: its state starts afresh)"));
+  CHECK_THAT(output, Catch::Contains("resuming after epoch 2"));
+  ember::Metadata metadata;
+  ember::nn::StateDict changed = ember::load(scratch / "changed.st", &metadata);
+  CHECK(metadata.at("epoch") == "3");
+  CHECK(nlohmann::json::parse(metadata.at("config")).at("train").at("optimizer") == "adam");
+  CHECK(changed.find("optimizer.state.0.exp_avg") != nullptr);
+}
+
+TEST_CASE("ember train --resume with nothing left to train says what it kept", "[cli][resume]") {
+  ScratchDir scratch("nothing_left");
+  const std::string flags = "train --data toy --hidden 6 --batch-size 2 --lr 0.3 --seed 8 --quiet";
+  std::string checkpoint = scratch / "ck.st";
+  int code = -1;
+  run_ember(flags + " --epochs 3 --save " + checkpoint, &code);
+  REQUIRE(code == 0);
+  const std::string before = read_file(checkpoint);
+
+  // Another --save: nothing was trained, so nothing was written there, and the summary says so.
+  std::string output = run_ember(flags + " --epochs 3 --resume " + checkpoint + " --save " + scratch / "other.st", &code);
+  CHECK(code == 0);
+  CHECK_THAT(output, Catch::Contains("checkpoint:      not written: no epoch was left to train (" + checkpoint +
+                                     " holds epoch 3)"));
+  CHECK_THAT(output, Catch::Contains("no epoch trained"));
+  CHECK(!std::filesystem::exists(scratch / "other.st"));
+  // The same file: it is the checkpoint of epoch 3, untouched.
+  output = run_ember(flags + " --epochs 3 --resume " + checkpoint + " --save " + checkpoint, &code);
+  CHECK(code == 0);
+  CHECK_THAT(output, Catch::Contains("checkpoint:      " + checkpoint + " (epoch 3, unchanged: no epoch was left to train)"));
+  CHECK(read_file(checkpoint) == before);
+  // One more epoch is written and named.
+  output = run_ember(flags + " --epochs 4 --resume " + checkpoint + " --save " + scratch / "other.st", &code);
+  CHECK(code == 0);
+  CHECK_THAT(output, Catch::Contains("checkpoint:      " + scratch / "other.st" + " (epoch 4)"));
 }

@@ -132,6 +132,20 @@ TEST_CASE("ember-run: --max-restarts K starts a failing group K more times", "[a
   CHECK(contains(output, "worker group failed: rank 0 (local rank 0) exited with exit code 9 after 2 restart(s)"));
 }
 
+TEST_CASE("ember-run: --max-restarts with several nodes says that restarts stay on this node", "[apps][ember-run]") {
+  int exit_code = -1;
+  std::string output = ember_run(
+      "--nproc-per-node 1 --nnodes 2 --node-rank 1 --master-addr 127.0.0.1 --master-port 23456 --max-restarts 2 -- "
+      "/bin/sh -c 'echo $RANK'",
+      &exit_code);
+  CHECK(exit_code == 0);
+  CHECK(contains(output, "ember-run: note: with --nnodes > 1, --max-restarts restarts only this node's workers"));
+  CHECK(rank_lines(output, 1) == std::vector<std::string>{"1"});
+  // One node, or no restarts: no note.
+  output = ember_run("--nproc-per-node 1 --max-restarts 2 -- true", &exit_code);
+  CHECK_FALSE(contains(output, "note:"));
+}
+
 TEST_CASE("ember-run: a group that succeeds after a restart makes the launcher succeed", "[apps][ember-run]") {
   ScratchDir scratch("ember_run_recover");
   int exit_code = -1;
@@ -172,7 +186,13 @@ TEST_CASE("ember-run: bad arguments give a clear error and exit code 2", "[apps]
   CHECK(exit_code == 2);
   CHECK(contains(output, "ember-run: error: no program to run"));
 
-  output = ember_run("--nproc-per-node 2 --nnodes 2 -- true", &exit_code);
+  // Several machines cannot meet at this machine's loopback address: the default is refused.
+  output = ember_run("--nproc-per-node 2 --nnodes 2 --master-port 1234 -- true", &exit_code);
+  CHECK(exit_code == 2);
+  CHECK(contains(output, "ember-run: error: --master-addr is required with --nnodes > 1: the default 127.0.0.1 "
+                         "reaches only this machine"));
+
+  output = ember_run("--nproc-per-node 2 --nnodes 2 --master-addr node0.example -- true", &exit_code);
   CHECK(exit_code == 2);
   CHECK(contains(output, "--master-port is required with --nnodes > 1"));
 

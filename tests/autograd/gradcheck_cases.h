@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <ember/autograd/fused_ops.h>
 #include <ember/ember.h>
 
 namespace ember::testing::gradcheck_cases {
@@ -56,6 +57,11 @@ inline std::vector<OpCase> cases() {
       {"mul broadcast", [](L x) { return x[0] * x[1]; }, {{2, 3}, {2, 1}}, {}},
       {"mul 0-d", [](L x) { return x[0] * x[1]; }, {{}, {2, 2}}, {}},
       {"div broadcast", [](L x) { return x[0] / x[1]; }, {{2, 3}, {3}}, {false, true}},
+      {"add number alpha", [](L x) { return ember::add(x[0], 2.5, 3.0); }, {{2, 3}}, {}},
+      {"sub number first", [](L x) { return ember::sub(2.0, x[0], 0.5); }, {{2, 3}}, {}},
+      {"mul number (method)", [](L x) { return x[0].mul(-1.5); }, {{2, 3}}, {}},
+      {"div by number (method)", [](L x) { return x[0].div(4.0); }, {{2, 3}}, {}},
+      {"number div", [](L x) { return ember::div(3.0, x[0]); }, {{2, 3}}, {true}},
       {"neg", [](L x) { return -x[0]; }, {{2, 3}}, {}},
       {"exp 0-d", [](L x) { return x[0].exp(); }, {{}}, {}},
       {"mul empty broadcast", [](L x) { return x[0] * x[1]; }, {{0, 3}, {3}}, {}},
@@ -77,8 +83,10 @@ inline std::vector<OpCase> cases() {
       {"reshape", [](L x) { return x[0].reshape({6}); }, {{2, 3}}, {}},
       {"transpose", [](L x) { return x[0].transpose(0, 2); }, {{2, 3, 2}}, {}},
       {"T", [](L x) { return x[0].T(); }, {{2, 3}}, {}},
+      {"t", [](L x) { return x[0].t(); }, {{2, 3}}, {}},
       {"permute", [](L x) { return x[0].permute({1, 2, 0}); }, {{2, 3, 2}}, {}},
       {"squeeze/unsqueeze", [](L x) { return x[0].unsqueeze(0).squeeze(1) * 2.0; }, {{2, 1, 3}}, {}},
+      {"squeeze all", [](L x) { return x[0].squeeze() * 2.0; }, {{2, 1, 3, 1}}, {}},
       {"flatten", [](L x) { return x[0].flatten(1); }, {{2, 2, 2}}, {}},
       {"expand", [](L x) { return x[0].expand({2, 2, 3}) * 1.5; }, {{2, 1}}, {}},
       {"select", [](L x) { return x[0].select(1, -1); }, {{2, 3}}, {}},
@@ -88,11 +96,13 @@ inline std::vector<OpCase> cases() {
       {"sum", [](L x) { return x[0].sum(); }, {{2, 3}}, {}},
       {"sum dims", [](L x) { return x[0].sum({0, 2}); }, {{2, 3, 2}}, {}},
       {"mean keepdim", [](L x) { return x[0].mean({1}, true); }, {{2, 3}}, {}},
+      {"mean all", [](L x) { return x[0].mean(); }, {{2, 3}}, {}},
       {"prod", [](L x) { return x[0].prod(); }, {{2, 3}}, {}},
       {"prod dim", [](L x) { return x[0].prod(1); }, {{2, 3}}, {}},
       {"amax", [](L x) { return x[0].amax({1}); }, {{2, 3}}, {}},
       {"amin keepdim", [](L x) { return x[0].amin({0}, true); }, {{2, 3}}, {}},
       {"max all", [](L x) { return x[0].max(); }, {{2, 3}}, {}},
+      {"min all", [](L x) { return x[0].min(); }, {{2, 3}}, {}},
       {"max dim", [](L x) { return std::get<0>(x[0].max(1)); }, {{2, 3}}, {}},
       {"min dim keepdim", [](L x) { return std::get<0>(x[0].min(0, true)); }, {{2, 3}}, {}},
       {"softmax", [](L x) { return x[0].softmax(1); }, {{2, 3}}, {}},
@@ -104,6 +114,11 @@ inline std::vector<OpCase> cases() {
       {"matmul dot", [](L x) { return x[0].matmul(x[1]); }, {{3}, {3}}, {}},
       {"matmul mv", [](L x) { return x[0].matmul(x[1]); }, {{2, 3}, {3}}, {}},
       {"matmul batched", [](L x) { return x[0].matmul(x[1]); }, {{2, 2, 3}, {3, 2}}, {}},
+      {"matmul matrix @ batch", [](L x) { return x[0].matmul(x[1]); }, {{2, 3}, {2, 3, 2}}, {}},
+      {"matmul vector @ batch", [](L x) { return x[0].matmul(x[1]); }, {{3}, {2, 3, 2}}, {}},
+      {"matmul batch @ vector", [](L x) { return x[0].matmul(x[1]); }, {{2, 2, 3}, {3}}, {}},
+      {"matmul batch broadcast", [](L x) { return x[0].matmul(x[1]); }, {{2, 1, 2, 3}, {3, 3, 2}}, {}},
+      {"matmul transposed batch", [](L x) { return x[0].transpose(1, 2).matmul(x[1]); }, {{2, 3, 2}, {3, 2}}, {}},
       {"cat", [](L x) { return ember::cat({x[0], x[1]}, 1); }, {{2, 2}, {2, 3}}, {}},
       {"stack", [](L x) { return ember::stack({x[0], x[1]}, 0); }, {{2, 3}, {2, 3}}, {}},
       {"index_select", [](L x) { return x[0].index_select(1, ember::tensor({2, 0, 2}).to(x[0].device())); }, {{2, 3}}, {}},
@@ -126,6 +141,19 @@ inline std::vector<OpCase> cases() {
          return y;
        },
        {{2, 3}, {3}, {2, 1}}, {false, false, true}},
+      {"in-place fill_/zero_", [](L x) {
+         // The filled values carry no gradient; x[0] still gets one through the exp term.
+         Tensor y = x[0] * x[1];
+         y.fill_(0.5);
+         Tensor z = x[1] * 2.0;
+         z.zero_();
+         return y * x[1] + z + x[0].exp();
+       },
+       {{2, 3}, {2, 3}}, {}},
+      // to(device) to the CPU and back: no node on the CPU (same device), ToCopyBackward0
+      // twice on a GPU. to(dtype) goes through float32, too coarse for these tolerances:
+      // test_gradcheck.cpp checks it with a wider step.
+      {"to(device)", [](L x) { return x[0].to(ember::kCPU).to(x[0].device()) * 1.5; }, {{2, 3}}, {}},
       {"in-place copy_", [](L x) {
          Tensor y = ember::zeros({2, 3}, ember::TensorOptions().dtype(ember::kFloat64).device(x[0].device()));
          y.copy_(x[0] * 2.0);
@@ -144,6 +172,15 @@ inline std::vector<OpCase> cases() {
          return ember::cross_entropy(x[0], ember::tensor({{0, 2}, {1, -100}}).to(x[0].device()), ember::Reduction::Mean, -100, 0.1);
        },
        {{2, 3, 2}}, {}},
+      // The fused path (issue 8): [N, C] logits, no label smoothing.
+      {"cross_entropy fused mean", [](L x) { return ember::cross_entropy(x[0], ember::tensor({1, -100, 0}).to(x[0].device())); },
+       {{3, 4}}, {}},
+      {"cross_entropy fused none", [](L x) {
+         return ember::cross_entropy(x[0], ember::tensor({3, 0, 2}).to(x[0].device()), ember::Reduction::None, 0);
+       },
+       {{3, 4}}, {}},
+      {"linear + relu fused", [](L x) { return ember::relu_of_fresh(ember::addmm(x[2], x[0], x[1].t())); },
+       {{3, 4}, {5, 4}, {5}}, {}},
       {"mse_loss", [](L x) { return ember::mse_loss(x[0], x[1], ember::Reduction::None); }, {{2, 3}, {2, 3}}, {}},
   };
 }

@@ -35,8 +35,25 @@ TEST_CASE("gradcheck passes for every differentiable op", "[autograd][gradcheck]
 TEST_CASE("gradgradcheck passes for every differentiable op", "[autograd][gradcheck][higher-order]") {
   for (const OpCase& c : cases()) {
     if (!c.second_order) continue;
-    INFO(c.name);
-    REQUIRE(ember::autograd::gradgradcheck(c.fn, make_inputs(c, false)));
+    for (bool non_contiguous : {false, true}) {
+      INFO(c.name << (non_contiguous ? " (non-contiguous)" : ""));
+      REQUIRE(ember::autograd::gradgradcheck(c.fn, make_inputs(c, non_contiguous)));
+    }
+  }
+}
+
+TEST_CASE("gradcheck passes for to(dtype) through float32 (ToCopyBackward0)", "[autograd][gradcheck]") {
+  // float64 -> float32 -> float64 rounds to float32's 24 bits, so a central difference with
+  // the default step (1e-6) would measure rounding; a step of 1e-3 makes that error ~1e-4.
+  auto round_trip = [](const TensorList& x) { return (x[0].to(ember::kFloat32) * 2.0).to(ember::kFloat64) * x[1]; };
+  for (bool non_contiguous : {false, true}) {
+    INFO((non_contiguous ? "non-contiguous" : "contiguous"));
+    TensorList inputs = {input({2, 3}, 1, false, non_contiguous), input({3}, 2, false, non_contiguous)};
+    Tensor out = round_trip(inputs);
+    REQUIRE(out.dtype() == ember::kFloat64);
+    REQUIRE(out.grad_fn()->name() == "MulBackward0");
+    REQUIRE(ember::autograd::gradcheck(round_trip, inputs, /*eps=*/1e-3, /*atol=*/1e-3, /*rtol=*/1e-3));
+    REQUIRE(ember::autograd::gradgradcheck(round_trip, inputs, {}, /*eps=*/1e-3, /*atol=*/1e-3, /*rtol=*/1e-3));
   }
 }
 

@@ -2,6 +2,8 @@
 // hooks, anomaly mode, and the graph inspector (to_dot / dump).
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <ember/ember.h>
 
 #include "test_support.h"
@@ -79,6 +81,35 @@ TEST_CASE("anomaly mode names the node and the forward op that produced NaN", "[
   REQUIRE_FALSE(ember::autograd::is_anomaly_enabled());
   Tensor loss3 = (x.sqrt() * ember::tensor({0.0, 1.0})).sum();
   REQUIRE_NOTHROW(loss3.backward());  // off again: the NaN goes through silently
+}
+
+TEST_CASE("anomaly mode names the node and the forward op that produced an infinity", "[autograd][anomaly]") {
+  // d sqrt(x) / dx = 1 / (2 sqrt(x)) is +inf at x = 0: no NaN anywhere, only the Inf branch.
+  Tensor x = ember::tensor({0.0, 4.0}, ember::requires_grad());
+  {
+    ember::autograd::DetectAnomalyGuard anomaly;
+    Tensor loss = x.sqrt().sum();
+    REQUIRE_THROWS_WITH(loss.backward(),
+                        "Function 'SqrtBackward0' returned inf values in its 0th output. The node was created in "
+                        "the forward pass by: sqrt(Tensor[2] float32)");
+    REQUIRE_FALSE(x.grad().defined());  // nothing reached the leaf
+    // The other input of a two-input node: d(a / b) / db = -a / b² is -inf at b = 0; the
+    // first gradient (1 / b = inf) is reported first, as the 0th output.
+    Tensor a = ember::tensor({1.0}, ember::requires_grad());
+    Tensor b = ember::tensor({0.0}, ember::requires_grad());
+    Tensor quotient = (a / b).sum();
+    REQUIRE_THROWS_WITH(quotient.backward(),
+                        Catch::StartsWith("Function 'DivBackward0' returned inf values in its 0th output.") &&
+                            Catch::EndsWith("div(Tensor[1] float32, Tensor[1] float32)"));
+    // Only b requires grad: the -inf arrives as the 1th output.
+    Tensor c = ember::tensor({1.0});
+    Tensor quotient2 = (c / b).sum();
+    REQUIRE_THROWS_WITH(quotient2.backward(), Catch::StartsWith("Function 'DivBackward0' returned inf values in its 1th output."));
+  }
+  // Anomaly mode off: the infinity flows into .grad silently, as PyTorch does.
+  x.sqrt().sum().backward();
+  REQUIRE(x.grad().defined());
+  REQUIRE(std::isinf(to_vector(x.grad())[0]));
 }
 
 TEST_CASE("to_dot draws nodes, saved tensors and leaves", "[autograd][inspector]") {

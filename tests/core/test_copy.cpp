@@ -5,6 +5,7 @@
 // PyTorch's (values taken from the reference file), version bumps, and error messages.
 #include <catch2/catch.hpp>
 
+#include <ember/core/cuda_hooks.h>
 #include <ember/core/native.h>
 
 #include "test_support.h"
@@ -127,4 +128,25 @@ TEST_CASE("copy: to_device to CUDA without a GPU says so", "[copy][device]") {
              message.find("no CUDA GPU is visible") != std::string::npos));
     }
   }
+}
+
+TEST_CASE("copy: to(\"cuda\") names exactly what is missing: the CUDA build, or a GPU", "[copy][device][errors]") {
+  if (cuda::is_available()) return;  // a real GPU: tests/cuda covers the copies themselves
+  const Tensor x = counting({2, 3});
+  if (!cuda::is_built()) {
+    // CPU-only build: PyTorch's "not compiled" wording, for every spelling of the device.
+    const std::string not_built = "Torch not compiled with CUDA enabled (ember was built without its CUDA backend)";
+    REQUIRE_THROWS_WITH(x.to("cuda"), not_built);
+    REQUIRE_THROWS_WITH(x.to("cuda:0"), not_built);
+    REQUIRE_THROWS_WITH(x.to(Device(DeviceType::CUDA, 1)), not_built);
+    REQUIRE_THROWS_WITH(x.cuda(), not_built);
+    REQUIRE_THROWS_WITH(empty({2}, TensorOptions().device(kCUDA)), not_built);
+  } else {
+    // CUDA build on a machine without a GPU: "cuda" has no current device to resolve to;
+    // an explicit index reaches the allocator, which says no GPU is visible.
+    REQUIRE_THROWS_WITH(x.to("cuda"), "No CUDA GPUs are available");
+    REQUIRE_THROWS_WITH(x.cuda(), "No CUDA GPUs are available");
+    REQUIRE_THROWS_WITH(x.to("cuda:0"), Catch::Contains("no CUDA GPU is visible"));
+  }
+  REQUIRE_THROWS_AS(x.to("cuda"), DeviceError);
 }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include <ember/autograd/ops.h>
 #include <ember/core/native.h>
 #include <ember/core/parallel.h>
 #include <ember/core/type_promotion.h>
@@ -36,6 +37,7 @@ DType dtype_named(const std::string& name) {
 Tensor apply_layout(const Tensor& stored, const json& operand) {
   if (!operand.contains("layout")) return stored;
   const std::string layout = operand["layout"];
+  if (layout == "expand") return native::expand(stored, operand["expand"].get<Shape>());  // stride 0
   Shape sizes = stored.sizes(), strides = stored.strides();
   if (layout == "t") {
     std::swap(sizes[0], sizes[1]);
@@ -75,9 +77,47 @@ std::optional<Scalar> optional_scalar(const json& value) {
   return scalar_from_json(value);
 }
 
+// add/sub/mul/div with a plain C++ number ("add_scalar_fn": tensor first, through the free
+// function and the method, which must agree; "radd_scalar_fn": the number first).
+Tensor run_number_case(const json& c, const std::string& name, Scalar alpha) {
+  const bool number_first = name[0] == 'r';
+  const std::string op = number_first ? name.substr(1) : name;
+  const json& tensor_operand = c["args"][number_first ? 1 : 0];
+  const Scalar number = scalar_from_json(c["args"][number_first ? 0 : 1]["scalar"]);
+  Tensor t = operand_from_json(tensor_operand);
+  if (number_first) {
+    if (op == "add") return ember::add(number, t, alpha);
+    if (op == "sub") return ember::sub(number, t, alpha);
+    if (op == "mul") return ember::mul(number, t);
+    return ember::div(number, t);
+  }
+  Tensor by_function, by_method;
+  if (op == "add") {
+    by_function = ember::add(t, number, alpha);
+    by_method = t.add(number, alpha);
+  } else if (op == "sub") {
+    by_function = ember::sub(t, number, alpha);
+    by_method = t.sub(number, alpha);
+  } else if (op == "mul") {
+    by_function = ember::mul(t, number);
+    by_method = t.mul(number);
+  } else {
+    by_function = ember::div(t, number);
+    by_method = t.div(number);
+  }
+  REQUIRE(by_method.dtype() == by_function.dtype());
+  REQUIRE(native::equal(by_method, by_function));
+  return by_function;
+}
+
 // Runs one reference case through ember::native; returns the tensor to compare.
 Tensor run_case(const json& c) {
   const std::string op = c["op"];
+  const std::string number_suffix = "_scalar_fn";
+  if (op.ends_with(number_suffix)) {
+    return run_number_case(c, op.substr(0, op.size() - number_suffix.size()),
+                           c.contains("alpha") ? scalar_from_json(c["alpha"]) : Scalar(1));
+  }
   std::vector<Tensor> args;
   for (const json& a : c["args"]) args.push_back(operand_from_json(a));
   Scalar alpha = c.contains("alpha") ? scalar_from_json(c["alpha"]) : Scalar(1);
@@ -157,8 +197,60 @@ TEST_CASE("elementwise: clamp, pow with a scalar and where match PyTorch", "[ele
   run_reference_cases({"clamp", "pow_scalar", "where"});
 }
 
+TEST_CASE("elementwise: casts, contiguous copies and clones match PyTorch", "[elementwise][copy]") {
+  // to_dtype: every dtype pair's conversion rule (truncation, uint8 wrap-around, NaN -> true),
+  // on plain, transposed, 0-d, empty and broadcast (stride-0) sources.
+  run_reference_cases({"to_dtype", "contiguous", "clone"});
+}
+
 TEST_CASE("elementwise: in-place ops match PyTorch", "[elementwise]") {
   run_reference_cases({"add_", "sub_", "mul_", "div_"});
+}
+
+TEST_CASE("elementwise: add/sub/mul/div with a number, as functions and methods, match PyTorch",
+          "[elementwise][scalar]") {
+  run_reference_cases({"add_scalar_fn", "sub_scalar_fn", "mul_scalar_fn", "div_scalar_fn", "radd_scalar_fn",
+                       "rsub_scalar_fn", "rmul_scalar_fn", "rdiv_scalar_fn"});
+}
+
+TEST_CASE("elementwise: a number keeps the tensor's dtype unless its category is higher", "[elementwise][scalar]") {
+  Tensor longs = native::to_dtype(floats({3}), kInt64);
+  CHECK(ember::mul(longs, 2.5).dtype() == kFloat32);  // int tensor * 2.5 -> default float
+  CHECK(ember::mul(longs, 2).dtype() == kInt64);
+  CHECK(longs.add(true).dtype() == kInt64);
+  CHECK(ember::div(longs, 2).dtype() == kFloat32);     // true division
+  Tensor doubles = native::to_dtype(floats({3}), kFloat64);
+  CHECK(ember::sub(2.5, doubles).dtype() == kFloat64);
+  CHECK(floats({3}).mul(2.5).dtype() == kFloat32);     // the number is float64, the tensor wins
+  CHECK_FALSE(ember::add(floats({3}), 1).is_wrapped_number());
+}
+
+TEST_CASE("elementwise: number overloads use PyTorch's messages", "[elementwise][scalar][errors]") {
+  Tensor longs = native::to_dtype(floats({3}), kInt64);
+  Tensor flags = native::gt(floats({3}), scalar_to_tensor(0.5));
+  REQUIRE_THROWS_WITH(ember::add(longs, 2, 2.5),
+                      "For integral input tensors, argument alpha must not be a floating point number.");
+  REQUIRE_THROWS_WITH(ember::sub(2, longs, 0.5),
+                      "For integral input tensors, argument alpha must not be a floating point number.");
+  REQUIRE_THROWS_WITH(floats({3}).add(1, true), "Boolean alpha only supported for Boolean results.");
+  REQUIRE_THROWS_AS(ember::sub(longs, 1, true), DTypeError);
+  REQUIRE_NOTHROW(ember::add(flags, true, true));  // bool + bool with a bool alpha is allowed
+  REQUIRE_THROWS_WITH(flags.sub(true),
+                      "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                      "`logical_xor()` operator instead.");
+}
+
+TEST_CASE("elementwise: in-place ops on a 0-d self keep its shape", "[elementwise][errors]") {
+  Tensor zero_d = scalar_to_tensor(1.5);
+  Tensor self = native::to_dtype(zero_d, kFloat32);
+  REQUIRE_THROWS_WITH(native::add_(self, floats({1})), "output with shape [] doesn't match the broadcast shape [1]");
+  REQUIRE_THROWS_AS(native::mul_(self, floats({2})), ShapeError);
+  Tensor integer = scalar_to_tensor(3);
+  REQUIRE_THROWS_WITH(native::div_(integer, scalar_to_tensor(2)),
+                      "result type Float can't be cast to the desired output type Long");
+  native::add_(self, scalar_to_tensor(2));
+  CHECK(self.dim() == 0);
+  CHECK(self.item<double>() == 3.5);
 }
 
 TEST_CASE("elementwise: in-place ops write into self and bump its version", "[elementwise]") {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include <ember/core/backend.h>
 #include <ember/core/factories.h>
 #include <ember/core/random.h>
 #include <test_support.h>
@@ -308,4 +309,37 @@ TEST_CASE("random errors use PyTorch's messages", "[random]") {
   REQUIRE_THROWS_WITH(randperm(-1), "Trying to create tensor with negative dimension -1: [-1]");
   REQUIRE_THROWS_AS(randperm(-1), ShapeError);
   REQUIRE_THROWS_WITH(rand({-1}), "Trying to create tensor with negative dimension -1: [-1]");
+}
+
+TEST_CASE("generator: the Philox offset for device fills is reserved, saved, restored and reset", "[random][philox]") {
+  Generator gen(99);
+  REQUIRE(gen.philox_offset() == 0);
+  REQUIRE(gen.reserve_philox_counters(philox_counters(7)) == 0);  // 7 values: 4 counters
+  REQUIRE(gen.reserve_philox_counters(philox_counters(1)) == 4);
+  REQUIRE(gen.philox_offset() == 5);
+
+  std::vector<std::uint8_t> state = gen.get_state();
+  Generator other(1);
+  other.set_state(state);
+  REQUIRE(other.philox_offset() == 5);
+
+  // A state saved before the offset existed (8 bytes shorter) still loads, with offset 0.
+  state.resize(state.size() - 8);
+  other.set_state(state);
+  REQUIRE(other.philox_offset() == 0);
+  REQUIRE(other.initial_seed() == 99);
+
+  gen.manual_seed(99);
+  REQUIRE(gen.philox_offset() == 0);
+}
+
+TEST_CASE("generator: device fills never touch the CPU stream", "[random][philox]") {
+  // Reserving Philox counters (what a rand/randn/dropout on a GPU does) leaves the mt19937
+  // stream exactly where it was, so CPU results stay PyTorch's bit for bit.
+  Generator plain(123), with_device_fills(123);
+  with_device_fills.reserve_philox_counters(1000);
+  Tensor a = rand({40}, {}, &plain);
+  with_device_fills.reserve_philox_counters(3);
+  Tensor b = rand({40}, {}, &with_device_fills);
+  REQUIRE(same_bits(a, b));
 }

@@ -21,10 +21,9 @@
 #include <ember/core/cuda_hooks.h>
 #include <ember/core/strided_index.h>
 
-namespace ember::testing {
+#include "test_support.h"
 
-// Records that the running test was skipped for `reason` (see test_gpu_skip.cpp).
-void mark_skipped(const std::string& reason);
+namespace ember::testing {
 
 // The odd sizes every kernel is run on (warp and block edges on both sides).
 inline const std::vector<std::int64_t>& odd_sizes() {

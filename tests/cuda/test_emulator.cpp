@@ -2,7 +2,7 @@
 //
 // Before trusting kernel results from the emulator, check it implements the CUDA rules the
 // kernels rely on: per-thread indices, per-block shared memory, __syncthreads as a real
-// barrier, warp shuffles within groups of 32, atomics, and loud failures for launches or
+// barrier, warp shuffles and votes within groups of 32, atomics, and loud failures for launches or
 // barriers that would be errors or hangs on a GPU.
 #include <cstdint>
 #include <stdexcept>
@@ -33,6 +33,23 @@ EMBER_GLOBAL void warp_sum(const int* in, int* out) {
   int value = in[blockIdx.x * blockDim.x + threadIdx.x];
   for (unsigned delta = 16; delta > 0; delta /= 2) value += warp_shfl_down(value, delta);
   if (threadIdx.x % 32 == 0) out[(blockIdx.x * blockDim.x + threadIdx.x) / 32] = value;
+}
+
+// Per warp: the ballot of "lane value is odd", and any/all of "value < limit". Lanes past
+// `live` return at once and take no part in the vote (the emulator's rule; ember's kernels
+// never vote in a partial warp, where a full-mask vote on a GPU would be undefined).
+EMBER_GLOBAL void warp_votes(const int* in, int live, int limit, unsigned* ballots, int* any, int* all) {
+  const int t = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (static_cast<int>(threadIdx.x) >= live) return;
+  const unsigned ballot = warp_ballot(in[t] % 2 != 0);
+  const bool some = warp_any(in[t] < limit);
+  const bool every = warp_all(in[t] < limit);
+  if (threadIdx.x % 32 == 0) {
+    const int w = t / 32;
+    ballots[w] = ballot;
+    any[w] = some ? 1 : 0;
+    all[w] = every ? 1 : 0;
+  }
 }
 
 EMBER_GLOBAL void count_with_atomics(std::int64_t* counter, float* total) {
@@ -95,6 +112,28 @@ TEST_CASE("emulator: warp shuffles exchange values within each group of 32 lanes
   auto kernel = &warp_sum;
   EMBER_LAUNCH(kernel, dim3(2), dim3(64), nullptr, in.data(), out.data());
   for (int w = 0; w < 4; ++w) REQUIRE(out[w] == 32 * 32 * w + 31 * 32 / 2);  // Σ of lanes w*32 .. w*32+31
+}
+
+TEST_CASE("emulator: warp votes (ballot, any, all) see exactly the lanes of their own warp", "[cuda][emulator]") {
+  // 64 threads = 2 warps; value = thread index, so warp 0 holds 0..31 and warp 1 32..63.
+  std::vector<int> in(64);
+  for (int i = 0; i < 64; ++i) in[i] = i;
+  std::vector<unsigned> ballots(2, 0);
+  std::vector<int> any(2, -1), all(2, -1);
+  auto kernel = &warp_votes;
+  EMBER_LAUNCH(kernel, dim3(1), dim3(64), nullptr, in.data(), 64, 32, ballots.data(), any.data(), all.data());
+  REQUIRE(ballots[0] == 0xAAAAAAAAu);  // odd lanes
+  REQUIRE(ballots[1] == 0xAAAAAAAAu);
+  REQUIRE(any == std::vector<int>{1, 0});  // warp 1 has no value below 32
+  REQUIRE(all == std::vector<int>{1, 0});
+  // limit 31: warp 0 has one lane (31) failing "all", but "any" still holds.
+  EMBER_LAUNCH(kernel, dim3(1), dim3(64), nullptr, in.data(), 64, 31, ballots.data(), any.data(), all.data());
+  REQUIRE(any == std::vector<int>{1, 0});
+  REQUIRE(all == std::vector<int>{0, 0});
+  // Only 40 live threads: warp 1 votes with lanes 0..7 only (values 32..39).
+  EMBER_LAUNCH(kernel, dim3(1), dim3(64), nullptr, in.data(), 40, 40, ballots.data(), any.data(), all.data());
+  REQUIRE(ballots[1] == 0xAAu);
+  REQUIRE(all[1] == 1);  // every *live* lane of warp 1 is below 40
 }
 
 TEST_CASE("emulator: atomicAdd from every thread of a grid counts each exactly once", "[cuda][emulator]") {

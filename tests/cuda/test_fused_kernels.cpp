@@ -1,12 +1,16 @@
 // tests/cuda/test_fused_kernels.cpp — the fused training kernels through the emulator:
 // cross-entropy forward + backward (cuda/kernels/cross_entropy.cuh), the SGD step
-// (sgd.cuh), ReLU backward (relu_backward.cuh) and one_hot (one_hot.cuh), on small and odd
-// sizes (warp and block edges), against plain double-precision loops written from the
-// formulas (PyTorch's definitions).
+// (sgd.cuh), ReLU backward (relu_backward.cuh, also reached as BinaryOp::ReluBackward)
+// and one_hot (one_hot.cuh), on small and odd sizes (warp and block edges), against plain
+// double-precision loops written from the formulas (PyTorch's definitions) and against the
+// CPU backend's fused kernels (core/cpu/fused_kernels.cpp) — the same Backend methods.
 #include <cmath>
 #include <vector>
 
 #include "cuda_test_support.h"
+
+#include <ember/core/cpu/cpu_kernels.h>
+#include <ember/cuda/kernels/elementwise_ops.cuh>
 
 #include <ember/cuda/kernels/cross_entropy.cuh>
 #include <ember/cuda/kernels/one_hot.cuh>
@@ -127,8 +131,8 @@ TEST_CASE("cuda kernels (emulated): ReLU backward passes the gradient only where
       INFO("n " << n << (strided ? " strided input" : " contiguous"));
       auto grad_output = random_values<float>(n, -1, 1, 2);
       auto input = random_values<float>(2 * n, -1, 1, 4);
-      input[0] = 0.0f;  // exactly 0: no gradient (PyTorch: threshold_backward uses x > 0)
-      input[2 % (2 * n)] = NAN;
+      input[0] = 0.0f;  // exactly 0: no gradient (PyTorch's threshold_backward: result <= 0 ? 0 : grad)
+      input[2 % (2 * n)] = NAN;  // NaN <= 0 is false: the gradient passes, as in PyTorch
       std::vector<float> grad_input(n, -7.0f);
       const std::int64_t input_stride = strided ? 2 : 1;
       StridedPlan plan = make_plan({n}, {{1}, {1}, {input_stride}}, {grad_input.data(), grad_output.data(), input.data()},
@@ -136,7 +140,7 @@ TEST_CASE("cuda kernels (emulated): ReLU backward passes the gradient only where
       gpu::dispatch_relu_backward(plan, nullptr);
       for (std::int64_t i = 0; i < n; ++i) {
         const float x = input[i * input_stride];
-        REQUIRE(grad_input[i] == (x > 0.0f ? grad_output[i] : 0.0f));
+        REQUIRE(grad_input[i] == (x <= 0.0f ? 0.0f : grad_output[i]));
       }
     }
   }
@@ -147,9 +151,130 @@ TEST_CASE("cuda kernels (emulated): one_hot writes one 1 per row at the class in
     for (std::int64_t classes : {1, 3, 33}) {
       auto index = random_values<std::int64_t>(rows, 0, static_cast<double>(classes - 1), 9);
       std::vector<std::int64_t> out(rows * classes, -1);
-      gpu::dispatch_one_hot(index.data(), out.data(), rows, classes, nullptr);
+      gpu::OneHotPlan plan;
+      plan.index = index.data();
+      plan.out = out.data();
+      plan.rows = rows;
+      plan.classes = classes;
+      gpu::dispatch_one_hot(plan, nullptr);
       for (std::int64_t r = 0; r < rows; ++r)
         for (std::int64_t c = 0; c < classes; ++c) REQUIRE(out[r * classes + c] == (index[r] == c ? 1 : 0));
+    }
+  }
+}
+
+TEST_CASE("cuda kernels (emulated): fused cross-entropy equals the CPU backend, rows held in registers or not",
+          "[cuda][fused][cross_entropy]") {
+  // 2048 classes is the most a 256-thread block holds in registers (8 each); 3001 re-reads.
+  for (std::int64_t rows : {1, 7, 33}) {
+    for (std::int64_t classes : {1, 7, 255, 2048, 3001}) {
+      for (bool with_grad : {true, false}) {
+        INFO("rows " << rows << ", classes " << classes << (with_grad ? "" : ", forward only"));
+        auto logits = random_values<double>(rows * classes, -6, 6, 21);
+        auto targets = random_values<std::int64_t>(rows, 0, static_cast<double>(classes - 1), 23);
+        if (rows > 2) targets[2] = 5;  // a class index used as ignore_index below
+        std::vector<double> gpu_losses(rows, -1), cpu_losses(rows, -2);
+        std::vector<double> gpu_grad(with_grad ? rows * classes : 0, -1), cpu_grad(with_grad ? rows * classes : 0, -2);
+        CrossEntropyPlan plan;
+        plan.logits = logits.data();
+        plan.targets = targets.data();
+        plan.rows = rows;
+        plan.classes = classes;
+        plan.ignore_index = 5;
+        plan.scale = 0.25;
+        plan.dtype = DType::Float64;
+        plan.losses = gpu_losses.data();
+        plan.grad_logits = with_grad ? gpu_grad.data() : nullptr;
+        gpu::dispatch_cross_entropy(plan, nullptr);
+        plan.losses = cpu_losses.data();
+        plan.grad_logits = with_grad ? cpu_grad.data() : nullptr;
+        cpu::cross_entropy(plan);
+        REQUIRE(first_mismatch(gpu_losses.data(), cpu_losses.data(), rows, 1e-12, 1e-12) == -1);
+        REQUIRE(first_mismatch(gpu_grad.data(), cpu_grad.data(), static_cast<std::int64_t>(gpu_grad.size()), 1e-10,
+                               1e-14) == -1);
+      }
+    }
+  }
+}
+
+TEST_CASE("cuda kernels (emulated): the fused SGD step is bit-identical to the CPU backend's", "[cuda][fused][sgd]") {
+  // Under the emulator add_scaled/product are the plain host expressions, exactly as the CPU
+  // kernel rounds them; on a GPU they are the FMA the composite AddOp kernel compiles to.
+  struct Setting {
+    double lr, momentum, dampening, weight_decay;
+    bool nesterov, maximize;
+  };
+  for (const Setting& setting : {Setting{0.1, 0, 0, 0, false, false}, Setting{1.0, 0, 0, 1.0, false, true},
+                                 Setting{0.05, 0.9, 0.1, 0.01, false, false}, Setting{0.1, 0.8, 0, 0.001, true, true}}) {
+    for (std::int64_t n : odd_sizes()) {
+      INFO("n " << n << ", momentum " << setting.momentum << ", maximize " << setting.maximize);
+      auto gpu_param = random_values<float>(n, -1, 1, 3);
+      auto cpu_param = gpu_param;
+      std::vector<float> gpu_buffer(n, 0.0f), cpu_buffer(n, 0.0f);
+      for (int step = 0; step < 3; ++step) {
+        auto grad = random_values<float>(n, -1, 1, 40 + step);
+        SgdPlan plan;
+        plan.grad = grad.data();
+        plan.numel = n;
+        plan.lr = setting.lr;
+        plan.momentum = setting.momentum;
+        plan.dampening = setting.dampening;
+        plan.weight_decay = setting.weight_decay;
+        plan.nesterov = setting.nesterov;
+        plan.maximize = setting.maximize;
+        plan.first_step = step == 0;
+        plan.param = gpu_param.data();
+        plan.momentum_buffer = setting.momentum != 0 ? gpu_buffer.data() : nullptr;
+        gpu::dispatch_sgd(plan, nullptr);
+        plan.param = cpu_param.data();
+        plan.momentum_buffer = setting.momentum != 0 ? cpu_buffer.data() : nullptr;
+        cpu::sgd_step(plan);
+      }
+      REQUIRE(gpu_param == cpu_param);
+      REQUIRE(gpu_buffer == cpu_buffer);
+    }
+  }
+}
+
+TEST_CASE("cuda kernels (emulated): one_hot equals the CPU backend", "[cuda][fused][one_hot]") {
+  for (std::int64_t rows : odd_sizes()) {
+    auto index = random_values<std::int64_t>(rows, 0, 6, 17);
+    std::vector<std::int64_t> gpu_out(rows * 7, -1), cpu_out(rows * 7, -2);
+    OneHotPlan plan;
+    plan.index = index.data();
+    plan.rows = rows;
+    plan.classes = 7;
+    plan.out = gpu_out.data();
+    gpu::dispatch_one_hot(plan, nullptr);
+    plan.out = cpu_out.data();
+    cpu::one_hot(plan);
+    REQUIRE(gpu_out == cpu_out);
+  }
+}
+
+TEST_CASE("cuda kernels (emulated): BinaryOp::ReluBackward in the binary dispatch equals the CPU backend",
+          "[cuda][fused][relu]") {
+  for (std::int64_t n : odd_sizes()) {
+    // contiguous (vector path), strided result, broadcast (stride-0) result
+    for (int layout = 0; layout < 3; ++layout) {
+      INFO("n " << n << ", layout " << layout);
+      auto grad = random_values<double>(n, -1, 1, 8);
+      auto result = random_values<double>(2 * n, -1, 1, 9);
+      for (std::int64_t i = 0; i < 2 * n; i += 3) result[i] = 0.0;
+      result[1 % (2 * n)] = NAN;
+      const std::int64_t result_stride = layout == 0 ? 1 : layout == 1 ? 2 : 0;
+      std::vector<double> gpu_out(n, -7), cpu_out(n, -8);
+      auto plan_for = [&](std::vector<double>& out) {
+        return make_plan({n}, {{1}, {1}, {result_stride}}, {out.data(), grad.data(), result.data()},
+                         {DType::Float64, DType::Float64, DType::Float64}, layout == 0);
+      };
+      gpu::dispatch_binary(BinaryOp::ReluBackward, plan_for(gpu_out), 1, nullptr);
+      cpu::binary(BinaryOp::ReluBackward, plan_for(cpu_out), 1);
+      REQUIRE(gpu_out == cpu_out);
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double r = result[i * result_stride];
+        REQUIRE(gpu_out[i] == (r <= 0.0 ? 0.0 : grad[i]));
+      }
     }
   }
 }

@@ -4,7 +4,9 @@
 // Sizes straddle the 64×64×16 tiles (1, 7, 31, 33, 65, 100), operands come row-major,
 // transposed (swapped strides — no copy) or with padded rows, so every tile-load mode
 // (vector along columns, vector along rows, scalar) and every edge runs; batched plans,
-// alpha/beta and fp64 too.
+// alpha/beta and fp64 too. Also the launch math (tiles on grid.x, blocks looping over
+// tiles: any M and N) and the addmm bias epilogue.
+#include <algorithm>
 #include <vector>
 
 #include "cuda_test_support.h"
@@ -18,20 +20,20 @@ using namespace ember;
 using namespace ember::testing;
 namespace gpu = ember::cuda::kernels;
 
-enum class Storage { RowMajor, Transposed, Padded };
+enum class Layout { RowMajor, Transposed, Padded };
 
 // Strides (row, col) for a rows×cols operand stored as requested; returns elements spanned.
-std::int64_t operand_layout(Storage storage, std::int64_t rows, std::int64_t cols, std::int64_t& rs, std::int64_t& cs) {
+std::int64_t operand_layout(Layout storage, std::int64_t rows, std::int64_t cols, std::int64_t& rs, std::int64_t& cs) {
   switch (storage) {
-    case Storage::RowMajor: rs = cols; cs = 1; return rows * cols;
-    case Storage::Transposed: rs = 1; cs = rows; return rows * cols;
-    case Storage::Padded: rs = cols + 3; cs = 1; return rows * (cols + 3);
+    case Layout::RowMajor: rs = cols; cs = 1; return rows * cols;
+    case Layout::Transposed: rs = 1; cs = rows; return rows * cols;
+    case Layout::Padded: rs = cols + 3; cs = 1; return rows * (cols + 3);
   }
   return 0;
 }
 
 template <class T>
-void check_gemm(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, Storage sa, Storage sb,
+void check_gemm(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, Layout sa, Layout sb,
                 double alpha, double beta) {
   GemmPlan plan;
   plan.batch = batch;
@@ -70,27 +72,27 @@ void check_gemm(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t
 TEST_CASE("cuda kernels (emulated): gemm matches the CPU on sizes around the tile edges", "[cuda][gemm]") {
   for (std::int64_t m : {1, 7, 33, 65})
     for (std::int64_t n : {1, 31, 64, 100})
-      for (std::int64_t k : {1, 16, 33}) check_gemm<float>(1, m, n, k, Storage::RowMajor, Storage::RowMajor, 1.0, 0.0);
+      for (std::int64_t k : {1, 16, 33}) check_gemm<float>(1, m, n, k, Layout::RowMajor, Layout::RowMajor, 1.0, 0.0);
 }
 
 TEST_CASE("cuda kernels (emulated): gemm reads transposed and padded operands through strides",
           "[cuda][gemm]") {
-  for (Storage sa : {Storage::RowMajor, Storage::Transposed, Storage::Padded})
-    for (Storage sb : {Storage::RowMajor, Storage::Transposed, Storage::Padded}) {
+  for (Layout sa : {Layout::RowMajor, Layout::Transposed, Layout::Padded})
+    for (Layout sb : {Layout::RowMajor, Layout::Transposed, Layout::Padded}) {
       check_gemm<float>(1, 33, 31, 20, sa, sb, 1.0, 0.0);
       check_gemm<float>(1, 64, 64, 32, sa, sb, 1.0, 0.0);  // whole tiles: the vector loads
     }
 }
 
 TEST_CASE("cuda kernels (emulated): gemm is batched and applies alpha and beta", "[cuda][gemm]") {
-  check_gemm<float>(3, 7, 9, 5, Storage::RowMajor, Storage::Transposed, 1.0, 0.0);
-  check_gemm<float>(2, 20, 70, 17, Storage::RowMajor, Storage::RowMajor, 0.5, 2.0);
-  check_gemm<float>(1, 10, 10, 0, Storage::RowMajor, Storage::RowMajor, 1.0, 0.5);  // k = 0: C = beta C
+  check_gemm<float>(3, 7, 9, 5, Layout::RowMajor, Layout::Transposed, 1.0, 0.0);
+  check_gemm<float>(2, 20, 70, 17, Layout::RowMajor, Layout::RowMajor, 0.5, 2.0);
+  check_gemm<float>(1, 10, 10, 0, Layout::RowMajor, Layout::RowMajor, 1.0, 0.5);  // k = 0: C = beta C
 }
 
 TEST_CASE("cuda kernels (emulated): gemm in float64", "[cuda][gemm]") {
-  check_gemm<double>(1, 33, 65, 31, Storage::RowMajor, Storage::RowMajor, 1.0, 0.0);
-  check_gemm<double>(2, 64, 32, 48, Storage::Transposed, Storage::Padded, -1.5, 1.0);
+  check_gemm<double>(1, 33, 65, 31, Layout::RowMajor, Layout::RowMajor, 1.0, 0.0);
+  check_gemm<double>(2, 64, 32, 48, Layout::Transposed, Layout::Padded, -1.5, 1.0);
 }
 
 TEST_CASE("cuda kernels (emulated): gemm with beta 0 never reads C (NaN garbage does not leak)", "[cuda][gemm]") {
@@ -120,4 +122,148 @@ TEST_CASE("cuda kernels (emulated): the tile-load mode follows strides and align
   REQUIRE(gpu::choose_tile_load<float>(buffer + 1, 0, 8, 1) == gpu::TileLoad::Scalar);  // misaligned base
   REQUIRE(gpu::choose_tile_load<float>(buffer, 0, 7, 1) == gpu::TileLoad::Scalar);      // rows not 16-byte spaced
   REQUIRE(gpu::choose_tile_load<float>(buffer, 0, 2, 2) == gpu::TileLoad::Scalar);      // no unit stride
+}
+
+// ---------------------------------------------------------------- launch math (host side)
+
+TEST_CASE("cuda kernels: gemm tiles go on grid.x, so M beyond 65535 row tiles launches", "[cuda][gemm][launch]") {
+  GemmPlan plan;
+  plan.m = 65535 * 64 + 1;  // one row more than grid.y could ever hold
+  plan.n = 100;
+  plan.k = 8;
+  const gpu::GemmLaunch launch = gpu::gemm_launch_shape(plan);
+  REQUIRE(launch.tiles.row_tiles == 65536);
+  REQUIRE(launch.tiles.col_tiles == 2);
+  REQUIRE(launch.tiles.tiles == 131072);
+  REQUIRE(launch.grid_x == 131072);  // well inside grid.x's 2^31 - 1
+  REQUIRE(launch.grid_z == 1);
+
+  // Past 2^31 - 1 tiles the grid is capped and blocks loop; batches cap at 65535 on z.
+  plan.m = std::int64_t{1} << 26;
+  plan.n = std::int64_t{1} << 26;
+  plan.batch = 100000;
+  const gpu::GemmLaunch huge = gpu::gemm_launch_shape(plan);
+  REQUIRE(huge.tiles.tiles == (std::int64_t{1} << 40));
+  REQUIRE(huge.grid_x == gpu::kGemmMaxGridX);
+  REQUIRE(huge.grid_z == 65535);
+}
+
+TEST_CASE("cuda kernels: gemm tile numbering covers every tile exactly once for any grid", "[cuda][gemm][launch]") {
+  for (std::int64_t m : {1, 64, 65, 200})
+    for (std::int64_t n : {1, 63, 130})
+      for (std::int64_t max_blocks : {1, 2, 3, 7, 1000}) {
+        GemmPlan plan;
+        plan.m = m;
+        plan.n = n;
+        const gpu::GemmLaunch launch = gpu::gemm_launch_shape(plan, max_blocks);
+        REQUIRE(launch.grid_x >= 1);
+        REQUIRE(launch.grid_x <= max_blocks);
+        // The kernel's loop: block x handles tiles x, x + grid_x, ...; mark each tile's origin.
+        std::vector<int> seen(static_cast<std::size_t>(launch.tiles.tiles), 0);
+        for (std::int64_t block = 0; block < launch.grid_x; ++block)
+          for (std::int64_t tile = block; tile < launch.tiles.tiles; tile += launch.grid_x) {
+            std::int64_t row0 = -1, col0 = -1;
+            gpu::gemm_tile_origin(tile, launch.tiles.col_tiles, row0, col0);
+            REQUIRE(row0 % gpu::kGemmTileM == 0);
+            REQUIRE(col0 % gpu::kGemmTileN == 0);
+            REQUIRE(row0 < m);
+            REQUIRE(col0 < n);
+            ++seen[static_cast<std::size_t>((row0 / 64) * launch.tiles.col_tiles + col0 / 64)];
+          }
+        INFO("m " << m << " n " << n << " max_blocks " << max_blocks);
+        REQUIRE(std::count(seen.begin(), seen.end(), 1) == static_cast<std::ptrdiff_t>(seen.size()));
+      }
+}
+
+TEST_CASE("cuda kernels (emulated): gemm blocks loop over tiles when the grid is smaller than the tile count",
+          "[cuda][gemm][launch]") {
+  // 3 × 2 tiles (and 2 batches) on grids of 1, 2 and 4 blocks: every block runs several tiles.
+  for (std::int64_t blocks : {1, 2, 4}) {
+    GemmPlan plan;
+    plan.batch = 2;
+    plan.m = 130;
+    plan.n = 70;
+    plan.k = 19;
+    plan.row_stride_a = 19;
+    plan.col_stride_a = 1;
+    plan.batch_stride_a = 130 * 19;
+    plan.row_stride_b = 70;
+    plan.col_stride_b = 1;
+    plan.batch_stride_b = 19 * 70;
+    plan.row_stride_c = 70;
+    plan.col_stride_c = 1;
+    plan.batch_stride_c = 130 * 70;
+    auto a = random_values<float>(2 * 130 * 19, -1, 1, 4);
+    auto b = random_values<float>(2 * 19 * 70, -1, 1, 5);
+    std::vector<float> got(2 * 130 * 70, std::nanf("")), want(2 * 130 * 70, 0.0f);
+    plan.a = a.data();
+    plan.b = b.data();
+    GemmPlan cpu_plan = plan;
+    plan.c = got.data();
+    cpu_plan.c = want.data();
+    gpu::dispatch_gemm(plan, nullptr, blocks);
+    cpu::gemm(cpu_plan);
+    INFO("blocks " << blocks);
+    REQUIRE(first_mismatch(got.data(), want.data(), 2 * 130 * 70, 1e-4, 1e-4) == -1);
+  }
+}
+
+TEST_CASE("cuda kernels (emulated): the gemm epilogue reads addmm's bias in place", "[cuda][gemm][bias]") {
+  // C = alpha · A·B + beta · bias, with bias a length-n vector broadcast over the rows
+  // (row stride 0) and C full of NaN: a kernel that read C, or missed a row, would show it.
+  for (std::int64_t m : {1, 7, 65})
+    for (std::int64_t n : {1, 33, 70}) {
+      const std::int64_t k = 9;
+      const double alpha = 0.5, beta = 2.0;
+      auto a = random_values<float>(m * k, -1, 1, 6);
+      auto b = random_values<float>(k * n, -1, 1, 7);
+      auto bias = random_values<float>(n, -1, 1, 8);
+      GemmPlan plan;
+      plan.m = m;
+      plan.n = n;
+      plan.k = k;
+      plan.alpha = alpha;
+      plan.beta = beta;
+      plan.a = a.data();
+      plan.row_stride_a = k;
+      plan.col_stride_a = 1;
+      plan.b = b.data();
+      plan.row_stride_b = n;
+      plan.col_stride_b = 1;
+      plan.row_stride_c = n;
+      plan.col_stride_c = 1;
+      std::vector<float> got(m * n, std::nanf(""));
+      plan.c = got.data();
+      plan.bias = bias.data();
+      plan.row_stride_bias = 0;
+      plan.col_stride_bias = 1;
+      gpu::dispatch_gemm(plan, nullptr);
+
+      // Reference: the CPU gemm starting from C = the broadcast bias (what addmm did before).
+      std::vector<float> want(m * n);
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j) want[i * n + j] = bias[j];
+      GemmPlan cpu_plan = plan;
+      cpu_plan.bias = nullptr;
+      cpu_plan.c = want.data();
+      cpu::gemm(cpu_plan);
+      INFO("m " << m << " n " << n);
+      REQUIRE(first_mismatch(got.data(), want.data(), m * n, 1e-5, 1e-5) == -1);
+    }
+}
+
+TEST_CASE("cuda kernels (emulated): with beta 0 the bias is ignored, NaNs included", "[cuda][gemm][bias]") {
+  std::vector<float> a{1, 2, 3, 4}, b{1, 0, 0, 1}, c(4, 0.0f), bias(2, std::nanf(""));
+  GemmPlan plan;
+  plan.m = plan.n = plan.k = 2;
+  plan.a = a.data();
+  plan.b = b.data();
+  plan.c = c.data();
+  plan.row_stride_a = plan.row_stride_b = plan.row_stride_c = 2;
+  plan.col_stride_a = plan.col_stride_b = plan.col_stride_c = 1;
+  plan.bias = bias.data();
+  plan.col_stride_bias = 1;
+  plan.beta = 0.0;
+  gpu::dispatch_gemm(plan, nullptr);
+  REQUIRE(c == std::vector<float>{1, 2, 3, 4});
 }

@@ -95,3 +95,69 @@ TEST_CASE("philox: integer dtypes are rejected", "[cuda][random]") {
   REQUIRE_THROWS_AS(gpu::dispatch_philox(out.data(), DType::Int64, 4, 1, 0, gpu::RandomKind::Uniform, 0, 1, nullptr),
                     ember::DTypeError);
 }
+
+// ---------------------------------------------------------------- the plan-based fill
+// (what Backend::random_fill runs for rand / randn / bernoulli_ / dropout on a GPU)
+
+namespace {
+using ember::PhiloxFill;
+using ember::StridedPlan;
+using ember::testing::make_plan;
+}  // namespace
+
+TEST_CASE("philox: a strided fill writes element e of the plan's order at its offset", "[cuda][random]") {
+  // A 5×7 output stored transposed (column-major): plan order walks dim 0 (size 5) fastest.
+  std::vector<double> out(35, -1.0);
+  StridedPlan plan = make_plan({5, 7}, {{7, 1}}, {out.data()}, {DType::Float64}, false);
+  gpu::dispatch_philox(plan, PhiloxFill{11, 4, gpu::RandomKind::Normal, 0.5, 2.0}, nullptr);
+  for (std::int64_t e = 0; e < 35; ++e) {
+    const std::int64_t at = ember::operand_offset(plan, 0, e);
+    REQUIRE(out[at] == gpu::philox_value<double>(11, 4, e, gpu::RandomKind::Normal, 0.5, 2.0));
+  }
+}
+
+TEST_CASE("philox: a fill of n values consumes ceil(n / 2) counters", "[cuda][random]") {
+  REQUIRE(ember::philox_counters(0) == 0);
+  REQUIRE(ember::philox_counters(1) == 1);
+  REQUIRE(ember::philox_counters(7) == 4);
+  REQUIRE(ember::philox_counters(8) == 4);
+  // Two fills back to back, each at the offset the previous one left, never share a counter:
+  // the second fill's first value is not the first fill's last-but-one or last value.
+  std::vector<float> first(7), second(7);
+  const std::uint64_t used = gpu::dispatch_philox(first.data(), DType::Float32, 7, 5, 0, gpu::RandomKind::Uniform, 0, 1,
+                                                  nullptr);
+  REQUIRE(used == 4);
+  gpu::dispatch_philox(second.data(), DType::Float32, 7, 5, used, gpu::RandomKind::Uniform, 0, 1, nullptr);
+  auto eighth = philox_floats(9, 5, 0, gpu::RandomKind::Uniform);  // element 8 = counter 4, first half
+  REQUIRE(second[0] == eighth[8]);
+}
+
+TEST_CASE("philox: bernoulli fills any dtype with 0/1 at rate p", "[cuda][random]") {
+  const int n = 20000;
+  std::vector<std::uint8_t> bytes(n, 7);
+  StridedPlan plan = make_plan({n}, {{1}}, {bytes.data()}, {DType::UInt8}, true);
+  gpu::dispatch_philox(plan, PhiloxFill{3, 0, gpu::RandomKind::Bernoulli, 0.3, 0.0}, nullptr);
+  double ones = 0;
+  for (std::uint8_t v : bytes) {
+    REQUIRE((v == 0 || v == 1));
+    ones += v;
+  }
+  REQUIRE(std::fabs(ones / n - 0.3) < 0.02);  // σ ≈ 0.0032
+  std::vector<float> never(50, 5.0f), always(50, 5.0f);
+  gpu::dispatch_philox(make_plan({50}, {{1}}, {never.data()}, {DType::Float32}, true),
+                       PhiloxFill{3, 0, gpu::RandomKind::Bernoulli, 0.0, 0.0}, nullptr);
+  gpu::dispatch_philox(make_plan({50}, {{1}}, {always.data()}, {DType::Float32}, true),
+                       PhiloxFill{3, 0, gpu::RandomKind::Bernoulli, 1.0, 0.0}, nullptr);
+  REQUIRE(never == std::vector<float>(50, 0.0f));
+  REQUIRE(always == std::vector<float>(50, 1.0f));
+}
+
+TEST_CASE("philox: a float32 uniform never returns the upper bound, even when rounding lands on it",
+          "[cuda][random]") {
+  // [1, 1 + 2^-23) holds no float32 between its ends: every draw above the midpoint rounds
+  // to the upper bound, which [a, b) excludes, so it must come back as a.
+  const double low = 1.0, high = 1.0 + std::ldexp(1.0, -23);
+  std::vector<float> out(1000);
+  gpu::dispatch_philox(out.data(), DType::Float32, 1000, 17, 0, gpu::RandomKind::Uniform, low, high, nullptr);
+  for (float v : out) REQUIRE(v == 1.0f);
+}

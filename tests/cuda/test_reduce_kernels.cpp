@@ -20,12 +20,12 @@ using namespace ember;
 using namespace ember::testing;
 namespace gpu = ember::cuda::kernels;
 
-struct Shape {
+struct ReduceShape {
   std::int64_t outer, reduce, inner;
 };
 
-std::vector<Shape> reduce_shapes() {
-  std::vector<Shape> shapes;
+std::vector<ReduceShape> reduce_shapes() {
+  std::vector<ReduceShape> shapes;
   for (std::int64_t r : odd_sizes()) {
     shapes.push_back({1, r, 1});
     shapes.push_back({3, r, 1});
@@ -39,7 +39,7 @@ std::vector<Shape> reduce_shapes() {
 template <class In, class Out>
 void check_reduce(ReduceOp op, double low, double high, bool with_indices = false) {
   const bool extremum = op != ReduceOp::Sum && op != ReduceOp::Mean && op != ReduceOp::Prod;
-  for (const Shape& s : reduce_shapes()) {
+  for (const ReduceShape& s : reduce_shapes()) {
     if (extremum && s.reduce == 0) continue;  // native:: rejects max over an empty dim
     const std::int64_t numel = s.outer * s.reduce * s.inner, outputs = s.outer * s.inner;
     auto input = random_values<In>(numel, low, high, 42u + static_cast<unsigned>(s.reduce));
@@ -103,7 +103,7 @@ TEST_CASE("cuda kernels (emulated): long reductions split over blocks in two pas
     void* allocate(std::size_t bytes) override { return blocks.emplace_back(bytes).data(); }
     void release(void*, std::size_t) override {}
   } scratch;
-  for (const Shape& s : {Shape{1, 20000, 1}, Shape{3, 9000, 1}, Shape{2, 8193, 3}}) {
+  for (const ReduceShape& s : {ReduceShape{1, 20000, 1}, ReduceShape{3, 9000, 1}, ReduceShape{2, 8193, 3}}) {
     ReducePlan probe;
     probe.outer = s.outer;
     probe.reduce = s.reduce;
@@ -164,7 +164,7 @@ TEST_CASE("cuda kernels (emulated): repeated reductions give bit-identical resul
 }
 
 TEST_CASE("cuda kernels (emulated): softmax and log_softmax match the CPU backend", "[cuda][softmax]") {
-  std::vector<Shape> shapes;
+  std::vector<ReduceShape> shapes;
   for (std::int64_t d : odd_sizes()) {
     shapes.push_back({1, d, 1});
     shapes.push_back({3, d, 1});
@@ -172,7 +172,7 @@ TEST_CASE("cuda kernels (emulated): softmax and log_softmax match the CPU backen
   }
   shapes.push_back({0, 3, 1});
   for (bool log : {false, true})
-    for (const Shape& s : shapes) {
+    for (const ReduceShape& s : shapes) {
       const std::int64_t numel = s.outer * s.reduce * s.inner;
       // Large magnitudes: without the max subtraction exp() would overflow.
       auto input = random_values<float>(numel, -60, 60, 3u + static_cast<unsigned>(s.reduce));

@@ -60,6 +60,63 @@ void require_all_passed(const std::vector<WorkerResult>& results) {
   }
 }
 
+namespace {
+
+std::map<std::string, std::string> inherited_environment() {
+  std::map<std::string, std::string> inherited;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    std::string text(*entry);
+    auto equals = text.find('=');
+    if (equals != std::string::npos) inherited[text.substr(0, equals)] = text.substr(equals + 1);
+  }
+  return inherited;
+}
+
+// posix_spawn of this test binary running `worker_test`, stdout and stderr into `log`.
+pid_t spawn_test_process(const std::string& worker_test, const std::map<std::string, std::string>& variables,
+                         const std::string& log) {
+  std::vector<std::string> environment_text;
+  for (const auto& [key, value] : variables) environment_text.push_back(key + "=" + value);
+  std::vector<char*> environment;
+  for (auto& text : environment_text) environment.push_back(text.data());
+  environment.push_back(nullptr);
+  std::string program = "/proc/self/exe";
+  std::string test_name = worker_test;
+  std::vector<char*> arguments{program.data(), test_name.data(), nullptr};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = 0;
+  int failed = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, arguments.data(), environment.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (failed != 0) throw std::runtime_error(std::string("posix_spawn failed: ") + std::strerror(failed));
+  return pid;
+}
+
+}  // namespace
+
+SpawnedWorker::~SpawnedWorker() {
+  if (pid > 0) {
+    ::kill(pid, SIGKILL);  // also ends a stopped process
+    ::waitpid(pid, nullptr, 0);
+  }
+  std::remove(log.c_str());
+}
+
+std::unique_ptr<SpawnedWorker> spawn_worker(const std::string& worker_test, const std::map<std::string, std::string>& env) {
+  static int counter = 0;
+  auto worker = std::make_unique<SpawnedWorker>();
+  std::ostringstream log;  // (not string operator+: GCC 12 warns falsely about it here, -Wrestrict)
+  log << "/tmp/ember_dist_" << ::getpid() << "_spawned_" << counter++ << ".log";
+  worker->log = log.str();
+  std::map<std::string, std::string> variables = inherited_environment();
+  variables.insert_or_assign("EMBER_TEST_WORKER", std::string(1, '1'));
+  for (const auto& [key, value] : env) variables[key] = value;
+  worker->pid = spawn_test_process(worker_test, variables, worker->log);
+  return worker;
+}
+
 std::vector<WorkerResult> run_workers(const std::string& worker_test, int world_size, std::chrono::seconds limit,
                                       const std::map<std::string, std::string>& extra_env) {
   // The rendezvous store lives in this (parent) process on a kernel-chosen port; it must
@@ -68,12 +125,7 @@ std::vector<WorkerResult> run_workers(const std::string& worker_test, int world_
   const int port = store.port();
   const auto start = std::chrono::steady_clock::now();
 
-  std::map<std::string, std::string> inherited;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    std::string text(*entry);
-    auto equals = text.find('=');
-    if (equals != std::string::npos) inherited[text.substr(0, equals)] = text.substr(equals + 1);
-  }
+  const std::map<std::string, std::string> inherited = inherited_environment();
   std::vector<pid_t> pids;
   std::vector<std::string> logs;
   for (int rank = 0; rank < world_size; ++rank) {
@@ -86,34 +138,18 @@ std::vector<WorkerResult> run_workers(const std::string& worker_test, int world_
     variables["TORCHELASTIC_USE_AGENT_STORE"] = "True";
     variables["EMBER_TEST_WORKER"] = "1";
     for (const auto& [key, value] : extra_env) variables[key] = value;
-    std::vector<std::string> environment_text;
-    for (const auto& [key, value] : variables) environment_text.push_back(key + "=" + value);
-    std::vector<char*> environment;
-    for (auto& text : environment_text) environment.push_back(text.data());
-    environment.push_back(nullptr);
-    std::string program = "/proc/self/exe";
-    std::string test_name = worker_test;
-    std::vector<char*> arguments{program.data(), test_name.data(), nullptr};
     std::string log = "/tmp/ember_dist_" + std::to_string(::getpid()) + "_" + std::to_string(port) + "_" +
                       std::to_string(rank) + ".log";
     logs.push_back(log);
-
-    // stdout and stderr of the child go to its log file.
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    pid_t pid = 0;
-    int failed = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, arguments.data(), environment.data());
-    posix_spawn_file_actions_destroy(&actions);
-    if (failed != 0) {
+    try {
+      pids.push_back(spawn_test_process(worker_test, variables, log));
+    } catch (...) {
       for (pid_t started : pids) {
         ::kill(started, SIGKILL);
         ::waitpid(started, nullptr, 0);
       }
-      throw std::runtime_error(std::string("run_workers: posix_spawn failed: ") + std::strerror(failed));
+      throw;
     }
-    pids.push_back(pid);
   }
 
   std::vector<WorkerResult> results(static_cast<std::size_t>(world_size));

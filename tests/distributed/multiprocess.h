@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,18 @@ std::string describe(const WorkerResult& result);
 // A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0, read it, close).
 // Only for tests that need a port nobody serves.
 int free_port();
+
+// One worker process started on its own (spawn_worker), for tests that must act on it
+// while it runs: stop it with SIGSTOP, kill it. Its output goes to `log`.
+struct SpawnedWorker {
+  int pid = -1;
+  std::string log;
+  ~SpawnedWorker();  // SIGKILLs and reaps the process if it still runs, removes the log
+};
+
+// Starts hidden test case `worker_test` in one process with this process's environment,
+// EMBER_TEST_WORKER=1 and `env` on top.
+std::unique_ptr<SpawnedWorker> spawn_worker(const std::string& worker_test, const std::map<std::string, std::string>& env);
 
 // Runs hidden test case `worker_test` in world_size processes; extra_env is added to each.
 std::vector<WorkerResult> run_workers(const std::string& worker_test, int world_size,

@@ -2,14 +2,18 @@
 //
 // Expected values are computed locally: rank r contributes base * (r + 1), so the SUM over
 // R ranks is base * R(R+1)/2, MAX is base * R, MIN is base * 1 (for base >= 0).
-// Covered: float32/float64/int64, sizes 0 (empty), 0-d, 1, 7 and 1000, a float32 tensor
-// larger than a 25 MB DDP bucket, a non-contiguous (transposed) tensor, broadcast from the
-// last rank, all_gather, reduce_scatter, barrier, and the errors a rank can hit; a peer
-// that is killed (connection reset) and one that hangs (the timeout fires).
+// Covered: float32/float64/int64, sizes 0 (empty), 0-d, 1, 7 and 1000, tensors of every
+// dtype larger than a 25 MB DDP bucket under every reduction, a non-contiguous
+// (transposed) tensor, broadcast from the last rank, all_gather, reduce_scatter with SUM,
+// MAX, MIN and AVG, barrier, and the errors a rank can hit; a peer that is killed
+// (connection reset) and one that hangs (the timeout fires), each ending the survivor's
+// wait within the timeout plus a few seconds; a rank alone in the rendezvous.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
+#include <iostream>
 #include <thread>
 
 #include <ember/ember.h>
@@ -26,6 +30,48 @@ Tensor contribution(ember::IntArrayRef shape, ember::DType dtype, int rank) {
   std::int64_t numel = 1;
   for (auto size : shape) numel *= size;
   return (ember::arange(numel, ember::kFloat64) * static_cast<double>(rank + 1)).to(dtype).reshape(shape);
+}
+
+// Tensors larger than a DDP bucket: 28 MB of dtype T, rank r holding r + 1 everywhere
+// except a last element of 10 (r + 1), so a mix-up between chunks (the ring cuts the
+// tensor into world_size pieces) would show. Filled and checked with plain loops: ember's
+// own ops on 7 million elements, in a Debug + ASan build, would make these cases take
+// most of the test's time limit.
+template <class T>
+void fill_large(Tensor& tensor, double body, double last) {
+  T* data = tensor.data_ptr<T>();
+  const std::int64_t numel = tensor.numel();
+  std::fill(data, data + numel - 1, static_cast<T>(body));
+  data[numel - 1] = static_cast<T>(last);
+}
+
+template <class T>
+std::int64_t first_wrong_element(const Tensor& tensor, double body, double last) {
+  const T* data = tensor.data_ptr<T>();
+  const std::int64_t numel = tensor.numel();
+  for (std::int64_t i = 0; i < numel - 1; ++i)
+    if (data[i] != static_cast<T>(body)) return i;
+  return data[numel - 1] == static_cast<T>(last) ? -1 : numel - 1;
+}
+
+template <class T>
+void large_collectives(ember::DType dtype, int rank, int world) {
+  const double sum_factor = world * (world + 1) / 2.0;
+  const auto numel = static_cast<std::int64_t>(28'000'000 / sizeof(T));
+  Tensor large = ember::empty({numel}, ember::TensorOptions(dtype));
+  std::vector<std::pair<dist::ReduceOp, double>> ops{
+      {dist::ReduceOp::Sum, sum_factor}, {dist::ReduceOp::Max, world}, {dist::ReduceOp::Min, 1.0}};
+  if (ember::is_floating_point(dtype)) ops.push_back({dist::ReduceOp::Avg, sum_factor / world});
+  for (auto [op, factor] : ops) {
+    INFO("large " << ember::dtype_name(dtype) << " all_reduce " << dist::reduce_op_name(op));
+    fill_large<T>(large, rank + 1, 10 * (rank + 1));
+    dist::all_reduce(large, op);
+    REQUIRE(first_wrong_element<T>(large, factor, 10 * factor) == -1);
+  }
+  INFO("large " << ember::dtype_name(dtype) << " broadcast");
+  fill_large<T>(large, rank + 1, 10 * (rank + 1));
+  dist::broadcast(large, world - 1);
+  REQUIRE(first_wrong_element<T>(large, world, 10 * world) == -1);
 }
 
 }  // namespace
@@ -69,24 +115,29 @@ TEST_CASE("worker: collectives", "[.worker]") {
       for (int r = 0; r < world; ++r) REQUIRE(gathered[r].equal(contribution(shape, dtype, r)));
 
       // reduce_scatter: inputs[j] on rank r is contribution * (j + 1); rank r keeps the
-      // sum over ranks of inputs[r] = base * (r + 1) * sum_factor.
+      // reduction over ranks q of inputs[r] = base * (q + 1) * (r + 1): SUM gives
+      // base * (r + 1) * sum_factor, MAX base * (r + 1) * world, MIN base * (r + 1).
       std::vector<Tensor> inputs;
       for (int j = 0; j < world; ++j) inputs.push_back(contribution(shape, dtype, rank) * static_cast<std::int64_t>(j + 1));
-      Tensor scattered = ember::zeros(shape, dtype);
-      dist::reduce_scatter(scattered, inputs, dist::ReduceOp::Sum);
-      REQUIRE(scattered.equal((base.to(ember::kFloat64) * (sum_factor * (rank + 1))).to(dtype)));
+      const Tensor mine = base.to(ember::kFloat64) * static_cast<double>(rank + 1);
+      std::vector<std::pair<dist::ReduceOp, double>> scatter_ops{
+          {dist::ReduceOp::Sum, sum_factor}, {dist::ReduceOp::Max, world}, {dist::ReduceOp::Min, 1.0}};
+      if (ember::is_floating_point(dtype)) scatter_ops.push_back({dist::ReduceOp::Avg, sum_factor / world});
+      for (auto [op, factor] : scatter_ops) {
+        INFO("reduce_scatter " << dist::reduce_op_name(op));
+        Tensor scattered = ember::zeros(shape, dtype);
+        dist::reduce_scatter(scattered, inputs, op);
+        REQUIRE(scattered.allclose((mine * factor).to(dtype)));
+        if (!ember::is_floating_point(dtype)) REQUIRE(scattered.equal((mine * factor).to(dtype)));
+      }
     }
   }
 
-  // Larger than one DDP bucket (25 MB): 7,000,000 float32 = 28 MB, summed in place.
-  {
-    const std::int64_t numel = 7'000'000;
-    Tensor large = ember::full({numel}, static_cast<double>(rank + 1), ember::TensorOptions(ember::kFloat32));
-    large.narrow(0, numel - 1, 1).fill_(ember::Scalar(static_cast<double>(10 * (rank + 1))));
-    dist::all_reduce(large, dist::ReduceOp::Sum);
-    REQUIRE(large.narrow(0, 0, numel - 1).equal(ember::full({numel - 1}, sum_factor, ember::TensorOptions(ember::kFloat32))));
-    REQUIRE(large[numel - 1].item<float>() == static_cast<float>(10 * sum_factor));
-  }
+  // Larger than one DDP bucket (25 MB): 28 MB of each dtype, every reduction and a
+  // broadcast (large_collectives above).
+  large_collectives<float>(ember::kFloat32, rank, world);
+  large_collectives<double>(ember::kFloat64, rank, world);
+  large_collectives<std::int64_t>(ember::kInt64, rank, world);
 
   // Non-contiguous: a transposed view is reduced in place, and its base sees the result.
   Tensor matrix = contribution({3, 4}, ember::kFloat32, rank);
@@ -102,6 +153,10 @@ TEST_CASE("worker: collectives", "[.worker]") {
   Tensor counts = ember::ones({3}, ember::kInt64);
   REQUIRE_THROWS_WITH(dist::all_reduce(counts, dist::ReduceOp::Avg),
                       "all_reduce: ReduceOp.AVG needs a floating point tensor, got int64");
+  std::vector<Tensor> count_inputs;
+  for (int r = 0; r < world; ++r) count_inputs.push_back(ember::ones({3}, ember::kInt64));
+  REQUIRE_THROWS_WITH(dist::reduce_scatter(counts, count_inputs, dist::ReduceOp::Avg),
+                      "reduce_scatter: ReduceOp.AVG needs a floating point tensor, got int64");
   Tensor value = ember::ones({2});
   REQUIRE_THROWS_AS(dist::broadcast(value, world), ember::ValueError);
   std::vector<Tensor> too_few{ember::zeros({2})};
@@ -124,21 +179,29 @@ TEST_CASE("collectives: all_reduce, broadcast, all_gather, reduce_scatter in 3 p
   ember::testing::require_all_passed(ember::testing::run_workers("worker: collectives", 3));
 }
 
-// A peer that dies makes the survivor's next collective throw — not hang.
+// A peer that dies makes the survivor's next collective throw — not hang — and the
+// survivor is out within the configured timeout (2 s) plus a few seconds.
+constexpr double kKilledPeerTimeoutSeconds = 2.0;
+constexpr double kSlackSeconds = 4.0;  // process exit, a loaded 2-core CI machine
+
 TEST_CASE("worker: killed peer", "[.worker]") {
   if (!ember::testing::is_worker()) return;
-  dist::init_process_group("gloo", -1, -1, std::chrono::seconds(2));
+  dist::init_process_group("gloo", -1, -1, std::chrono::milliseconds(static_cast<int>(kKilledPeerTimeoutSeconds * 1000)));
   dist::barrier();
   if (dist::get_rank() == 1) ::raise(SIGKILL);
   Tensor value = ember::ones({1000});
+  const auto start = std::chrono::steady_clock::now();
   try {
     dist::all_reduce(value);
     FAIL("all_reduce returned although rank 1 is dead");
   } catch (const dist::DistributedError& error) {
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::string message = error.what();
-    INFO(message);
+    INFO(message << " (after " << waited << " s)");
     REQUIRE_THAT(message, Catch::Contains("Gloo all_reduce failed on rank 0 after timeout 2000 ms"));
+    REQUIRE(waited <= kKilledPeerTimeoutSeconds + kSlackSeconds);
   }
+  std::_Exit(0);  // the group's peer is gone: leave without the orderly goodbye
 }
 
 TEST_CASE("collectives: a killed peer makes the survivor throw naming op, rank and timeout", "[distributed]") {
@@ -147,6 +210,9 @@ TEST_CASE("collectives: a killed peer makes the survivor throw naming op, rank a
   INFO("rank 0: " << ember::testing::describe(results[0]));
   REQUIRE(results[0].exit_code == 0);
   REQUIRE(results[1].signal == SIGKILL);
+  // Both times count from the same start: the survivor exited at most timeout + slack
+  // after its peer died (the parent polls exits every 10 ms).
+  REQUIRE(results[0].seconds - results[1].seconds <= kKilledPeerTimeoutSeconds + kSlackSeconds);
 }
 
 // A peer that is alive but stuck (it never calls the collective) only shows as silence:
@@ -169,8 +235,10 @@ TEST_CASE("worker: hung peer", "[.worker]") {
     const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     INFO(error.what() << " (after " << waited << " s)");
     REQUIRE_THAT(std::string(error.what()), Catch::Contains("Gloo all_reduce failed on rank 0 after timeout 1000 ms"));
-    // It is the timeout that ended the wait (not a closed connection): at least 1 s passed.
+    // It is the timeout that ended the wait (not a closed connection): at least 1 s passed,
+    // and not much more.
     REQUIRE(waited >= 0.9);
+    REQUIRE(waited <= 1.0 + kSlackSeconds);
   }
   std::_Exit(0);  // skip destroying a group whose peer is still in a collective
 }
@@ -239,4 +307,49 @@ TEST_CASE("process group: a world of one process works in place", "[distributed]
   REQUIRE(group.size() == 1);
   Tensor gpu_error_free = ember::ones({2});
   REQUIRE_THROWS_WITH(group.broadcast(gpu_error_free, 1), "broadcast: invalid root rank 1 for world size 1");
+}
+
+// A rendezvous that cannot complete says which rank gave up, at what step and after how
+// long — here rank 0 of a world of 2 whose rank 1 never comes (it serves the store itself,
+// as without a launcher), and rank 1 whose rank 0 never comes.
+TEST_CASE("worker: alone in the rendezvous", "[.worker]") {
+  if (!ember::testing::is_worker()) return;
+  const int rank = std::stoi(std::getenv("RANK"));
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    dist::init_process_group("gloo", -1, -1, std::chrono::seconds(1));
+    FAIL("init_process_group returned although the other rank never came");
+  } catch (const dist::DistributedError& error) {
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::string message = error.what();
+    std::cout << "rank " << rank << ": " << message << "\n";
+    INFO(message << " (after " << waited << " s)");
+    if (rank == 0) {
+      REQUIRE_THAT(message, Catch::StartsWith("Gloo rendezvous failed on rank 0 of 2 after timeout 1000 ms while "
+                                              "exchanging addresses with the other ranks (full mesh): "));
+      REQUIRE_THAT(message, Catch::EndsWith("; ranks that never reached the store: 1"));
+    } else {
+      REQUIRE_THAT(message, Catch::StartsWith("Gloo rendezvous failed on rank 1 of 2 after timeout 1000 ms while "
+                                              "connecting to the store at 127.0.0.1:" +
+                                              std::string(std::getenv("MASTER_PORT"))));
+      REQUIRE_THAT(message, Catch::Contains("is rank 0 running"));
+    }
+    REQUIRE(waited < 1.0 + 4.0);
+  }
+  REQUIRE_FALSE(dist::is_initialized());
+}
+
+TEST_CASE("process group: a rank alone in the rendezvous names its rank, the step and the timeout",
+          "[distributed]") {
+  const std::string port = std::to_string(ember::testing::free_port());
+  // Rank 0 with WORLD_SIZE=2 and nobody else: it serves the store and waits for rank 1.
+  auto alone = ember::testing::run_workers(
+      "worker: alone in the rendezvous", 1, std::chrono::seconds(20),
+      {{"WORLD_SIZE", "2"}, {"TORCHELASTIC_USE_AGENT_STORE", ""}, {"MASTER_PORT", port}});
+  ember::testing::require_all_passed(alone);
+  // Rank 1 with nobody serving MASTER_PORT.
+  auto orphan = ember::testing::run_workers(
+      "worker: alone in the rendezvous", 1, std::chrono::seconds(20),
+      {{"WORLD_SIZE", "2"}, {"RANK", "1"}, {"TORCHELASTIC_USE_AGENT_STORE", ""}, {"MASTER_PORT", port}});
+  ember::testing::require_all_passed(orphan);
 }

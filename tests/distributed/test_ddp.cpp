@@ -12,7 +12,9 @@
 
 #include <ember/ember.h>
 
+#include "ddp_test_model.h"
 #include "multiprocess.h"
+#include "test_groups.h"
 #include "test_support.h"
 
 namespace dist = ember::distributed;
@@ -29,6 +31,19 @@ std::shared_ptr<ember::nn::Sequential> make_model() {
   model->to(ember::kFloat64);
   return model;
 }
+
+// A module with buffers whose values depend on the rank that builds it.
+struct WithBuffers : ember::nn::Module {
+  std::shared_ptr<ember::nn::Linear> linear;
+  Tensor running;
+  Tensor steps;
+  explicit WithBuffers(int rank) {
+    linear = register_module("linear", std::make_shared<ember::nn::Linear>(2, 2));
+    running = register_buffer("running", ember::full({3}, 1.5 + rank, ember::TensorOptions(ember::kFloat32)));
+    steps = register_buffer("steps", ember::tensor({static_cast<std::int64_t>(10 * rank + 7)}));
+  }
+  Tensor forward(const Tensor& x) override { return (*linear)(x); }
+};
 
 double max_relative_difference(const Tensor& a, const Tensor& b) {
   auto x = ember::testing::to_vector(a);
@@ -47,6 +62,17 @@ TEST_CASE("worker: ddp equivalence", "[.worker]") {
   const int rank = dist::get_rank();
   const int world = dist::get_world_size();
   const std::int64_t per_rank = 5;
+
+  // Buffers start equal too: every rank's buffers become rank 0's at construction, like
+  // the parameters (a float buffer and an integer one, as BatchNorm's running_mean and
+  // num_batches_tracked).
+  {
+    auto with_buffers = std::make_shared<WithBuffers>(rank);
+    dist::DistributedDataParallel wrapped(with_buffers);
+    REQUIRE(with_buffers->running.equal(WithBuffers(0).running));
+    REQUIRE(with_buffers->steps.equal(WithBuffers(0).steps));
+    REQUIRE(wrapped.buffers().size() == 2);
+  }
 
   // Different initial weights on every rank: DDP's broadcast must make them rank 0's.
   ember::manual_seed(100 + static_cast<std::uint64_t>(rank));
@@ -169,7 +195,50 @@ TEST_CASE("worker: ddp overlap", "[.worker]") {
 }
 
 TEST_CASE("ddp: overlapped bucket all-reduces equal the inline path bit for bit", "[distributed][ddp]") {
-  ember::testing::require_all_passed(ember::testing::run_workers("worker: ddp overlap", 2));
+  // Two 28 MB models trained three steps: ~20 s in a Debug + ASan build, so a longer limit.
+  ember::testing::require_all_passed(ember::testing::run_workers("worker: ddp overlap", 2, std::chrono::seconds(75)));
+}
+
+// Overlap, observed: the all-reduce of the first bucket (the last two layers) must have
+// *started* — entered the process group on the communication thread — before backward
+// reaches the first layer. The first layer's gradient hook waits for that (up to 20 s; a
+// DDP that only communicated at the end of backward would never get there) and records
+// whether it happened. Step 0's loss is kept alive, so from step 1 on the gradient
+// accumulators are old nodes, which must still run as soon as their gradients are ready.
+TEST_CASE("worker: ddp overlap starts during backward", "[.worker]") {
+  if (!ember::testing::is_worker()) return;
+  dist::init_process_group("gloo", -1, -1, std::chrono::seconds(30));
+  ember::testing::RecordingGroup group(dist::default_group());
+  ember::manual_seed(12);
+  auto model = std::make_shared<ember::testing::ThreeLayers>();
+  dist::DistributedDataParallel ddp(model, &group, ember::testing::ThreeLayers::kSplitCapMb);
+  REQUIRE(ddp.communication_overlap());
+  REQUIRE(ddp.bucket_layout() == std::vector<std::vector<std::size_t>>{{5, 4, 3, 2}, {1}, {0}});
+  int started_at_step_begin = 0;
+  int started_when_first_layer_began = -1;
+  model->on_first_layer_gradient = [&] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (group.all_reduces_started.load() == started_at_step_begin && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    started_when_first_layer_began = group.all_reduces_started.load();
+  };
+  ember::Generator data(20 + static_cast<std::uint64_t>(dist::get_rank()));
+  Tensor kept_loss;
+  for (int step = 0; step < 3; ++step) {
+    INFO("step " << step);
+    started_at_step_begin = group.all_reduces_started.load();
+    Tensor loss = ember::mse_loss(ddp(ember::randn({4, 64}, {}, &data)), ember::randn({4, 2}, {}, &data));
+    loss.backward();
+    REQUIRE(started_when_first_layer_began - started_at_step_begin >= 1);
+    REQUIRE(group.all_reduces_started.load() - started_at_step_begin == 3);
+    if (step == 0) kept_loss = loss;
+  }
+  REQUIRE(ddp.last_reduction_thread() != std::this_thread::get_id());
+  dist::destroy_process_group();
+}
+
+TEST_CASE("ddp: a bucket's all-reduce starts while backward is still running", "[distributed][ddp]") {
+  ember::testing::require_all_passed(ember::testing::run_workers("worker: ddp overlap starts during backward", 2));
 }
 
 // Mid-training, rank 1 is killed. Rank 0's next backward hands its buckets to the

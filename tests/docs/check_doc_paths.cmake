@@ -1,9 +1,11 @@
-# tests/docs/check_doc_paths.cmake — docs do not rot: every file path and every function
-# named in the Markdown docs must exist in the tree.
+# tests/docs/check_doc_paths.cmake — docs do not rot: every file path, function, class and
+# member named in the Markdown docs must exist in the tree, where the doc says it is.
 #
-#   cmake -DSOURCE_DIR=<repo> [-DDOCS=<a.md;b.md>] -P tests/docs/check_doc_paths.cmake
+#   cmake -DSOURCE_DIR=<repo> [-DDOCS=<a.md;b.md>] [-DALLOWED=<file>] -P tests/docs/check_doc_paths.cmake
 #
-# DOCS defaults to README.md and docs/*.md. Outside fenced code blocks (``` ... ```), it checks
+# DOCS defaults to README.md and docs/*.md. The rules (the lookups are in doc_name_rules.cmake):
+#
+# In the text (outside fenced code blocks):
 #   - link targets `[text](target)`: relative to the doc's folder, as Markdown resolves them
 #     (URLs and #anchors are skipped; a #fragment is dropped);
 #   - backtick spans that look like a path (a/b/c, or a bare name ending in a source or doc
@@ -13,10 +15,26 @@
 #     paths, nor are words with slashes that neither start at a top-level entry of the tree
 #     nor end in such an extension (`gemm/square/1024`); nor are build outputs (build/...,
 #     build-x/...) or absolute paths;
-#   - backtick spans written as a call with empty parentheses, `name()`, `obj.name()` or
-#     `ns::name()`: the last identifier must occur as `name(` in a source file (C++, CUDA,
-#     Python, CMake, shell, gdb scripts). Spans starting with `torch.` or `F.` are PyTorch's
-#     own API and are skipped.
+#   - qualified names, with or without a call: `ember::nn::Linear::forward()`, `nn::Module`,
+#     `F::cross_entropy(logits, labels)`, `DataLoader::Pass::worker_loop`: every class named
+#     is declared in the tree (in a file that opens the namespace named), and the member is
+#     defined as `Class::member(` or declared in the class's file; a name directly in a
+#     namespace (`ember::autograd::grad`) is declared in a file that opens that namespace.
+#     `std::`, `gloo::` and other non-ember names are not checked;
+#   - calls, with or without arguments: `name()`, `obj.name()`, `obj->name(x, y)`: NAME( occurs
+#     in a source file (C++, CUDA, Python, CMake, shell, gdb scripts). Spans starting with
+#     `torch.`, `F.`, `os.` or `platform.` are PyTorch's or Python's own API and are skipped;
+#   - bare identifiers, `NoGradGuard`, `drop_last`: the word occurs in the sources.
+# In fenced code blocks:
+#   - ```cpp: every ember name (`ember::...`, and the aliases `nn::`, `F::`, `dist::`, `data::`,
+#     `autograd::`, `optim::`, `native::`) is checked as a qualified name;
+#   - ```sh and other blocks: the target of gdb's `break` (`-ex "break X"`, `(gdb) break X`, a
+#     `break X` line of a gdb script block) is checked — FILE:FUNCTION, FILE:LINE (the file
+#     only), a qualified name or a function — and in ```sh blocks ember names as in ```cpp;
+#   - a ```cpp block whose preceding line says "copied from" and links (or names) a file must
+#     be in that file: each of its lines, spaces collapsed, in order ("..." lines skip code).
+# Names that are right but cannot be found this way (PyTorch's or the system's, an abbreviation
+# in prose) are listed, each with its reason, in tests/docs/doc_names_allowed.txt.
 # Every miss is reported as "DOC:LINE: ..." and the script fails (tests/docs.cmake runs it).
 cmake_minimum_required(VERSION 3.20)
 
@@ -27,8 +45,12 @@ if(NOT DOCS)
   file(GLOB DOCS ${SOURCE_DIR}/docs/*.md)
   list(PREPEND DOCS ${SOURCE_DIR}/README.md)
 endif()
+if(NOT ALLOWED)
+  set(ALLOWED ${CMAKE_CURRENT_LIST_DIR}/doc_names_allowed.txt)
+endif()
+include(${CMAKE_CURRENT_LIST_DIR}/doc_name_rules.cmake)
 
-# The tree's source files: where bare names are looked up and identifiers are grepped.
+# The tree's files: where bare file names are looked up.
 set(code_dirs apps autograd benchmarks core cuda data distributed docs nn scripts tests)
 set(tree_files)
 foreach(dir ${code_dirs})
@@ -43,21 +65,58 @@ list(FILTER top_level EXCLUDE REGEX "^build")
 list(APPEND top_level ember)
 list(APPEND tree_files ${root_files})
 set(tree_names)
-set(sources "")
 foreach(file ${tree_files})
   get_filename_component(name ${file} NAME)
   list(APPEND tree_names ${name})
-  if(file MATCHES "\\.(h|hpp|cpp|cu|cuh|py|cmake|sh|gdb)$" OR name STREQUAL "CMakeLists.txt")
-    file(READ ${SOURCE_DIR}/${file} text)
-    string(APPEND sources "\n${text}")
-  endif()
 endforeach()
 list(REMOVE_DUPLICATES tree_names)
+doc_rules_index(${SOURCE_DIR})
+
+# The allow-list: one name per line, then its reason after '#'.
+set(allowed_names)
+if(EXISTS ${ALLOWED})
+  file(STRINGS ${ALLOWED} allowed_lines)
+  foreach(entry ${allowed_lines})
+    string(REGEX REPLACE "#.*$" "" entry "${entry}")
+    string(STRIP "${entry}" entry)
+    if(entry)
+      list(APPEND allowed_names "${entry}")
+    endif()
+  endforeach()
+endif()
 
 set(path_extensions "h|hpp|cpp|cu|cuh|md|py|cmake|sh|txt|json|csv|gdb|in")
+set(ember_name_regex "(ember|nn|F|dist|data|autograd|optim|native)(::~?[A-Za-z_][A-Za-z0-9_]*)+")
 set(failures "")
 set(failure_count 0)
 set(checked_count 0)
+
+macro(report message_text)
+  string(APPEND failures "${doc_name}:${line_number}: ${message_text}\n")
+  math(EXPR failure_count "${failure_count} + 1")
+endmacro()
+
+# Runs one rule (a function of doc_name_rules.cmake that sets ok/why) unless the name is
+# allowed, and reports a miss at the current line.
+macro(check_name rule name)
+  math(EXPR checked_count "${checked_count} + 1")
+  list(FIND allowed_names "${name}" allowed_index)
+  if(allowed_index EQUAL -1)
+    cmake_language(CALL ${rule} "${name}" ${ARGN})
+    if(NOT ok)
+      report("${why}")
+    endif()
+  endif()
+endmacro()
+
+# Ember names in a line of C++ (a ```cpp block or a shell command line).
+macro(check_ember_names_in code)
+  string(REGEX MATCHALL "(^|[^A-Za-z0-9_:])${ember_name_regex}" names "${code}")
+  foreach(found_name ${names})
+    string(REGEX REPLACE "^[^A-Za-z_]" "" found_name "${found_name}")
+    check_name(doc_check_qualified "${found_name}")
+  endforeach()
+endmacro()
 
 function(path_exists path doc_dir result)
   set(${result} FALSE PARENT_SCOPE)
@@ -79,6 +138,69 @@ function(path_exists path doc_dir result)
   endif()
 endfunction()
 
+# The lines of a file, encoded as the docs' lines are, spaces collapsed.
+function(normalized_lines file out)
+  file(READ ${file} text)
+  string(REPLACE "\\" "@BS@" text "${text}")
+  string(REPLACE ";" "@SC@" text "${text}")
+  string(REPLACE "[" "@LB@" text "${text}")
+  string(REPLACE "]" "@RB@" text "${text}")
+  string(REGEX REPLACE "[ \t]+" " " text "${text}")
+  string(REPLACE "\n" ";" lines "${text}")
+  set(result)
+  foreach(line IN LISTS lines)
+    string(STRIP "${line}" line)
+    if(line STREQUAL "")
+      set(line "@EMPTY@")
+    endif()
+    list(APPEND result "${line}")
+  endforeach()
+  set(${out} "${result}" PARENT_SCOPE)
+endfunction()
+
+# Checks a code block that claims to be copied from CLAIM_FILE: every line (but "..." lines)
+# occurs in the file, in order. Sets block_failures / block_failure_count in the caller.
+function(check_copied_block claim_file claim_label doc_name numbers code_lines)
+  normalized_lines(${claim_file} file_lines)
+  list(LENGTH file_lines file_count)
+  set(cursor 0)
+  set(out "")
+  set(count 0)
+  list(LENGTH numbers block_count)
+  if(block_count EQUAL 0)
+    return()
+  endif()
+  math(EXPR last "${block_count} - 1")
+  foreach(i RANGE ${last})
+    list(GET numbers ${i} number)
+    list(GET code_lines ${i} code)
+    string(REGEX REPLACE "[ \t]+" " " code "${code}")
+    string(STRIP "${code}" code)
+    if(code STREQUAL "@EMPTY@" OR code STREQUAL "" OR code MATCHES "^(// )?\\.\\.\\.$")
+      continue()
+    endif()
+    set(found_at -1)
+    set(j ${cursor})
+    while(j LESS file_count)
+      list(GET file_lines ${j} file_line)
+      string(FIND "${file_line}" "${code}" position)
+      if(position GREATER -1)
+        set(found_at ${j})
+        break()
+      endif()
+      math(EXPR j "${j} + 1")
+    endwhile()
+    if(found_at EQUAL -1)
+      string(APPEND out "${doc_name}:${number}: line '${code}' is not in ${claim_label} (after the block's previous line), which the code block claims to be copied from\n")
+      math(EXPR count "${count} + 1")
+    else()
+      math(EXPR cursor "${found_at} + 1")
+    endif()
+  endforeach()
+  set(block_failures "${out}" PARENT_SCOPE)
+  set(block_failure_count ${count} PARENT_SCOPE)
+endfunction()
+
 foreach(doc ${DOCS})
   file(RELATIVE_PATH doc_name ${SOURCE_DIR} ${doc})
   get_filename_component(doc_dir ${doc} DIRECTORY)
@@ -91,18 +213,75 @@ foreach(doc ${DOCS})
   string(REPLACE "\n" ";" lines "${content}")
   set(line_number 0)
   set(in_fence FALSE)
+  set(previous_text "")
   foreach(line IN LISTS lines)
     math(EXPR line_number "${line_number} + 1")
-    if(line MATCHES "^[ \t]*```")
+    if(line MATCHES "^[ \t]*```([A-Za-z0-9_+-]*)")
       if(in_fence)
         set(in_fence FALSE)
+        if(claim_file)
+          check_copied_block(${claim_file} "${claim_label}" "${doc_name}" "${block_numbers}" "${block_lines}")
+          string(APPEND failures "${block_failures}")
+          math(EXPR failure_count "${failure_count} + ${block_failure_count}")
+          math(EXPR checked_count "${checked_count} + 1")
+        endif()
       else()
         set(in_fence TRUE)
+        set(fence_lang "${CMAKE_MATCH_1}")
+        set(block_numbers)
+        set(block_lines)
+        set(claim_file "")
+        # "copied from [x.cpp](../apps/tutorial/x.cpp)" or "copied from `apps/tutorial/x.cpp`"
+        if(fence_lang STREQUAL "cpp" AND previous_text MATCHES "[Cc]opied from")
+          if(previous_text MATCHES "[Cc]opied from[^(`]*@RB@\\(([^)#]+)[)#]")
+            set(claim_label "${CMAKE_MATCH_1}")
+            set(claim_file "${doc_dir}/${CMAKE_MATCH_1}")
+          elseif(previous_text MATCHES "[Cc]opied from[^`]*`([^`]+)`")
+            set(claim_label "${CMAKE_MATCH_1}")
+            set(claim_file "${SOURCE_DIR}/${CMAKE_MATCH_1}")
+          else()
+            report("a code block claims to be copied but names no file")
+          endif()
+          if(claim_file AND NOT EXISTS ${claim_file})
+            report("the code block claims to be copied from '${claim_label}', which does not exist")
+            set(claim_file "")
+          endif()
+        endif()
       endif()
+      set(previous_text "")
       continue()
     endif()
     if(in_fence)
+      if(claim_file)
+        list(APPEND block_numbers ${line_number})
+        if(line STREQUAL "")
+          list(APPEND block_lines "@EMPTY@")
+        else()
+          list(APPEND block_lines "${line}")
+        endif()
+      endif()
+      if(fence_lang STREQUAL "cpp")
+        check_ember_names_in("${line}")
+      endif()
+      # gdb's break targets: -ex "break X", -ex 'break X', (gdb) break X, or a script line.
+      set(code_outside_breaks "${line}")
+      if(line MATCHES "break[ \t]")
+        string(REGEX MATCHALL "-ex[ \t]+[\"']t?break[ \t]+[^\"']+[\"']|\\(gdb\\)[ \t]+t?break[ \t]+[^\n]+|^t?break[ \t]+[^\n]+" targets "${line}")
+        foreach(target ${targets})
+          string(REPLACE "${target}" "" code_outside_breaks "${code_outside_breaks}")
+          string(REGEX REPLACE "^(-ex[ \t]+[\"']|\\(gdb\\)[ \t]+)?t?break[ \t]+" "" target "${target}")
+          string(REGEX REPLACE "[\"']$" "" target "${target}")
+          string(STRIP "${target}" target)
+          check_name(doc_check_gdb_break "${target}" ${SOURCE_DIR})
+        endforeach()
+      endif()
+      if(fence_lang MATCHES "^(sh|bash|console|gdb)$")
+        check_ember_names_in("${code_outside_breaks}")
+      endif()
       continue()
+    endif()
+    if(NOT line MATCHES "^[ \t]*$")
+      set(previous_text "${line}")
     endif()
 
     # Link targets: ...@RB@(target)
@@ -115,8 +294,7 @@ foreach(doc ${DOCS})
       string(REGEX REPLACE "#.*$" "" target "${target}")
       math(EXPR checked_count "${checked_count} + 1")
       if(NOT EXISTS ${doc_dir}/${target})
-        string(APPEND failures "${doc_name}:${line_number}: link target '${target}' does not exist\n")
-        math(EXPR failure_count "${failure_count} + 1")
+        report("link target '${target}' does not exist")
       endif()
     endforeach()
 
@@ -124,18 +302,28 @@ foreach(doc ${DOCS})
     string(REGEX MATCHALL "`[^`]+`" spans "${line}")
     foreach(span ${spans})
       string(REGEX REPLACE "^`(.*)`$" "\\1" span "${span}")
-      if(span MATCHES "^[A-Za-z_][A-Za-z0-9_]*((::|\\.|->)~?[A-Za-z_][A-Za-z0-9_]*)*\\(\\)$")
-        if(span MATCHES "^(torch|F)\\.")
+      # A call: callee, optional template arguments, then (...).
+      if(span MATCHES "^(~?[A-Za-z_][A-Za-z0-9_]*((::|\\.|->)~?[A-Za-z_][A-Za-z0-9_]*)*)(<[^()]*>)?\\(")
+        set(callee "${CMAKE_MATCH_1}")
+        if(callee MATCHES "^(torch|F|os|platform)\\.")
           continue()
         endif()
-        string(REGEX MATCH "[A-Za-z_][A-Za-z0-9_]*\\(\\)$" function "${span}")
-        string(REGEX REPLACE "\\(\\)$" "" function "${function}")
-        math(EXPR checked_count "${checked_count} + 1")
-        string(REGEX MATCH "[^A-Za-z0-9_]${function}[ ]*\\(" found "${sources}")
-        if(NOT found)
-          string(APPEND failures "${doc_name}:${line_number}: function '${function}' (written `${span}`) is not in the sources\n")
-          math(EXPR failure_count "${failure_count} + 1")
+        if(callee MATCHES "::")
+          check_name(doc_check_qualified "${callee}")
+        else()
+          string(REGEX MATCH "[A-Za-z_][A-Za-z0-9_]*$" function "${callee}")
+          check_name(doc_check_call "${function}")
         endif()
+        continue()
+      endif()
+      # A qualified name without a call: `nn::Module`, `DataLoader::Pass::worker_loop`.
+      if(span MATCHES "^~?[A-Za-z_][A-Za-z0-9_]*(::~?[A-Za-z_][A-Za-z0-9_]*)+(<[^()]*>)?$")
+        check_name(doc_check_qualified "${span}")
+        continue()
+      endif()
+      # A bare identifier.
+      if(span MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+        check_name(doc_check_word "${span}")
         continue()
       endif()
       if(span MATCHES "[ <>*{}$=~|,'\"@]" OR span MATCHES "\\.\\.\\." OR span MATCHES "^(/|-|\\.\\./build|build(-[A-Za-z0-9_-]+)?/)")
@@ -155,8 +343,7 @@ foreach(doc ${DOCS})
       math(EXPR checked_count "${checked_count} + 1")
       path_exists("${path}" "${doc_dir}" exists)
       if(NOT exists)
-        string(APPEND failures "${doc_name}:${line_number}: path '${path}' does not exist\n")
-        math(EXPR failure_count "${failure_count} + 1")
+        report("path '${path}' does not exist")
       endif()
     endforeach()
   endforeach()
@@ -172,4 +359,4 @@ if(failure_count GREATER 0)
   message(FATAL_ERROR "${failure_count} name(s) in the docs do not exist in the tree (listed above)")
 endif()
 list(LENGTH DOCS doc_count)
-message(STATUS "check_doc_paths: ${doc_count} doc(s), ${checked_count} paths and functions, all found")
+message(STATUS "check_doc_paths: ${doc_count} doc(s), ${checked_count} paths, names and copied blocks, all found")

@@ -4,7 +4,8 @@
 // It makes the tensors the printers must get right: a plain matrix, a transposed view
 // (strides [1, 3]: printed in logical order, not storage order), a slice (non-zero storage
 // offset), an nn::Parameter (a class derived from Tensor), an undefined tensor, and a loss
-// with a small tape behind it, then stops in stop_here() with all of them alive. Built
+// with a small tape behind it (after a backward that kept it: weight has a .grad for
+// ember-grad), then stops in stop_here() with all of them alive. Built
 // with -O0 -g whatever the build type, so gdb can read main's locals.
 #include <ember/autograd/node.h>
 #include <ember/ember.h>
@@ -21,6 +22,7 @@ int main() {
   ember::Tensor undefined;
   ember::Tensor x = ember::tensor({2.0, 3.0});
   ember::Tensor loss = (weight * x).sum();
+  loss.backward({}, /*retain_graph=*/true);  // weight.grad = x; the tape keeps its saved tensors
   stop_here();
   return loss.item<double>() == -2.75 ? 0 : 1;
 }

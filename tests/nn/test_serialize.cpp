@@ -1,11 +1,16 @@
 // tests/nn/test_serialize.cpp — safetensors checkpoints: round trips, the layout of the
-// bytes, every check of the reader, atomic writes, and interop with Python's safetensors.
+// bytes, every check of the reader (including sizes that overflow), atomic writes under a
+// forced write failure, and interop with Python's safetensors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <ember/ember.h>
@@ -44,9 +49,60 @@ nn::StateDict sample_tensors() {
   return tensors;
 }
 
-bool python_has_safetensors() {
-  return std::system("python3 -c 'import safetensors.numpy, numpy' > /dev/null 2>&1") == 0;
+// Whether `python` runs `code` successfully (output discarded).
+bool python_runs(const std::string& python, const std::string& code) {
+  const std::string command = "'" + python + "' -c '" + code + "' > /dev/null 2>&1";
+  return std::system(command.c_str()) == 0;
 }
+
+// The interpreter for an interop test: $EMBER_PYTHON when set (and only it), otherwise the
+// first of `python3` on PATH (where .ci/run installs safetensors) and Debian's
+// /usr/bin/python3 that can import `modules`.
+std::optional<std::string> find_python(const std::string& modules) {
+  std::vector<std::string> candidates{"python3", "/usr/bin/python3"};
+  if (const char* chosen = std::getenv("EMBER_PYTHON"); chosen && *chosen) candidates = {chosen};
+  for (const auto& python : candidates)
+    if (python_runs(python, "import " + modules)) return python;
+  return std::nullopt;
+}
+
+bool running_in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && std::string(ci) == "true";
+}
+
+// Every file directly in `dir`, by name.
+std::vector<std::string> directory_listing(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& item : std::filesystem::directory_iterator(dir)) names.push_back(item.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Lowers the limit on the size of files this process writes (RLIMIT_FSIZE) until the end
+// of the scope: a write past it fails with EFBIG, which is how a full disk looks to the
+// writer, and it works as root (unlike a read-only directory). SIGXFSZ, which the kernel
+// also sends, is ignored for the same scope.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    REQUIRE(::getrlimit(RLIMIT_FSIZE, &saved_) == 0);
+    previous_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit lowered = saved_;
+    lowered.rlim_cur = bytes;
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &lowered) == 0);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &saved_);
+    std::signal(SIGXFSZ, previous_handler_);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  rlimit saved_{};
+  void (*previous_handler_)(int) = SIG_DFL;
+};
 
 }  // namespace
 
@@ -140,9 +196,99 @@ TEST_CASE("the reader rejects malformed files, naming file and tensor", "[nn][se
   REQUIRE_THROWS_AS(save(sample_tensors(), "/nonexistent/dir/model.safetensors"), IOError);
 }
 
+TEST_CASE("the reader rejects sizes whose products overflow instead of crashing", "[nn][serialize]") {
+  auto rejects = [](const std::string& header, const std::string& data, const std::string& fragment) {
+    INFO(header);
+    const std::string bytes = make_file(header, data);
+    REQUIRE_THROWS_AS(load_from_bytes(bytes, nullptr, "big.safetensors"), IOError);
+    REQUIRE_THROWS_WITH(load_from_bytes(bytes, nullptr, "big.safetensors"),
+                        Contains("big.safetensors") && Contains("tensor \"t\"") && Contains(fragment));
+  };
+  // 2^62 float32 elements are 2^64 bytes, which wraps to 0 in 64 bits: an unchecked
+  // product would accept data_offsets [0, 0] and build a tensor with 2^62 elements.
+  rejects(R"({"t":{"dtype":"F32","shape":[4611686018427387904],"data_offsets":[0,0]}})", "",
+          "size in bytes overflows");
+  rejects(R"({"t":{"dtype":"F64","shape":[2305843009213693952],"data_offsets":[0,0]}})", "",
+          "size in bytes overflows");
+  // The element count itself overflows (2^32 * 2^32 = 2^64 -> 0).
+  rejects(R"({"t":{"dtype":"U8","shape":[4294967296,4294967296],"data_offsets":[0,0]}})", "",
+          "number of elements overflows");
+  rejects(R"({"t":{"dtype":"U8","shape":[3037000500,3037000500],"data_offsets":[0,0]}})", "",
+          "number of elements overflows");
+  // A size above INT64_MAX cannot be an ember size, even where the product would be 0.
+  rejects(R"({"t":{"dtype":"F32","shape":[9223372036854775808],"data_offsets":[0,0]}})", "",
+          "shape entry 9223372036854775808, larger than the largest size (INT64_MAX)");
+  rejects(R"({"t":{"dtype":"F32","shape":[0,18446744073709551615],"data_offsets":[0,0]}})", "",
+          "larger than the largest size");
+  // An empty tensor whose other sizes multiply past int64 would overflow its strides.
+  rejects(R"({"t":{"dtype":"F32","shape":[0,4294967296,4294967296],"data_offsets":[0,0]}})", "",
+          "number of elements overflows");
+  // Numbers beyond 64 bits are not integers JSON can give us.
+  rejects(R"({"t":{"dtype":"F32","shape":[18446744073709551616],"data_offsets":[0,0]}})", "", "not a non-negative integer");
+  rejects(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,18446744073709551616]}})", std::string(8, '\0'),
+          "needs data_offsets");
+  // Offsets near 2^64 must not wrap around the end-of-file check.
+  rejects(R"({"t":{"dtype":"U8","shape":[1],"data_offsets":[18446744073709551614,18446744073709551615]}})",
+          std::string(8, '\0'), "leave a gap");
+  // BOOL bytes other than 0 and 1 read as true (as numpy does), never as an invalid bool.
+  const Tensor flags = load_from_bytes(make_file(R"({"t":{"dtype":"BOOL","shape":[3],"data_offsets":[0,3]}})",
+                                                 std::string("\x00\x02\xff", 3)))
+                           .at("t");
+  REQUIRE(flags.equal(ember::tensor({false, true, true})));
+  REQUIRE(flags.sum().item<std::int64_t>() == 2);
+  // Largest legal sizes still load when they describe an empty tensor.
+  const std::string empty_ok = R"({"t":{"dtype":"F32","shape":[0,9223372036854775807],"data_offsets":[0,0]}})";
+  REQUIRE(load_from_bytes(make_file(empty_ok, "")).at("t").numel() == 0);
+  // A header length near 2^64 is rejected before any arithmetic with it.
+  REQUIRE_THROWS_WITH(load_from_bytes(make_file("{}", "", ~0ULL - 1), nullptr, "big.safetensors"),
+                      Contains("big.safetensors") && Contains("100 MB"));
+}
+
+TEST_CASE("a failed save leaves the previous checkpoint intact and no temporary file", "[nn][serialize]") {
+  auto dir = scratch_dir("atomic");
+  const auto path = (dir / "model.safetensors").string();
+  nn::StateDict small;
+  small.insert("w", ember::tensor({1.0, 2.0}));
+  save(small, path);
+  const std::string before = ember::testing::read_file(path);
+
+  nn::StateDict large;
+  large.insert("w", ember::ones({4096}));  // 16 KiB of data: past the limit below
+  {
+    // A "disk" that fills up after 1 KiB: the temporary file's write fails part way.
+    FileSizeLimit limit(1024);
+    REQUIRE_THROWS_AS(save(large, path), IOError);
+    REQUIRE_THROWS_WITH(save(large, path), Contains("cannot write") && Contains(".model.safetensors.tmp."));
+  }
+  REQUIRE(ember::testing::read_file(path) == before);
+  REQUIRE(load(path).at("w").equal(small.at("w")));
+  REQUIRE(directory_listing(dir) == std::vector<std::string>{"model.safetensors"});
+
+  // The rename fails (the target is a directory): the temporary file is removed too.
+  const auto blocked = dir / "blocked.safetensors";
+  std::filesystem::create_directories(blocked / "keep");
+  REQUIRE_THROWS_WITH(save(small, blocked.string()), Contains("cannot rename"));
+  REQUIRE(std::filesystem::is_directory(blocked / "keep"));
+  REQUIRE(directory_listing(dir) == std::vector<std::string>{"blocked.safetensors", "model.safetensors"});
+
+  // The temporary file cannot be created (no such directory): nothing is touched.
+  REQUIRE_THROWS_WITH(save(small, (dir / "missing" / "model.safetensors").string()),
+                      Contains("cannot create") && Contains("missing"));
+  REQUIRE(directory_listing(dir) == std::vector<std::string>{"blocked.safetensors", "model.safetensors"});
+
+  // After the failures a save works again and replaces the file.
+  save(large, path);
+  REQUIRE(load(path).at("w").equal(large.at("w")));
+  REQUIRE(directory_listing(dir) == std::vector<std::string>{"blocked.safetensors", "model.safetensors"});
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("files interoperate with Python's safetensors (numpy side)", "[nn][serialize][interop]") {
-  if (!python_has_safetensors()) {
-    WARN("SKIPPED: python3 cannot import safetensors and numpy (pip install safetensors numpy); interop not checked");
+  const std::optional<std::string> python = find_python("safetensors.numpy, numpy");
+  if (!python) {
+    // CI installs safetensors (.ci/run): there a missing module is a broken setup, not a skip.
+    if (running_in_ci()) FAIL("CI=true but no python3 can import safetensors and numpy (.ci/run installs them)");
+    ember::testing::mark_skipped("no python3 can import safetensors and numpy (pip install safetensors numpy)");
     return;
   }
   auto dir = scratch_dir("interop");
@@ -171,7 +317,7 @@ save_file({"x": np.arange(6, dtype=np.float32).reshape(2, 3) / 4,
            "z": np.array([[True], [False]])}, sys.argv[2], metadata={"made_by": "python"})
 print("ok")
 )";
-  const std::string command = "python3 " + script + " " + ember_file + " " + python_file;
+  const std::string command = "'" + *python + "' " + script + " " + ember_file + " " + python_file;
   int exit_code = 0;
   FILE* pipe = popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
@@ -192,8 +338,9 @@ print("ok")
 }
 
 TEST_CASE("files load in safetensors.torch when Debian's PyTorch has it", "[nn][serialize][interop]") {
-  if (std::system("/usr/bin/python3 -c 'import safetensors.torch, torch' > /dev/null 2>&1") != 0) {
-    WARN("SKIPPED: /usr/bin/python3 has no safetensors.torch; the numpy-side interop test covers the format");
+  const std::optional<std::string> python = find_python("safetensors.torch, torch");
+  if (!python) {
+    ember::testing::mark_skipped("no python3 has both torch and safetensors; the numpy-side interop test covers the format");
     return;
   }
   auto dir = scratch_dir("torch_interop");
@@ -201,10 +348,19 @@ TEST_CASE("files load in safetensors.torch when Debian's PyTorch has it", "[nn][
   manual_seed(123);
   nn::Linear lin(3, 2);
   save(lin.state_dict(), path);
-  const std::string command = "/usr/bin/python3 -c \"import torch; from safetensors.torch import load_file; "
+  const std::string command = "'" + *python + "' -c \"import torch; from safetensors.torch import load_file; "
                               "torch.manual_seed(123); lin = torch.nn.Linear(3, 2); t = load_file('" + path +
                               "'); assert torch.equal(t['weight'], lin.weight.detach()); "
                               "assert torch.equal(t['bias'], lin.bias.detach())\"";
   REQUIRE(std::system(command.c_str()) == 0);
+  // And the other way: safetensors.torch writes, ember reads.
+  const auto from_torch = (dir / "from_torch.safetensors").string();
+  const std::string write = "'" + *python + "' -c \"import torch; from safetensors.torch import save_file; "
+                            "save_file({'w': torch.arange(6, dtype=torch.float64).reshape(2, 3) / 8, "
+                            "'i': torch.tensor([1, -2], dtype=torch.int32)}, '" + from_torch + "')\"";
+  REQUIRE(std::system(write.c_str()) == 0);
+  nn::StateDict loaded = load(from_torch);
+  REQUIRE(loaded.at("w").equal(ember::arange(6, kFloat64).reshape({2, 3}) / 8.0));
+  REQUIRE(loaded.at("i").equal(ember::tensor({1, -2}, kInt32)));
   std::filesystem::remove_all(dir);
 }

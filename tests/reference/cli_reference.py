@@ -6,12 +6,16 @@ loop, generalised to the CLI's flags:
 
     torch.manual_seed(seed)
     model = Sequential(Linear(in, h1), ReLU(), [Dropout(p)], ..., Linear(hk, out))
-    loader = DataLoader(train_ds, batch_size=bs, shuffle=True, drop_last=drop_last)
+    loader = DataLoader(train_ds, batch_size=bs, shuffle=True, drop_last=drop_last, num_workers=workers)
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=..., weight_decay=..., nesterov=...)
     for epoch in range(epochs):
         for x, y in loader: loss = F.cross_entropy(model(x), y); opt.zero_grad(); loss.backward(); opt.step()
 
-IDX/CSV data are scaled to [0, 1] as float32 first; the toy data are used as given. A
+IDX/CSV data are scaled to [0, 1] as float32 first; the toy data are used as given. Dropout
+masks are drawn from the default generator during the forward pass, so --dropout runs are
+compared too; --workers only changes who loads the batches (PyTorch's worker processes,
+ember's threads), never which examples they hold. A CSV file's first line is a header when
+it has a cell that is not a number (ember's default). A
 validation split (--val-split f) takes the first floor(f * n) indices of
 randperm(n, generator=Generator().manual_seed(seed)) as the validation set and the rest, in
 that permuted order, as the training set; its own generator leaves the default one untouched.
@@ -66,10 +70,21 @@ def idx_split(directory, prefix):
     return x.reshape(x.shape[0], -1).to(torch.float32) / 255.0, y.to(torch.int64)
 
 
+def is_number(cell):
+    try:
+        float(cell)
+        return True
+    except ValueError:
+        return False
+
+
 def csv_data(path):
-    """Header row, label in column 0, pixel values 0..255 (the fixtures' layout)."""
+    """Label in column 0, pixel values 0..255 (the fixtures' layout); a first line with a
+    cell that is not a number is a header."""
     with open(path) as f:
-        rows = [line.strip().split(",") for line in f if line.strip()][1:]
+        rows = [line.strip().split(",") for line in f if line.strip()]
+    if not all(is_number(cell) for cell in rows[0]):
+        rows = rows[1:]
     y = torch.tensor([int(r[0]) for r in rows])
     x = torch.tensor([[float(v) for v in r[1:]] for r in rows], dtype=torch.float32) / 255.0
     return (x, y), (x, y)
@@ -103,6 +118,7 @@ def parse(argv):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--drop-last", action="store_true")
     p.add_argument("--val-split", type=float, default=0.0)
+    p.add_argument("--workers", type=int, default=0)
     p.add_argument("--generate", action="store_true")
     return p.parse_args(argv)
 
@@ -127,7 +143,7 @@ def train(args):
                 layers.append(torch.nn.Dropout(args.dropout))
     model = torch.nn.Sequential(*layers)
     loader = DataLoader(TensorDataset(x_train, y_train), batch_size=args.batch_size, shuffle=True,
-                        drop_last=args.drop_last)
+                        drop_last=args.drop_last, num_workers=args.workers)
     if args.optimizer == "sgd":
         opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum,
                               weight_decay=args.weight_decay, nesterov=args.nesterov)
@@ -164,6 +180,18 @@ CONFIGS = [
     f"--data idx:{FIX}/idx --hidden 8 --epochs 2 --batch-size 4 --lr 0.5 --seed 3",
     f"--data idx:{FIX}/idx --hidden 8 --epochs 2 --batch-size 4 --lr 0.5 --seed 3 --val-split 0.25",
     f"--data csv:{FIX}/tiny.csv --hidden 5 --epochs 2 --batch-size 3 --lr 0.5 --seed 1",
+    # Dropout: its masks come from the default generator, between the shuffles.
+    "--data toy --hidden 16,8 --epochs 4 --batch-size 2 --lr 0.1 --seed 5 --dropout 0.2",
+    f"--data idx:{FIX}/idx --hidden 12,6 --epochs 3 --batch-size 5 --lr 0.3 --seed 8 --dropout 0.3 --momentum 0.9",
+    f"--data idx:{FIX}/idx --hidden 10 --epochs 2 --batch-size 4 --lr 0.01 --seed 2 --dropout 0.5 --optimizer adam",
+    # --drop-last on IDX data: 24 examples in batches of 5 leave 4 behind each epoch.
+    f"--data idx:{FIX}/idx --hidden 8 --epochs 3 --batch-size 5 --lr 0.5 --seed 6 --drop-last",
+    f"--data idx:{FIX}/idx --hidden 8 --epochs 2 --batch-size 7 --lr 0.5 --seed 6 --drop-last --val-split 0.25",
+    # --workers: the same batches whoever loads them.
+    f"--data idx:{FIX}/idx --hidden 8 --epochs 2 --batch-size 4 --lr 0.5 --seed 3 --workers 2",
+    f"--data idx:{FIX}/idx --hidden 8,8 --epochs 2 --batch-size 3 --lr 0.2 --seed 4 --workers 3 --dropout 0.1",
+    # A headerless CSV keeps its first example.
+    f"--data csv:{FIX}/tiny_noheader.csv --hidden 5 --epochs 2 --batch-size 3 --lr 0.5 --seed 1",
 ]
 
 

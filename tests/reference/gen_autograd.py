@@ -112,6 +112,25 @@ def nll(a, target, reduction, ignore_index=-100): return F.nll_loss(a, torch.ten
 def cross_entropy(a, target, reduction, ignore_index=-100, label_smoothing=0.0):
     return F.cross_entropy(a, torch.tensor(target), reduction=reduction, ignore_index=ignore_index, label_smoothing=label_smoothing)
 def mse(a, b, reduction): return F.mse_loss(a, b, reduction=reduction)
+def to_dtype(a, dtype): return a.to(getattr(torch, dtype))
+def fill_(a, value):  # in place on a non-leaf: FillBackward2, no gradient reaches a
+    y = a * 2
+    y.fill_(value)
+    return y
+def zero_(a):  # ZeroBackward0
+    y = a * 2
+    y.zero_()
+    return y
+def zero_then_add(a, b):  # the zeroed path gives nothing, the other path the whole gradient
+    y = a * b
+    y.zero_()
+    return y + a * b
+def add_scalar(a, other, alpha=1): return torch.add(a, other, alpha=alpha)
+def sub_scalar(a, other, alpha=1): return torch.sub(a, other, alpha=alpha)
+def mul_scalar(a, other): return torch.mul(a, other)
+def div_scalar(a, other): return torch.div(a, other)
+def scalar_sub(a, other, alpha=1): return torch.sub(other, a, alpha=alpha)  # number first
+def scalar_div(a, other): return torch.div(other, a)
 
 
 f32 = torch.float32
@@ -163,6 +182,14 @@ case("mm", mm, [A, values(3, 4, seed=8).to(f32)]); case("bmm", bmm, [X, values(2
 case("addmm", addmm, [row.unsqueeze(0).expand(1, 3).clone()[:, :3], A.t().contiguous(), values(2, 3, seed=10).to(f32)], beta=0.5, alpha=2.0)
 case("matmul_2d", matmul, [A, M]); case("matmul_1d_1d", matmul, [row, row * 2])
 case("matmul_2d_1d", matmul, [A, row]); case("matmul_1d_2d", matmul, [row, M]); case("matmul_batched", matmul, [X, values(4, 2, seed=11).to(f32)])
+# matmul's other compositions (PyTorch's last node: UnsafeViewBackward0, or CloneBackward0 for matrix @ batch)
+B3 = values(2, 3, 2, seed=12).to(f32)
+def matmul_permuted(a, b): return a.permute(0, 2, 1).matmul(b)  # transposed 3-D: bmm, not a fold
+case("matmul_2d_3d", matmul, [A, B3]); case("matmul_1d_3d", matmul, [row, B3])
+case("matmul_3d_1d", matmul, [X, values(4, seed=13).to(f32)]); case("matmul_4d_1d", matmul, [X.reshape(2, 3, 2, 2), values(2, seed=14).to(f32)])
+case("matmul_3d_3d", matmul, [values(2, 2, 3, seed=15).to(f32), B3]); case("matmul_broadcast_batch", matmul, [values(2, 1, 2, 3, seed=16).to(f32), values(3, 3, 2, seed=17).to(f32)])
+case("matmul_permuted", matmul_permuted, [values(2, 4, 3, seed=18).to(f32), values(4, 2, seed=19).to(f32)])
+case("matmul_2d_3d_one_grad", matmul, [A, B3], requires=[False, True])
 # indexing
 case("cat", cat, [A, B], dim=0); case("cat_dim1", cat, [A, col], dim=1); case("stack", stack, [A, B], dim=1)
 case("index_select", index_select, [X], dim=1, index=[2, 0, 2]); case("gather", gather, [A], dim=1, index=[[0, 0], [2, 1]])
@@ -181,6 +208,35 @@ case("nll_spatial", nll, [X.log_softmax(1)], target=[[0, 2, 1, 1], [2, -100, 0, 
 case("nll_spatial_none", nll, [X.log_softmax(1)], target=[[0, 2, 1, 1], [2, -100, 0, 1]], reduction="none")
 case("cross_entropy_spatial", cross_entropy, [X], target=[[0, 2, 1, 1], [2, 0, 0, 1]], reduction="mean", label_smoothing=0.2)
 case("cross_entropy_smoothing", cross_entropy, [X[1]], target=[3, 0, -100], reduction="mean", label_smoothing=0.1)
+
+# copies and in-place fills (ToCopyBackward0, FillBackward2, ZeroBackward0)
+case("to_float64", to_dtype, [A], dtype="float64"); case("to_float32", to_dtype, [A.double()], dtype="float32")
+case("to_float64_0d", to_dtype, [s0], dtype="float64"); case("to_float64_empty", to_dtype, [empty], dtype="float64")
+case("to_int64", to_dtype, [A], dtype="int64")  # not differentiable: the output needs no grad
+case("fill_", fill_, [A], value=1.5); case("zero_", zero_, [A]); case("zero_then_add", zero_then_add, [A, row])
+# a number on either side (torch.add(x, 2, alpha=3), torch.sub(2, x))
+case("add_scalar", add_scalar, [A], other=2, alpha=3); case("add_scalar_float", add_scalar, [A], other=2.5)
+case("sub_scalar", sub_scalar, [A], other=0.5, alpha=2); case("mul_scalar", mul_scalar, [A], other=2.5)
+case("div_scalar", div_scalar, [A], other=4); case("scalar_sub", scalar_sub, [A], other=2, alpha=0.5)
+case("scalar_div", scalar_div, [P], other=3.0); case("mul_scalar_0d", mul_scalar, [s0], other=-2)
+case("add_scalar_empty", add_scalar, [empty], other=1.0)
+
+# ties and kinks: where PyTorch's formula picks a side, ember must pick the same
+Tie = torch.tensor([[1.0, 3.0, 3.0], [-2.0, -2.0, 0.5]])
+Other = torch.tensor([[1.0, 2.0, 3.0], [-2.0, 0.0, 0.5]])
+case("maximum_ties", maximum, [Tie, Other]); case("minimum_ties", minimum, [Tie, Other])  # equal: half each
+case("maximum_ties_broadcast", maximum, [Tie, torch.tensor([3.0, -2.0, 0.5])])
+case("minimum_ties_broadcast", minimum, [torch.tensor([[1.0], [-2.0]]), Tie])
+case("amax_ties", amax, [Tie], dims=[1], keepdim=True); case("amin_ties", amin, [Tie], dims=[1], keepdim=False)
+case("amax_ties_all", amax, [Tie], dims=[0, 1], keepdim=False)  # split evenly between the tied entries
+case("amin_ties_dim0", amin, [torch.tensor([[1.0, 2.0, 3.0], [1.0, 2.0, 0.0]])], dims=[0], keepdim=False)
+case("max_all_ties", max_all, [torch.tensor([[3.0, 1.0, 3.0], [3.0, -1.0, 0.5]])])  # three-way tie
+case("min_all_ties", min_all, [Tie])
+case("relu_at_zero", relu, [torch.tensor([[-1.0, 0.0, 2.0], [0.0, -0.0, 0.5]])])  # relu'(0) = 0
+case("clamp_at_bounds", clamp, [torch.tensor([[-0.5, 0.0, 0.8], [0.9, -0.6, 0.8]])], min=-0.5, max=0.8)  # bounds pass
+case("clamp_min_at_bound", clamp, [torch.tensor([[0.0, -1.0, 2.0], [0.0, 0.25, -0.0]])], min=0.0)
+case("clamp_max_at_bound", clamp, [torch.tensor([[1.0, -1.0, 2.0], [1.0, 0.25, 3.0]])], max=1.0)
+case("abs_at_zero", abs_, [torch.tensor([[0.0, -1.0, 2.0], [-0.0, 0.5, -3.0]])])  # abs'(0) = 0
 
 # the tutorial's example (§3–§4)
 case("tutorial_bce", lambda w1, b: F.binary_cross_entropy(torch.sigmoid(torch.tensor([1.1]) * w1 + b), torch.tensor([1.0])),

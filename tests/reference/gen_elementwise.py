@@ -5,8 +5,11 @@ Writes elementwise.json, read by tests/core/test_elementwise.cpp and test_copy.c
 
 Each case names a native op, its operands and the expected result. An operand is either a
 tensor (reflib.tensor_json) with an optional "layout" ("t": use the transpose of the stored
-tensor, "step2": take every second element of the last dim), or {"scalar": value}, which
-the C++ side turns into a wrapped number (ember::scalar_to_tensor), like a Python number.
+tensor, "step2": take every second element of the last dim, "expand": broadcast the stored
+tensor to the sizes in "expand", stride 0), or {"scalar": value}, which the C++ side turns
+into a wrapped number (ember::scalar_to_tensor), like a Python number. Cases whose op ends
+in "_scalar_fn" call ember::add(tensor, number, alpha) etc. and the Tensor methods with a
+plain C++ number (the last operand is a {"scalar": value}, or the first for "rsub"/"rdiv").
 """
 import torch
 
@@ -20,11 +23,17 @@ def operand(x, layout=None):
     """x is what the op sees; the stored tensor is chosen so that applying layout gives x."""
     if isinstance(x, (bool, int, float)):
         return {"scalar": x}
+    if isinstance(layout, list):  # x expanded to these sizes (a broadcast view, stride 0)
+        j = tensor_json(x)
+        j["layout"] = "expand"
+        j["expand"] = layout
+        return j
     if layout == "t":
         stored = x.t().contiguous()
         assert torch.equal(stored.t(), x)
     elif layout == "step2":
-        stored = torch.stack([x, x + 100], dim=-1).reshape(*x.shape[:-1], x.shape[-1] * 2)
+        filler = ~x if x.dtype == torch.bool else x + 100  # the skipped elements, same dtype
+        stored = torch.stack([x, filler], dim=-1).reshape(*x.shape[:-1], x.shape[-1] * 2)
         assert torch.equal(stored[..., ::2], x)
     else:
         stored = x
@@ -147,6 +156,77 @@ add_case("to_dtype", [bool23], bool23.to(torch.float32), dtype="float32")
 add_case("contiguous", [(a34.t(), "t")], a34.t().contiguous())
 add_case("contiguous", [(a23, "step2")], a23.contiguous())
 add_case("clone", [(a34.t(), "t")], a34.t().clone())
+
+# Coverage for odd layouts: 0-d, empty (numel 0), non-contiguous and broadcast operands.
+a34_t = (a34.t(), "t")
+for low, high in [(-0.5, 0.5), (0.0, None), (None, 1.0)]:
+    add_case("clamp", [zero_d], torch.clamp(zero_d, low, high), min=low, max=high)
+    add_case("clamp", [empty03], torch.clamp(empty03, low, high), min=low, max=high)
+add_case("clamp", [f(7)], torch.clamp(f(7), -1, 2), min=-1, max=2)                      # int64 0-d
+pos34 = torch.rand(3, 4) + 0.5
+add_case("pow", [(pos34.t(), "t"), b3], torch.pow(pos34.t(), b3))                       # transposed base
+add_case("pow", [(pos23, "step2"), (a34.t()[:2], "t")], torch.pow(pos23, a34.t()[:2]))        # both strided
+add_case("pow", [zero_d, f(2.0)], torch.pow(zero_d, f(2.0)))                              # 0-d ** 0-d
+add_case("pow", [pos23, f(0.5)], torch.pow(pos23, f(0.5)))                                # 0-d exponent
+add_case("pow", [f(2.0), b3], torch.pow(f(2.0), b3))                                      # 0-d base
+add_case("pow", [empty03, b3], torch.pow(empty03, b3))
+add_case("pow", [f([2, 3]), f(2)], torch.pow(f([2, 3]), f(2)))                            # int64 with 0-d int64
+for exponent in [2, 0.5, -1.0]:
+    add_case("pow_scalar", [zero_d], torch.pow(zero_d, exponent), exponent=exponent)
+    add_case("pow_scalar", [empty03], torch.pow(empty03, exponent), exponent=exponent)
+add_case("pow_scalar", [f(3)], torch.pow(f(3), 2), exponent=2)                            # int64 0-d
+add_case("pow_scalar", [(pos23, "step2")], torch.pow(pos23, 1.5), exponent=1.5)
+cond34 = a34 > 0
+add_case("where", [(cond34.t(), "t"), a34_t, b3.reshape(1, 3)[:, :1]], torch.where(cond34.t(), a34.t(), b3.reshape(1, 3)[:, :1]))
+add_case("where", [(cond, "step2"), (a23, "step2"), a34.t()[:2]], torch.where(cond, a23, a34.t()[:2]))
+add_case("where", [torch.zeros(0, 3, dtype=torch.bool), empty03, b3], torch.where(torch.zeros(0, 3, dtype=torch.bool), empty03, b3))
+add_case("where", [bool3, empty03, 1.5], torch.where(bool3, empty03, 1.5))
+add_case("where", [f(True), zero_d, f(-1.0)], torch.where(f(True), zero_d, f(-1.0)))       # all 0-d
+for dtype in ["int64", "float64", "bool"]:
+    d = getattr(torch, dtype)
+    add_case("to_dtype", [zero_d], zero_d.to(d), dtype=dtype)
+    add_case("to_dtype", [empty03], empty03.to(d), dtype=dtype)
+    add_case("to_dtype", [(b3, [2, 3])], b3.expand(2, 3).to(d), dtype=dtype)               # broadcast view
+add_case("to_dtype", [(f([[1.5], [-2.5]]), [2, 4])], f([[1.5], [-2.5]]).expand(2, 4).to(torch.int32), dtype="int32")
+for name in ["add_", "sub_", "mul_", "div_"]:
+    fn = getattr(torch.Tensor, name)
+    add_case(name, [zero_d, f(-0.5)], fn(zero_d.clone(), f(-0.5)))                         # 0-d self, 0-d other
+    add_case(name, [zero_d, 2], fn(zero_d.clone(), 2))                                     # 0-d self, number
+    add_case(name, [zero_d, f(2.0, dtype=torch.float64)], fn(zero_d.clone(), f(2.0, dtype=torch.float64)))
+    if name != "div_":
+        add_case(name, [f(5), f(3)], fn(f(5), f(3)))                                       # int64 0-d self
+add_case("add_", [zero_d, f(4.0)], zero_d.clone().add_(f(4.0), alpha=0.5), alpha=0.5)
+
+# add/sub/mul/div with a plain number, as functions and methods (torch.add(x, 2, alpha=3),
+# x.mul(2.5)): promotion treats the number as a Python scalar (int tensor * 2.5 is float32).
+scalar_fns = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div}
+for name, fn in scalar_fns.items():
+    op = name + "_scalar_fn"
+    for number in [2, 2.5, True] if name in ("add", "mul") else [2, 2.5]:
+        add_case(op, [i23, number], fn(i23, number))                                       # int64: int stays, float -> float32
+        add_case(op, [a23, number], fn(a23, number))
+    add_case(op, [i3_32, 3], fn(i3_32, 3))                                                 # int32 stays int32
+    add_case(op, [a23.double(), 2.5], fn(a23.double(), 2.5))
+    if name != "sub":
+        add_case(op, [bool3, 2], fn(bool3, 2))                                             # bool with int
+    add_case(op, [zero_d, 3], fn(zero_d, 3))                                               # 0-d
+    add_case(op, [f(4), 2.5], fn(f(4), 2.5))                                               # int64 0-d * float
+    add_case(op, [empty03, 2.5], fn(empty03, 2.5))                                         # empty
+    add_case(op, [a34_t, -1.5], fn(a34.t(), -1.5))                                         # non-contiguous
+    add_case(op, [(a23, "step2"), 2], fn(a23, 2))
+    add_case(op, [(b3, [2, 3]), 0.5], fn(b3.expand(2, 3), 0.5))                            # broadcast view
+for name, fn in [("add", torch.add), ("sub", torch.sub)]:
+    op = name + "_scalar_fn"
+    add_case(op, [i23, 2], fn(i23, 2, alpha=3), alpha=3)
+    add_case(op, [a23, 2.5], fn(a23, 2.5, alpha=-0.5), alpha=-0.5)
+    add_case(op, [a34_t, 1], fn(a34.t(), 1, alpha=2), alpha=2)
+# The number first (torch.sub(2, x), torch.div(3, x)): free functions only.
+add_case("rsub_scalar_fn", [2, i23], torch.sub(2, i23, alpha=3), alpha=3)
+add_case("rsub_scalar_fn", [2.5, a34_t], torch.sub(2.5, a34.t()))
+add_case("radd_scalar_fn", [1, (a23, "step2")], torch.add(1, a23, alpha=2), alpha=2)
+add_case("rmul_scalar_fn", [2.5, i23], torch.mul(2.5, i23))
+add_case("rdiv_scalar_fn", [3, i23], torch.div(3, i23))
+add_case("rdiv_scalar_fn", [3, zero_d], torch.div(3, zero_d))
 
 # torch.result_type for every pair of dtypes and operand kinds: "tensor" (1-d), "zero_dim"
 # (a 0-d tensor) and "number" (a Python number of that dtype's category: True, 2, 2.5).

@@ -28,4 +28,15 @@ std::string run_program(const std::string& name, const std::string& arguments, i
 // Reads a whole file.
 std::string read_file(const std::string& path);
 
+// Records that the running test case is skipped, with the reason (skip_listener.cpp). A run
+// in which every test case skipped exits with code 4, CTest's SKIP_RETURN_CODE here, so
+// CTest lists such a test as skipped rather than passed. Use EMBER_SKIP, which also returns.
+void mark_skipped(const std::string& reason);
+
 }  // namespace ember::testing
+
+#define EMBER_SKIP(reason)                   \
+  do {                                       \
+    ::ember::testing::mark_skipped(reason);  \
+    return;                                  \
+  } while (false)

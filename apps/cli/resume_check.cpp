@@ -1,0 +1,94 @@
+// apps/cli/resume_check.cpp — the checkpoint's options against the current ones (see resume_check.h).
+#include "resume_check.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include <ember/core/error.h>
+
+namespace ember::cli {
+
+namespace {
+
+// The shortest text that reads back as the same double ("0.1", not "0.10000000000000001").
+std::string number_text(double value) {
+  char text[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, value);
+    if (std::strtod(text, nullptr) == value) break;
+  }
+  return text;
+}
+
+std::string widths_text(const std::vector<std::int64_t>& widths) {
+  std::string text;
+  for (std::size_t i = 0; i < widths.size(); ++i) text.append(i ? "," : "").append(std::to_string(widths[i]));
+  return text;
+}
+
+std::string on_off(bool value) { return value ? "on" : "off"; }
+
+// idx:DIR / csv:FILE with the path made absolute and normal, so "idx:data" and
+// "idx:./data/" name the same data set; other specs as they are.
+std::string resolved_data_spec(const std::string& spec) {
+  if (spec.rfind("idx:", 0) != 0 && spec.rfind("csv:", 0) != 0) return spec;
+  std::error_code error;
+  std::filesystem::path path = std::filesystem::weakly_canonical(spec.substr(4), error);
+  if (error) return spec;
+  std::string text = path.lexically_normal().string();
+  while (text.size() > 1 && text.back() == '/') text.pop_back();
+  return spec.substr(0, 4) + text;
+}
+
+}  // namespace
+
+std::vector<std::string> config_differences(const TrainOptions& saved, const TrainOptions& now) {
+  std::vector<std::string> differences;
+  auto differ = [&](const char* flag, const std::string& then, const std::string& current) {
+    differences.push_back(std::string(flag) + ": checkpoint " + then + ", now " + current);
+  };
+  if (resolved_data_spec(saved.data.spec) != resolved_data_spec(now.data.spec)) {
+    differ("--data", saved.data.spec, now.data.spec);
+  } else if (now.data.spec.rfind("csv:", 0) == 0) {
+    if (saved.data.csv_label_column != now.data.csv_label_column) {
+      differ("--label-column", std::to_string(saved.data.csv_label_column), std::to_string(now.data.csv_label_column));
+    }
+    if (saved.data.csv_header != now.data.csv_header) {
+      auto header = [](CsvHeader h) { return std::string(h == CsvHeader::Yes ? "a header line" : "no header line"); };
+      differ("--header/--no-header", header(saved.data.csv_header), header(now.data.csv_header));
+    }
+  }
+  if (saved.val_split != now.val_split) differ("--val-split", number_text(saved.val_split), number_text(now.val_split));
+  if (saved.hidden != now.hidden) differ("--hidden", widths_text(saved.hidden), widths_text(now.hidden));
+  if (saved.dropout != now.dropout) differ("--dropout", number_text(saved.dropout), number_text(now.dropout));
+  if (saved.batch_size != now.batch_size) {
+    differ("--batch-size", std::to_string(saved.batch_size), std::to_string(now.batch_size));
+  }
+  if (saved.drop_last != now.drop_last) differ("--drop-last", on_off(saved.drop_last), on_off(now.drop_last));
+  if (saved.optimizer != now.optimizer) differ("--optimizer", saved.optimizer, now.optimizer);
+  if (saved.lr != now.lr) differ("--lr", number_text(saved.lr), number_text(now.lr));
+  if (saved.momentum != now.momentum) differ("--momentum", number_text(saved.momentum), number_text(now.momentum));
+  if (saved.nesterov != now.nesterov) differ("--nesterov", on_off(saved.nesterov), on_off(now.nesterov));
+  if (saved.weight_decay != now.weight_decay) {
+    differ("--weight-decay", number_text(saved.weight_decay), number_text(now.weight_decay));
+  }
+  if (saved.seed != now.seed) differ("--seed", std::to_string(saved.seed), std::to_string(now.seed));
+  return differences;
+}
+
+std::vector<std::string> check_resume(const TrainOptions& saved, std::int64_t saved_epoch, const TrainOptions& current,
+                                      const std::string& checkpoint_path) {
+  EMBER_CHECK(current.epochs >= saved_epoch, ValueError, "--epochs ", current.epochs, " is below the epoch of ",
+              checkpoint_path, " (", saved_epoch, "): --epochs counts every epoch, those before --resume included");
+  std::vector<std::string> differences = config_differences(saved, current);
+  if (differences.empty() || current.allow_config_change) return differences;
+  std::string message = "--resume " + checkpoint_path + ": the checkpoint was trained with other options:";
+  for (const std::string& difference : differences) message += "\n  " + difference;
+  message +=
+      "\nresume with the checkpoint's values to continue exactly, or add --allow-config-change to continue with the "
+      "new ones";
+  throw ValueError(message);
+}
+
+}  // namespace ember::cli

@@ -1,0 +1,32 @@
+// apps/cli/resume_check.h — is a `--resume` really a continuation of the checkpoint's run?
+//
+// Exact resume (train_command.cpp) restores parameters, optimizer state and generator; the
+// result equals an uninterrupted run only if everything else is the same too. So the
+// options a checkpoint was trained with (its "config" metadata) are compared with the
+// current ones, flag by flag:
+//   --data (paths compared after resolving them), --label-column and the CSV header,
+//   --val-split, --hidden, --dropout, --batch-size, --drop-last, --optimizer, --lr,
+//   --momentum, --nesterov, --weight-decay, --seed.
+// --epochs is the total and may grow (never fall below the checkpoint's epoch); --workers
+// and --device do not change the numbers and may differ. Any difference is an error listing
+// each option with both values, unless --allow-config-change asks to continue with the new
+// ones (then the differences are printed as a warning).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "options.h"
+
+namespace ember::cli {
+
+// "--lr: checkpoint 0.5, now 0.1", one entry per differing option, in the order above.
+std::vector<std::string> config_differences(const TrainOptions& saved, const TrainOptions& current);
+
+// Throws ValueError when --epochs is below the checkpoint's epoch, or when the options
+// differ and !current.allow_config_change. Returns the differences (empty: an exact resume).
+std::vector<std::string> check_resume(const TrainOptions& saved, std::int64_t saved_epoch, const TrainOptions& current,
+                                      const std::string& checkpoint_path);
+
+}  // namespace ember::cli

@@ -1,0 +1,158 @@
+// core/cpu/fused_kernels.cpp — the CPU loops of the fused training ops (core/fused_plans.h):
+// cross-entropy forward + backward in one pass per row, the SGD step in one pass per
+// parameter, and one_hot.
+//
+// Issue 8 ("fused where the training step benefits", tutorial §7's training loop). Each
+// replaces a chain of elementwise / reduction passes that read and wrote whole tensors;
+// here every element is loaded once into L1 and finished there. docs/performance.md
+// ("Fused ops") counts the bytes. Bounds (memory, itemsize b): cross-entropy reads the
+// logits once from memory (the second read of a row hits L1/L2) and writes the gradient,
+// 2·b per logit; SGD reads param, grad, buffer and writes param, buffer, 5·b per element
+// with momentum (3·b without); one_hot writes 8 bytes per output element.
+//
+// Exactness. The cross-entropy loss is computed with exactly the operations of the
+// composite log_softmax + nll_loss (reduce_kernels.cpp: max in T, Σ exp in double, log in
+// double), so losses are bit-identical to the unfused path; its gradient is computed in
+// double from the same sums (more accurate than the composite, equal within an ulp or
+// so). The SGD step rounds every product and sum to T exactly where the composite
+// mul_/add_ calls round them (a + alpha * b, no fused multiply-add: the default x86-64
+// build has none), so parameters are bit-identical to nn/sgd.cpp's composite path.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <ember/core/cpu/cpu_kernels.h>
+#include <ember/core/error.h>
+#include <ember/core/parallel.h>
+
+namespace ember::cpu {
+
+namespace {
+
+// Rows per thread chunk: enough rows that a chunk is about kDefaultGrainSize elements.
+std::int64_t row_grain(std::int64_t row_length) {
+  return std::max<std::int64_t>(1, kDefaultGrainSize / std::max<std::int64_t>(row_length, 1));
+}
+
+// ------------------------------------------------------------------ cross-entropy
+// Per row: (1) max, (2) e_c = exp(x_c - max) kept in a double scratch row and summed,
+// (3) loss = log Σe - (x_t - max), (4) gradient (e_c / Σe - [c == t]) * scale from the
+// scratch row. The logits are read twice (max, exp) while the row sits in L1; passes (1)
+// and (4) are plain loops the compiler vectorises, (2) calls scalar libm exp as the
+// softmax kernel does.
+template <class T>
+void cross_entropy_typed(const CrossEntropyPlan& plan) {
+  const T* logits = static_cast<const T*>(plan.logits);
+  T* losses = static_cast<T*>(plan.losses);
+  T* grad = static_cast<T*>(plan.grad_logits);
+  const std::int64_t classes = plan.classes;
+  const double scale = plan.scale;
+  parallel_for(0, plan.rows, row_grain(classes), [&](std::int64_t begin, std::int64_t end) {
+    std::vector<double> exps(grad != nullptr ? static_cast<std::size_t>(classes) : 0);
+    for (std::int64_t r = begin; r < end; ++r) {
+      const T* x = logits + r * classes;
+      T* dx = grad != nullptr ? grad + r * classes : nullptr;
+      const std::int64_t target = plan.targets[r];
+      if (target == plan.ignore_index) {  // contributes nothing, and receives no gradient
+        losses[r] = T(0);
+        if (dx != nullptr) std::fill(dx, dx + classes, T(0));
+        continue;
+      }
+      T max_value = x[0];  // classes >= 1 here: the target is a class
+      for (std::int64_t c = 1; c < classes; ++c) max_value = std::max(max_value, x[c]);
+      double total = 0.0;
+      if (dx != nullptr) {
+        for (std::int64_t c = 0; c < classes; ++c) {
+          exps[c] = std::exp(static_cast<double>(x[c] - max_value));
+          total += exps[c];
+        }
+      } else {
+        for (std::int64_t c = 0; c < classes; ++c) total += std::exp(static_cast<double>(x[c] - max_value));
+      }
+      // -log_softmax(x)[t], rounded exactly as the composite log_softmax rounds it.
+      losses[r] = static_cast<T>(-static_cast<T>(static_cast<double>(x[target] - max_value) - std::log(total)));
+      if (dx == nullptr) continue;
+      for (std::int64_t c = 0; c < classes; ++c) dx[c] = static_cast<T>(exps[c] / total * scale);
+      dx[target] = static_cast<T>((exps[target] / total - 1.0) * scale);
+    }
+  });
+}
+
+// ------------------------------------------------------------------ SGD
+// Blocks of kSgdBlock elements: each formula line is one simple loop over the block (the
+// compiler vectorises each), and the block's direction d stays in L1 between them, so
+// param, grad and the buffer are each read once and written at most once.
+constexpr std::int64_t kSgdBlock = 1024;
+
+template <class T>
+void sgd_typed(const SgdPlan& plan) {
+  T* param = static_cast<T*>(plan.param);
+  const T* grad = static_cast<const T*>(plan.grad);
+  T* buffer = static_cast<T*>(plan.momentum_buffer);
+  // Each scalar rounded to T, as the composite ops' Scalar arguments are.
+  const T weight_decay = static_cast<T>(plan.weight_decay);
+  const T momentum = static_cast<T>(plan.momentum);
+  const T keep_fraction = static_cast<T>(1.0 - plan.dampening);
+  const T step = static_cast<T>(-plan.lr);
+  const bool decay = plan.weight_decay != 0.0, use_momentum = plan.momentum != 0.0;
+  parallel_for(0, plan.numel, kDefaultGrainSize, [&](std::int64_t begin, std::int64_t end) {
+    T d[kSgdBlock];
+    for (std::int64_t start = begin; start < end; start += kSgdBlock) {
+      const std::int64_t n = std::min(kSgdBlock, end - start);
+      T* p = param + start;
+      const T* g = grad + start;
+      if (plan.maximize) {
+        for (std::int64_t j = 0; j < n; ++j) d[j] = static_cast<T>(-g[j]);
+      } else {
+        for (std::int64_t j = 0; j < n; ++j) d[j] = g[j];
+      }
+      if (decay) {
+        for (std::int64_t j = 0; j < n; ++j) d[j] = static_cast<T>(d[j] + weight_decay * p[j]);
+      }
+      if (use_momentum) {
+        T* b = buffer + start;
+        if (plan.first_step) {
+          for (std::int64_t j = 0; j < n; ++j) b[j] = d[j];
+        } else {
+          // buf.mul_(momentum) then buf.add_(d, 1 - dampening): two roundings, kept apart.
+          for (std::int64_t j = 0; j < n; ++j) {
+            const T decayed = static_cast<T>(b[j] * momentum);
+            b[j] = static_cast<T>(decayed + keep_fraction * d[j]);
+          }
+        }
+        if (plan.nesterov) {
+          for (std::int64_t j = 0; j < n; ++j) d[j] = static_cast<T>(d[j] + momentum * b[j]);
+        } else {
+          for (std::int64_t j = 0; j < n; ++j) d[j] = b[j];
+        }
+      }
+      for (std::int64_t j = 0; j < n; ++j) p[j] = static_cast<T>(p[j] + step * d[j]);
+    }
+  });
+}
+
+}  // namespace
+
+void cross_entropy(const CrossEntropyPlan& plan) {
+  if (plan.rows == 0) return;
+  EMBER_DISPATCH_FLOATING(plan.dtype, cross_entropy_typed<scalar_t>(plan));
+}
+
+void sgd_step(const SgdPlan& plan) {
+  if (plan.numel == 0) return;
+  EMBER_DISPATCH_FLOATING(plan.dtype, sgd_typed<scalar_t>(plan));
+}
+
+// Row by row: zero the row (a vectorised fill), then set the one.
+void one_hot(const OneHotPlan& plan) {
+  if (plan.rows == 0 || plan.classes == 0) return;
+  parallel_for(0, plan.rows, row_grain(plan.classes), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) {
+      std::int64_t* row = plan.out + r * plan.classes;
+      std::fill(row, row + plan.classes, std::int64_t{0});
+      row[plan.index[r]] = 1;
+    }
+  });
+}
+
+}  // namespace ember::cpu

@@ -1,0 +1,145 @@
+// core/fused.cpp — the native fused training ops: ReLU backward, cross-entropy forward +
+// backward over rows, the SGD step, and ReLU written over a fresh tensor's memory.
+//
+// Issue 8 ("fused where the training step benefits") and tutorial §7's training loop:
+// loss = F.cross_entropy(model(x), y); loss.backward(); optimizer.step(). Each function
+// here checks its arguments (the backends never do), lays the work out as one plan
+// (core/fused_plans.h, core/strided_index.h) and makes one backend call where the
+// composite path made several. The differentiable wrappers that use them are in
+// autograd/elementwise_ops.cpp (ReluBackward0) and autograd/loss_ops.cpp (cross_entropy);
+// nn/sgd.cpp calls sgd_step_; relu_over_fresh serves the Linear + ReLU fusion.
+// docs/performance.md ("Fused ops") counts what each saves.
+#include <ember/core/native.h>
+
+#include <ember/core/backend.h>
+#include <ember/core/factories.h>
+#include <ember/core/tensor_iterator.h>
+#include <ember/core/type_promotion.h>
+
+namespace ember::native {
+
+// ------------------------------------------------------------------ ReLU backward
+
+Tensor relu_backward(const Tensor& grad, const Tensor& result) {
+  check_same_device(result, grad);
+  const DType dtype = result_type(grad, result);
+  EMBER_CHECK(dtype != kBool, DTypeError, "\"threshold_", result.is_cuda() ? "cuda" : "cpu",
+              "\" not implemented for 'Bool'");
+  // PyTorch's iterator lists self (the result) first, so its shape error names it "a".
+  const Shape sizes = broadcast_shapes(result.sizes(), grad.sizes());
+  const Device device = result.is_cpu() && result.dim() == 0 ? grad.device() : result.device();
+  Tensor out = empty(sizes, TensorOptions().dtype(dtype).device(device));
+  if (out.numel() == 0) return out;
+  // Named locals: the plan holds raw pointers, so cast copies must outlive the call.
+  Tensor grad_ready = to_dtype(to_device(grad, device), dtype);
+  Tensor result_ready = to_dtype(to_device(result, device), dtype);
+  StridedPlan plan = make_strided_plan(out, {grad_ready, result_ready});
+  backend_for(device).binary(BinaryOp::ReluBackward, plan, 1);
+  return out;
+}
+
+Tensor relu_over_fresh(const Tensor& fresh) {
+  EMBER_CHECK(fresh.dtype() != kBool, DTypeError, "Boolean inputs not supported for relu");
+  check_no_internal_overlap(fresh);
+  if (fresh.numel() > 0) {
+    StridedPlan plan = make_strided_plan(fresh, {fresh});  // each element read, then written
+    backend_for(fresh.device()).unary(UnaryOp::Relu, plan, UnaryParams{});
+  }
+  // The result views the same memory through a storage of its own, which keeps fresh's
+  // alive: so it starts at version 0 like any newly written relu output (fresh's counter
+  // may have moved while its producer filled it, e.g. addmm copying the bias in), and it
+  // needs no version bump — nobody can have saved a tensor created a moment ago.
+  Tensor keep_alive = alias(fresh);
+  return from_blob(fresh.data_ptr(), fresh.sizes(), fresh.strides(), fresh.options(),
+                   [keep_alive](void*) {});
+}
+
+// ------------------------------------------------------------------ cross-entropy
+
+CrossEntropyRows cross_entropy_rows(const Tensor& logits, const Tensor& target, std::int64_t ignore_index,
+                                    bool with_grad, bool mean_over_kept) {
+  check_same_device(logits, target);
+  EMBER_CHECK(logits.dim() == 2, ShapeError, "cross_entropy_rows: expected 2-D logits [rows, classes], got ",
+              logits.dim(), "-D");
+  EMBER_CHECK(is_floating_point(logits.dtype()), DTypeError, "\"log_softmax_lastdim_kernel_impl\" not implemented for '",
+              scalar_type_name(logits.dtype()), "'");
+  EMBER_CHECK(target.dtype() == kInt64, DTypeError, "expected scalar type Long but found ",
+              scalar_type_name(target.dtype()));
+  const std::int64_t rows = logits.size(0), classes = logits.size(1);
+  EMBER_CHECK(target.dim() == 1 && target.size(0) == rows, ShapeError, "Expected input batch_size (", rows,
+              ") to match target batch_size (", target.dim() == 1 ? target.size(0) : target.numel(), ").");
+
+  // Every target is a class or ignore_index; counted on the host (kernels never check).
+  Tensor host_target = contiguous(to_device(target, kCPU));
+  const std::int64_t* labels = host_target.data_ptr<std::int64_t>();
+  std::int64_t kept = 0;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    EMBER_CHECK(labels[i] == ignore_index || (labels[i] >= 0 && labels[i] < classes), IndexError, "Target ",
+                labels[i], " is out of bounds.");
+    kept += labels[i] != ignore_index;
+  }
+
+  CrossEntropyRows result;
+  result.kept_rows = kept;
+  result.losses = empty({rows}, logits.options());
+  if (with_grad) result.grad_logits = empty({rows, classes}, logits.options());
+  if (rows == 0) return result;
+  Tensor input = contiguous(logits);
+  Tensor device_target = contiguous(target);
+  CrossEntropyPlan plan;
+  plan.logits = input.data_ptr();
+  plan.targets = device_target.data_ptr<std::int64_t>();
+  plan.losses = result.losses.data_ptr();
+  plan.grad_logits = with_grad ? result.grad_logits.data_ptr() : nullptr;
+  plan.rows = rows;
+  plan.classes = classes;
+  plan.ignore_index = ignore_index;
+  // 'mean' divides by the kept rows; with none kept every gradient entry is 0 anyway.
+  plan.scale = mean_over_kept && kept > 0 ? 1.0 / static_cast<double>(kept) : 1.0;
+  plan.dtype = logits.dtype();
+  plan.device = logits.device().index();
+  backend_for(logits.device()).cross_entropy(plan);
+  return result;
+}
+
+// ------------------------------------------------------------------ SGD
+
+void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStepOptions& options) {
+  check_same_device(param, grad);
+  EMBER_CHECK(is_floating_point(param.dtype()), DTypeError, "sgd_step_: expected a floating point parameter, got ",
+              scalar_type_name(param.dtype()));
+  EMBER_CHECK(param.is_contiguous(), ValueError, "sgd_step_: the parameter must be contiguous");
+  EMBER_CHECK(IntArrayRef(grad.sizes()) == IntArrayRef(param.sizes()), ShapeError,
+              "sgd_step_: the gradient's shape ", shape_to_string(grad.sizes()), " does not match the parameter's ",
+              shape_to_string(param.sizes()));
+  const bool use_momentum = options.momentum != 0.0;
+  if (use_momentum) {
+    EMBER_CHECK(momentum_buffer.defined(), ValueError, "sgd_step_: momentum needs a momentum buffer");
+    check_same_device(param, momentum_buffer);
+    EMBER_CHECK(momentum_buffer.dtype() == param.dtype() && momentum_buffer.is_contiguous() &&
+                    IntArrayRef(momentum_buffer.sizes()) == IntArrayRef(param.sizes()),
+                ValueError, "sgd_step_: the momentum buffer must be a contiguous tensor of the parameter's shape and dtype");
+  }
+  if (param.numel() == 0) return;
+  Tensor grad_ready = contiguous(to_dtype(grad, param.dtype()));
+  SgdPlan plan;
+  plan.param = param.data_ptr();
+  plan.grad = grad_ready.data_ptr();
+  plan.momentum_buffer = use_momentum ? momentum_buffer.data_ptr() : nullptr;
+  plan.numel = param.numel();
+  plan.lr = options.lr;
+  plan.momentum = options.momentum;
+  plan.dampening = options.dampening;
+  plan.weight_decay = options.weight_decay;
+  plan.nesterov = options.nesterov;
+  plan.maximize = options.maximize;
+  plan.first_step = options.first_step;
+  plan.dtype = param.dtype();
+  plan.device = param.device().index();
+  backend_for(param.device()).sgd_step(plan);
+  // In place, like the composite add_/mul_: a graph that saved the old values notices.
+  param.bump_version();
+  if (use_momentum) momentum_buffer.bump_version();
+}
+
+}  // namespace ember::native

@@ -1,0 +1,68 @@
+// core/fused_plans.h — the plain-data plans of the fused training ops (core/backend.h).
+//
+// Issue 8 ("fused where the training step benefits"): a training step spends most of its
+// non-GEMM time in chains of small elementwise passes. Three of those chains get one
+// backend call each, described by the plans below; the native functions that build them
+// live in core/fused.cpp, the CPU loops in core/cpu/fused_kernels.cpp, the CUDA kernels in
+// cuda/kernels/{cross_entropy,sgd,one_hot}.cuh (which read these very structs).
+// docs/performance.md ("Fused ops") says what each one saves.
+// Like core/strided_index.h: POD, raw pointers, no ownership; the native layer keeps the
+// tensors alive for the duration of the call and has already checked every value.
+#pragma once
+
+#include <cstdint>
+
+#include <ember/core/dtype.h>
+
+namespace ember {
+
+// Cross-entropy over the rows of contiguous [rows, classes] logits, fused forward +
+// backward (log_softmax + nll_loss and their gradients in one pass per row):
+//   losses[r]          = logsumexp(x[r, :]) - x[r, t_r]                 (0 when t_r == ignore_index)
+//   grad_logits[r, c]  = (softmax(x[r, :])[c] - [c == t_r]) * scale      (0 when t_r == ignore_index)
+// grad_logits may be null (forward only). Every target is a class in [0, classes) or
+// ignore_index (checked by native::cross_entropy_rows).
+struct CrossEntropyPlan {
+  const void* logits = nullptr;            // [rows, classes], contiguous, dtype
+  const std::int64_t* targets = nullptr;   // [rows]
+  void* losses = nullptr;                  // [rows], dtype
+  void* grad_logits = nullptr;             // [rows, classes], dtype, or nullptr
+  std::int64_t rows = 0, classes = 0;
+  std::int64_t ignore_index = -100;
+  double scale = 1.0;                      // multiplies every gradient entry (1 / kept rows for 'mean')
+  DType dtype = DType::Float32;
+  int device = -1;                         // as StridedPlan::device
+};
+
+// One torch.optim.SGD step for one contiguous parameter, in place, element by element:
+//   d = maximize ? -grad : grad
+//   d = d + weight_decay * param                                   (when weight_decay != 0)
+//   buf = first_step ? d : momentum * buf + (1 - dampening) * d    (when momentum != 0)
+//   d = nesterov ? d + momentum * buf : buf                         (when momentum != 0)
+//   param = param - lr * d
+// Each scalar is rounded to the parameter's dtype first and every product and sum is
+// rounded as the composite ops round it, so the result is bit-identical to those ops
+// (nn/sgd.cpp's fallback) on the CPU.
+struct SgdPlan {
+  void* param = nullptr;
+  const void* grad = nullptr;
+  void* momentum_buffer = nullptr;  // [numel] when momentum != 0, else nullptr
+  std::int64_t numel = 0;
+  double lr = 0.0, momentum = 0.0, dampening = 0.0, weight_decay = 0.0;
+  bool nesterov = false;
+  bool maximize = false;
+  bool first_step = false;  // the buffer is being created: it starts as d (no dampening)
+  DType dtype = DType::Float32;
+  int device = -1;          // as StridedPlan::device
+};
+
+// one_hot: out[r, c] = (index[r] == c) as int64, for contiguous index [rows] and out
+// [rows, classes]; every index value is in [0, classes) (checked by native::one_hot).
+struct OneHotPlan {
+  const std::int64_t* index = nullptr;
+  std::int64_t* out = nullptr;
+  std::int64_t rows = 0, classes = 0;
+  int device = -1;  // as StridedPlan::device
+};
+
+}  // namespace ember

@@ -1,0 +1,210 @@
+// tests/core/test_fused_ops.cpp — the native fused ops (core/fused.cpp, core/cpu/fused_kernels.cpp):
+// relu_backward against PyTorch's threshold_backward and against the composite
+// gt + mul; cross_entropy_rows against the composite log_softmax + gather (losses bit for
+// bit, threads included); one_hot through the backend against F.one_hot; sgd_step_'s
+// checks; every error message (tests/reference/fused.json, from gen_fused.py).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include <ember/core/factories.h>
+#include <ember/core/native.h>
+#include <ember/core/random.h>
+
+#include "test_support.h"
+
+namespace {
+
+using namespace ember;
+using nlohmann::json;
+using testing::load_reference;
+using testing::tensor_from_json;
+using testing::to_vector;
+
+// Equal values, NaN equal to NaN (relu_backward is a select: no rounding at all).
+void require_same_values(const Tensor& actual, const Tensor& expected) {
+  REQUIRE(actual.sizes() == expected.sizes());
+  REQUIRE(actual.dtype() == expected.dtype());
+  const auto a = to_vector(actual), b = to_vector(expected);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    INFO("element " << i << ": " << a[i] << " vs " << b[i]);
+    REQUIRE((a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i]))));
+  }
+}
+
+// Deterministic values spread over [-3, 3] for any shape and dtype.
+Tensor spread(const Shape& sizes, DType dtype, double phase) {
+  Tensor values = empty(sizes, TensorOptions().dtype(kFloat64));
+  double* data = values.data_ptr<double>();
+  for (std::int64_t i = 0; i < values.numel(); ++i) data[i] = 3.0 * std::sin(0.37 * static_cast<double>(i) + phase);
+  return native::to_dtype(values, dtype);
+}
+
+// Targets for `rows` rows over `classes` classes; every third row ignored (-100).
+Tensor targets_for(std::int64_t rows, std::int64_t classes) {
+  Tensor t = empty({rows}, TensorOptions().dtype(kInt64));
+  for (std::int64_t r = 0; r < rows; ++r) t.data_ptr<std::int64_t>()[r] = r % 3 == 1 ? -100 : (r * 7) % classes;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("relu_backward matches PyTorch's threshold_backward", "[fused][relu]") {
+  const json reference = load_reference("fused.json");  // outlives the loop
+  for (const json& c : reference["relu_backward"]) {
+    INFO(c["name"].get<std::string>());
+    Tensor grad = tensor_from_json(c["grad"]), result = tensor_from_json(c["result"]);
+    if (c["transpose_grad"].get<bool>()) grad = native::t(grad);
+    if (c["transpose_result"].get<bool>()) result = native::t(result);
+    require_same_values(native::relu_backward(grad, result), tensor_from_json(c["expected"]));
+  }
+}
+
+TEST_CASE("relu_backward equals the composite grad * (result > 0) on finite values", "[fused][relu]") {
+  for (DType dtype : {kFloat32, kFloat64}) {
+    for (std::int64_t n : {1, 7, 33, 1000, 100003}) {  // the last one runs on several threads
+      INFO(dtype_name(dtype) << " n " << n);
+      Tensor grad = spread({n}, dtype, 0.1), result = native::relu(spread({n}, dtype, 1.3));
+      Tensor composite = native::mul(grad, native::to_dtype(native::gt(result, scalar_to_tensor(0.0)), dtype));
+      REQUIRE(native::equal(native::relu_backward(grad, result), composite));
+    }
+    // Strided: every other column of a wider buffer, and a transposed gradient.
+    Tensor wide = spread({5, 14}, dtype, 0.4);
+    Tensor result = native::relu(native::slice(wide, 1, 0, std::nullopt, 2));
+    Tensor grad = native::t(spread({7, 5}, dtype, 2.0));
+    Tensor composite = native::mul(grad, native::to_dtype(native::gt(result, scalar_to_tensor(0.0)), dtype));
+    REQUIRE(native::equal(native::relu_backward(grad, result), composite));
+  }
+}
+
+TEST_CASE("relu_backward reports PyTorch's errors", "[fused][relu]") {
+  const json errors = load_reference("fused.json")["relu_backward_errors"];
+  REQUIRE_THROWS_WITH(native::relu_backward(ones({3}), ones({2})), errors["shape"].get<std::string>());
+  REQUIRE_THROWS_AS(native::relu_backward(ones({3}), ones({2})), ShapeError);
+  Tensor flags = ones({3}, TensorOptions().dtype(kBool));
+  REQUIRE_THROWS_WITH(native::relu_backward(flags, flags), errors["bool"].get<std::string>());
+  REQUIRE_THROWS_AS(native::relu_backward(flags, flags), DTypeError);
+}
+
+TEST_CASE("cross_entropy_rows: losses equal log_softmax + gather bit for bit, the gradient is softmax - one_hot",
+          "[fused][cross_entropy]") {
+  for (DType dtype : {kFloat32, kFloat64}) {
+    for (std::int64_t rows : {1, 7, 33, 120}) {
+      for (std::int64_t classes : {1, 7, 1000}) {  // 120 x 1000 is split across threads
+        INFO(dtype_name(dtype) << " rows " << rows << " classes " << classes);
+        Tensor logits = spread({rows, classes}, dtype, 0.25 * static_cast<double>(rows));
+        Tensor target = targets_for(rows, classes);
+        auto fused = native::cross_entropy_rows(logits, target, -100, /*with_grad=*/true, /*mean_over_kept=*/true);
+        Tensor log_probabilities = native::log_softmax(logits, 1);
+        const double kept = static_cast<double>(fused.kept_rows);
+        REQUIRE(fused.kept_rows == rows - (rows + 1) / 3);
+        for (std::int64_t r = 0; r < rows; ++r) {
+          const std::int64_t t = target.data_ptr<std::int64_t>()[r];
+          const double loss = native::select(fused.losses, 0, r).item<double>();
+          if (t == -100) {
+            REQUIRE(loss == 0.0);
+            REQUIRE(native::equal(native::select(fused.grad_logits, 0, r), zeros({classes}, TensorOptions().dtype(dtype))));
+            continue;
+          }
+          // The composite's value, negated: exactly what nll_loss(log_softmax(x)) computes.
+          REQUIRE(loss == -native::select(native::select(log_probabilities, 0, r), 0, t).item<double>());
+          for (std::int64_t c = 0; c < classes; c += std::max<std::int64_t>(1, classes / 50)) {
+            const double p = std::exp(native::select(native::select(log_probabilities, 0, r), 0, c).item<double>());
+            const double want = (p - (c == t ? 1.0 : 0.0)) / kept;
+            const double got = native::select(native::select(fused.grad_logits, 0, r), 0, c).item<double>();
+            REQUIRE(got == Approx(want).margin(1e-7).epsilon(1e-5));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("cross_entropy_rows: forward only, non-contiguous logits, empty batch, huge logits", "[fused][cross_entropy]") {
+  Tensor logits = native::t(spread({6, 4}, kFloat32, 0.0));  // [4, 6], transposed
+  Tensor target = tensor({5, 0, 3, 1});
+  auto with_grad = native::cross_entropy_rows(logits, target, -100, true, false);
+  auto forward_only = native::cross_entropy_rows(logits, target, -100, false, false);
+  REQUIRE_FALSE(forward_only.grad_logits.defined());
+  REQUIRE(native::equal(with_grad.losses, forward_only.losses));
+  REQUIRE(native::equal(with_grad.losses, native::cross_entropy_rows(native::contiguous(logits), target, -100, false,
+                                                                     false).losses));
+  auto empty_batch = native::cross_entropy_rows(zeros({0, 5}), empty({0}, TensorOptions().dtype(kInt64)), -100, true, true);
+  REQUIRE(empty_batch.losses.sizes() == Shape{0});
+  REQUIRE(empty_batch.grad_logits.sizes() == Shape{0, 5});
+  REQUIRE(empty_batch.kept_rows == 0);
+  auto huge = native::cross_entropy_rows(tensor({{1000.0, -1000.0, 0.0}, {-1000.0, 1000.0, 1000.0}}), tensor({0, 2}), -100,
+                                         true, false);
+  REQUIRE(to_vector(huge.losses) == std::vector<double>{0.0, static_cast<double>(static_cast<float>(std::log(2.0)))});
+  REQUIRE(std::isfinite(native::sum(huge.grad_logits, {}, false).item<double>()));
+}
+
+TEST_CASE("cross_entropy_rows reports nll_loss's errors", "[fused][cross_entropy]") {
+  const json errors = load_reference("fused.json")["cross_entropy_errors"];
+  Tensor logits = zeros({3, 4});
+  REQUIRE_THROWS_WITH(native::cross_entropy_rows(logits, tensor({1, 7, 0}), -100, true, true),
+                      errors["out of bounds"].get<std::string>());
+  REQUIRE_THROWS_AS(native::cross_entropy_rows(logits, tensor({1, 7, 0}), -100, true, true), IndexError);
+  REQUIRE_THROWS_WITH(native::cross_entropy_rows(logits, tensor({1, -3, 0}), -100, true, true),
+                      errors["negative target"].get<std::string>());
+  REQUIRE_THROWS_WITH(native::cross_entropy_rows(logits, native::to_dtype(tensor({1, 2, 0}), kInt32), -100, true, true),
+                      errors["int32 target"].get<std::string>());
+  REQUIRE_THROWS_AS(native::cross_entropy_rows(logits, native::to_dtype(tensor({1, 2, 0}), kInt32), -100, true, true),
+                    DTypeError);
+  REQUIRE_THROWS_WITH(native::cross_entropy_rows(logits, tensor({1, 2}), -100, true, true),
+                      errors["batch mismatch"].get<std::string>());
+  REQUIRE_THROWS_AS(native::cross_entropy_rows(logits, tensor({1, 2}), -100, true, true), ShapeError);
+  REQUIRE_THROWS_WITH(native::cross_entropy_rows(tensor({1, 2, 0}), tensor({1, 2, 0}), -100, true, true),
+                      "cross_entropy_rows: expected 2-D logits [rows, classes], got 1-D");
+  REQUIRE_THROWS_WITH(native::cross_entropy_rows(tensor({{1, 2}}), tensor({1}), -100, true, true),
+                      "\"log_softmax_lastdim_kernel_impl\" not implemented for 'Long'");
+}
+
+TEST_CASE("one_hot is written by the backend and matches F.one_hot", "[fused][one_hot]") {
+  const json reference = load_reference("fused.json");  // outlives the loop
+  for (const json& c : reference["one_hot"]) {
+    INFO(c["name"].get<std::string>());
+    Tensor index = tensor_from_json(c["index"]);
+    if (c["transpose"].get<bool>()) index = native::t(index);
+    Tensor out = native::one_hot(index, c["num_classes"].get<std::int64_t>());
+    REQUIRE(out.is_contiguous());
+    require_same_values(out, tensor_from_json(c["expected"]));
+  }
+  // Many rows: the row loop is split across threads.
+  Tensor index = empty({50001}, TensorOptions().dtype(kInt64));
+  for (std::int64_t i = 0; i < index.numel(); ++i) index.data_ptr<std::int64_t>()[i] = (i * 5) % 7;
+  Tensor out = native::one_hot(index, 7);
+  REQUIRE(native::sum(out, {}, false).item<std::int64_t>() == 50001);
+  const std::int64_t* data = out.data_ptr<std::int64_t>();
+  for (std::int64_t i = 0; i < index.numel(); i += 977) REQUIRE(data[i * 7 + (i * 5) % 7] == 1);
+}
+
+TEST_CASE("sgd_step_ updates in place, bumps versions and checks its arguments", "[fused][sgd]") {
+  Tensor param = tensor({1.0, 2.0, 3.0}), grad = tensor({0.5, -1.0, 2.0});
+  Tensor buffer = empty({3});
+  native::SgdStepOptions options;
+  options.lr = 0.1;
+  options.momentum = 0.9;
+  options.first_step = true;
+  const auto param_version = param.version(), buffer_version = buffer.version();
+  native::sgd_step_(param, grad, buffer, options);
+  REQUIRE(to_vector(buffer) == to_vector(grad));  // the first step's buffer is the direction itself
+  REQUIRE(to_vector(param) == std::vector<double>{static_cast<float>(1.0f - 0.1f * 0.5f),
+                                                  static_cast<float>(2.0f + 0.1f * 1.0f),
+                                                  static_cast<float>(3.0f - 0.1f * 2.0f)});
+  REQUIRE(param.version() > param_version);
+  REQUIRE(buffer.version() > buffer_version);
+
+  REQUIRE_THROWS_WITH(native::sgd_step_(native::t(zeros({2, 3})), zeros({3, 2}), Tensor(), {}),
+                      "sgd_step_: the parameter must be contiguous");
+  REQUIRE_THROWS_WITH(native::sgd_step_(zeros({3}), zeros({2}), Tensor(), {}),
+                      "sgd_step_: the gradient's shape [2] does not match the parameter's [3]");
+  REQUIRE_THROWS_AS(native::sgd_step_(zeros({3}), zeros({2}), Tensor(), {}), ShapeError);
+  REQUIRE_THROWS_WITH(native::sgd_step_(zeros({3}), zeros({3}), Tensor(), options),
+                      "sgd_step_: momentum needs a momentum buffer");
+  REQUIRE_THROWS_WITH(native::sgd_step_(zeros({3}), zeros({3}), zeros({3}, TensorOptions().dtype(kFloat64)), options),
+                      "sgd_step_: the momentum buffer must be a contiguous tensor of the parameter's shape and dtype");
+  REQUIRE_THROWS_WITH(native::sgd_step_(tensor({1, 2}), tensor({1, 2}), Tensor(), {}),
+                      "sgd_step_: expected a floating point parameter, got Long");
+}
