@@ -12,17 +12,32 @@ AccumulateGrad::AccumulateGrad(Tensor leaf)
   add_gradient_slot(leaf);
 }
 
+namespace {
+
+// True when `grad` (in the engine's gradient list) can become leaf.grad() without a copy.
+bool can_steal(const Tensor& grad, const Tensor& leaf) {
+  return grad.use_count() == 1 && grad.storage().use_count() == 1 && !grad.requires_grad() &&
+         grad.is_contiguous() && leaf.is_contiguous() && grad.device() == leaf.device() &&
+         grad.dtype() == leaf.dtype() && grad.sizes() == leaf.sizes();
+}
+
+}  // namespace
+
 TensorList AccumulateGrad::apply(const TensorList& grad_outputs) {
-  Tensor grad = grad_outputs.empty() ? Tensor() : grad_outputs[0];
+  if (grad_outputs.empty() || !grad_outputs[0].defined()) return {};
+  const Tensor& grad = grad_outputs[0];  // a reference: a copy would hide that nobody else holds it
   Tensor leaf = this->leaf();
-  if (!grad.defined() || !leaf.defined()) return {};
+  if (!leaf.defined()) return {};
   AutogradMeta& meta = leaf.ensure_autograd_meta();
   Tensor& stored = meta.grad;
   if (!stored.defined()) {
-    // Take a private copy: the incoming gradient may be a view of someone else's data
-    // (an expanded ones tensor, a user's gradient argument) and .grad() must be ours.
+    // .grad() must be ours: the incoming gradient may be a view of someone else's data (an
+    // expanded ones tensor, a user's gradient argument). When nobody else can see it — the
+    // engine's list holds the only handle, no other tensor shares its memory, and it is laid
+    // out like the leaf — it is taken as it is (PyTorch "steals" it the same way); anything
+    // else gets a private copy. Stealing saves a copy of every weight gradient per step.
     // With create_graph the gradient keeps its graph (it can be differentiated again).
-    stored = create_graph_ ? grad : native::clone(grad);
+    stored = create_graph_ || can_steal(grad, leaf) ? grad : native::clone(grad);
   } else if (create_graph_) {
     stored = ember::add(stored, grad);  // out of place: the old .grad may be in a graph
   } else {

@@ -50,12 +50,20 @@ Tensor validate_gradient(const Node& node, std::size_t index, Tensor gradient, c
   return gradient;
 }
 
+// What the engine knows about one node during a backward call. One map entry per node
+// (rather than a map each for dependencies, buffers and the queued flag, and a set for the
+// nodes seen) keeps the bookkeeping to one lookup and one allocation per node per edge.
+struct NodeTask {
+  int dependencies = 0;       // edges from nodes that have not run yet
+  bool queued = false;        // pushed onto the ready queue (never twice)
+  GradientBuffer gradients;   // gradients arrived so far, summed per slot
+};
+
 // One backward call's state.
 struct GraphTask {
   bool retain_graph = false;
   bool create_graph = false;
-  std::unordered_map<Node*, int> dependencies;
-  std::unordered_map<Node*, GradientBuffer> buffers;
+  std::unordered_map<Node*, NodeTask> nodes;  // every node reachable from the roots
   // grad() mode: where to capture, and which nodes lead to a capture (the only ones run).
   bool capture_mode = false;
   std::unordered_map<Node*, std::vector<std::pair<std::uint32_t, std::size_t>>> captures;  // node -> (slot, input #)
@@ -81,17 +89,18 @@ bool is_needed(const GraphTask& task, Node* node) { return !task.capture_mode ||
 // Counts, for every node reachable from the roots, the edges that point at it.
 void compute_dependencies(const std::vector<Node*>& roots, GraphTask& task) {
   std::vector<Node*> stack;
-  std::unordered_set<Node*> seen;
+  task.nodes.reserve(64);  // a typical training step's graph, without rehashing
   for (Node* root : roots) {
-    if (seen.insert(root).second) stack.push_back(root);
+    if (task.nodes.try_emplace(root).second) stack.push_back(root);
   }
   while (!stack.empty()) {
     Node* node = stack.back();
     stack.pop_back();
     for (const Edge& edge : node->next_edges()) {
       if (!edge.is_valid() || !is_needed(task, edge.node.get())) continue;
-      task.dependencies[edge.node.get()] += 1;
-      if (seen.insert(edge.node.get()).second) stack.push_back(edge.node.get());
+      auto [entry, first_visit] = task.nodes.try_emplace(edge.node.get());
+      entry->second.dependencies += 1;
+      if (first_visit) stack.push_back(edge.node.get());
     }
   }
 }
@@ -123,13 +132,13 @@ void execute(const std::vector<Edge>& roots, const TensorList& root_grads, Graph
   };
   std::priority_queue<std::shared_ptr<Node>, std::vector<std::shared_ptr<Node>>, decltype(later_first)> ready(
       later_first);
-  std::unordered_set<Node*> queued;
   for (std::size_t i = 0; i < roots.size(); ++i) {
-    accumulate(task.buffers[roots[i].node.get()], roots[i].input_nr, root_grads[i], task.create_graph);
+    accumulate(task.nodes[roots[i].node.get()].gradients, roots[i].input_nr, root_grads[i], task.create_graph);
   }
   for (const Edge& root : roots) {
-    if (task.dependencies[root.node.get()] == 0 && is_needed(task, root.node.get()) &&
-        queued.insert(root.node.get()).second) {
+    NodeTask& entry = task.nodes[root.node.get()];
+    if (entry.dependencies == 0 && is_needed(task, root.node.get()) && !entry.queued) {
+      entry.queued = true;
       ready.push(root.node);
     }
   }
@@ -138,8 +147,7 @@ void execute(const std::vector<Edge>& roots, const TensorList& root_grads, Graph
   while (!ready.empty()) {
     std::shared_ptr<Node> node = ready.top();
     ready.pop();
-    GradientBuffer grads = std::move(task.buffers[node.get()]);
-    task.buffers.erase(node.get());
+    GradientBuffer grads = std::move(task.nodes[node.get()].gradients);
     grads.resize(std::max(grads.size(), node->gradient_slots().size()));
     node->run_pre_hooks(grads);
 
@@ -177,9 +185,11 @@ void execute(const std::vector<Edge>& roots, const TensorList& root_grads, Graph
       if (i < outputs.size() && outputs[i].defined()) {
         const GradientSlot& slot = edge.node->gradient_slots()[edge.input_nr];
         Tensor gradient = validate_gradient(*node, i, outputs[i], slot);
-        accumulate(task.buffers[edge.node.get()], edge.input_nr, gradient, task.create_graph);
+        accumulate(task.nodes[edge.node.get()].gradients, edge.input_nr, gradient, task.create_graph);
       }
-      if (--task.dependencies[edge.node.get()] == 0 && queued.insert(edge.node.get()).second) {
+      NodeTask& next = task.nodes[edge.node.get()];
+      if (--next.dependencies == 0 && !next.queued) {
+        next.queued = true;
         ready.push(edge.node);
       }
     }

@@ -17,6 +17,28 @@ using autograd::Node;
 using autograd::record;
 using autograd::TensorList;
 
+namespace {
+
+// A matrix stored column by column: the transpose of a contiguous one (nn::Linear's Wᵀ).
+bool is_transposed_contiguous(const Tensor& m) { return m.stride(0) == 1 && m.stride(1) == m.size(0); }
+
+// The two rules, each computed so that the gradient comes out in its operand's layout, as
+// PyTorch's mm_mat1_backward / mm_mat2_backward do. nn::Linear multiplies by Wᵀ: its
+// gradient computed as (dCᵀ A)ᵀ is, after TBackward, contiguous like W itself, so
+// AccumulateGrad can keep it as W.grad instead of copying it (accumulate_grad.cpp). The
+// product is the same either way (the same sums, in the same order).
+Tensor mat1_gradient(const Tensor& g, const Tensor& a, const Tensor& b) {
+  if (is_transposed_contiguous(a)) return ember::t(ember::mm(b, ember::t(g)));
+  return ember::mm(g, ember::t(b));
+}
+
+Tensor mat2_gradient(const Tensor& g, const Tensor& a, const Tensor& b) {
+  if (is_transposed_contiguous(b)) return ember::t(ember::mm(ember::t(g), a));
+  return ember::mm(ember::t(a), g);
+}
+
+}  // namespace
+
 Tensor mm(const Tensor& a, const Tensor& b) {
   Tensor out = native::mm(a, b);
   if (needs_grad(a, b)) {
@@ -26,8 +48,8 @@ Tensor mm(const Tensor& a, const Tensor& b) {
     node->set_backward([](Node& n, const TensorList& grads) -> TensorList {
       const Tensor& g = grads[0];
       Tensor a = n.saved(0), b = n.saved(1);
-      return {n.needs_input_grad(0) ? ember::mm(g, ember::t(b)) : Tensor(),
-              n.needs_input_grad(1) ? ember::mm(ember::t(a), g) : Tensor()};
+      return {n.needs_input_grad(0) ? mat1_gradient(g, a, b) : Tensor(),
+              n.needs_input_grad(1) ? mat2_gradient(g, a, b) : Tensor()};
     });
   }
   return out;
@@ -63,8 +85,8 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, Scalar beta, 
       Tensor a = n.saved(0), b = n.saved(1);
       auto scaled = [](const Tensor& t, double factor) { return factor == 1.0 ? t : t * factor; };
       return {n.needs_input_grad(0) ? sum_to(scaled(g, beta_value), bias_sizes) : Tensor(),
-              n.needs_input_grad(1) ? scaled(ember::mm(g, ember::t(b)), alpha_value) : Tensor(),
-              n.needs_input_grad(2) ? scaled(ember::mm(ember::t(a), g), alpha_value) : Tensor()};
+              n.needs_input_grad(1) ? scaled(mat1_gradient(g, a, b), alpha_value) : Tensor(),
+              n.needs_input_grad(2) ? scaled(mat2_gradient(g, a, b), alpha_value) : Tensor()};
     });
   }
   return out;

@@ -1,8 +1,9 @@
 // core/allocator.h — where Storage gets its bytes.
 //
-// One Allocator per device type. The CPU allocator hands out 64-byte aligned blocks (a
-// cache line, and what AVX-512 loads like). The CUDA backend registers its caching
-// allocator here when it is linked in, so core never includes CUDA headers.
+// One Allocator per device type. The CPU allocator (core/cpu_allocator.h) hands out 64-byte
+// aligned blocks (a cache line, and what AVX-512 loads like) and keeps freed ones for reuse.
+// The CUDA backend registers its caching allocator here when it is linked in, so core never
+// includes CUDA headers.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +23,7 @@ class Allocator {
 
 constexpr std::size_t kCpuAlignment = 64;
 
+// The CPU's caching allocator (core/cpu_allocator.cpp; statistics and empty_cache there).
 Allocator& cpu_allocator();
 // The allocator registered for a device type; throws DeviceError when none is (e.g. a CUDA
 // tensor in a build without CUDA).

@@ -36,9 +36,11 @@ void check_same_device(const Tensor& a, const Tensor& b) {
 namespace {
 
 // The device an op runs on: that of the first operand that is not a CPU 0-d tensor.
-Device common_device(const std::vector<Tensor>& operands) {
-  for (std::size_t i = 0; i < operands.size(); ++i) {
-    for (std::size_t j = i + 1; j < operands.size(); ++j) check_same_device(operands[i], operands[j]);
+// (An initializer_list, not a vector: every binary op calls this, and a vector would be a
+// heap allocation per op.)
+Device common_device(std::initializer_list<Tensor> operands) {
+  for (auto i = operands.begin(); i != operands.end(); ++i) {
+    for (auto j = i + 1; j != operands.end(); ++j) check_same_device(*i, *j);
   }
   for (const Tensor& operand : operands) {
     if (!operand.is_cpu()) return operand.device();

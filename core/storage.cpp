@@ -1,9 +1,8 @@
-// core/storage.cpp — Storage and the CPU allocator.
+// core/storage.cpp — Storage, and the table of allocators per device type (the CPU's
+// caching allocator is core/cpu_allocator.cpp; the CUDA layer registers its own).
 #include <ember/core/storage.h>
 
 #include <array>
-#include <cstdlib>
-#include <new>
 
 #include <ember/core/allocator.h>
 #include <ember/core/cuda_hooks.h>
@@ -13,31 +12,12 @@ namespace ember {
 
 namespace {
 
-class CpuAllocator final : public Allocator {
- public:
-  void* allocate(std::size_t nbytes, Device) override {
-    if (nbytes == 0) return nullptr;
-    // aligned_alloc needs a size that is a multiple of the alignment.
-    std::size_t rounded = (nbytes + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
-    void* pointer = std::aligned_alloc(kCpuAlignment, rounded);
-    EMBER_CHECK(pointer != nullptr, Error, "DefaultCPUAllocator: can't allocate memory: you tried to allocate ",
-                nbytes, " bytes.");
-    return pointer;
-  }
-  void deallocate(void* pointer, std::size_t, Device) override { std::free(pointer); }
-};
-
 std::array<Allocator*, kNumDeviceTypes>& allocator_table() {
   static std::array<Allocator*, kNumDeviceTypes> table{&cpu_allocator(), nullptr};
   return table;
 }
 
 }  // namespace
-
-Allocator& cpu_allocator() {
-  static CpuAllocator allocator;
-  return allocator;
-}
 
 Allocator& allocator_for(DeviceType type) {
   Allocator* allocator = allocator_table()[static_cast<int>(type)];

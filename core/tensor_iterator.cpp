@@ -1,7 +1,9 @@
 // core/tensor_iterator.cpp — builds StridedPlans (the steps are explained in tensor_iterator.h).
 #include <ember/core/tensor_iterator.h>
 
-#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <memory_resource>
 
 namespace ember {
 
@@ -13,14 +15,22 @@ Shape broadcast_shape_of(const std::vector<Tensor>& tensors) {
 
 namespace {
 
+// Scratch lists of the plan builder. Every op builds a plan, so they live in a buffer on
+// the stack (enough for tensors of up to about 100 dims); only beyond that does the
+// memory resource fall back to the heap. Without it the lists below were a dozen small
+// heap allocations per op — a third of the cost of a 1-element add (docs/performance.md).
+constexpr std::size_t kScratchBytes = 4096;
+template <class T>
+using ScratchVector = std::pmr::vector<T>;
+
 // Operand k's stride for each of the output's dims, in the output's dim order (outermost
 // first, as in Tensor::strides()). Step 1 of the header: broadcast dims get stride 0.
-Shape broadcast_strides(const Tensor& operand, const Shape& out_sizes) {
+void broadcast_strides(const Tensor& operand, const Shape& out_sizes, ScratchVector<std::int64_t>& strides) {
   const std::size_t out_ndim = out_sizes.size();
   const std::size_t ndim = static_cast<std::size_t>(operand.dim());
   EMBER_CHECK(ndim <= out_ndim, ShapeError, "output with shape ", shape_to_string(out_sizes),
               " doesn't match the broadcast shape ", shape_to_string(broadcast_shapes(out_sizes, operand.sizes())));
-  Shape strides(out_ndim, 0);
+  strides.assign(out_ndim, 0);
   const std::size_t lead = out_ndim - ndim;  // missing leading dims read like size 1
   for (std::size_t d = 0; d < ndim; ++d) {
     std::int64_t size = operand.sizes()[d];
@@ -35,7 +45,6 @@ Shape broadcast_strides(const Tensor& operand, const Shape& out_sizes) {
       strides[lead + d] = 0;
     }
   }
-  return strides;
 }
 
 }  // namespace
@@ -48,50 +57,57 @@ void check_no_internal_overlap(const Tensor& output) {
   }
 }
 
-StridedPlan make_strided_plan(const Tensor& output, const std::vector<Tensor>& inputs) {
+StridedPlan make_strided_plan(const Tensor& output, std::span<const Tensor> inputs) {
   EMBER_CHECK(inputs.size() + 1 <= static_cast<std::size_t>(kMaxOperands), ValueError,
               "make_strided_plan: at most ", kMaxOperands - 1, " inputs, got ", inputs.size());
   StridedPlan plan;
   plan.num_operands = static_cast<int>(inputs.size()) + 1;
   plan.numel = output.numel();
 
+  std::array<std::byte, kScratchBytes> scratch;
+  std::pmr::monotonic_buffer_resource arena(scratch.data(), scratch.size());
   const Shape& out_sizes = output.sizes();
-  std::vector<Shape> strides;  // [operand][output dim]
-  strides.push_back(output.strides());
-  for (const Tensor& input : inputs) strides.push_back(broadcast_strides(input, out_sizes));
+  std::array<ScratchVector<std::int64_t>, kMaxOperands> strides{  // [operand][output dim]
+      ScratchVector<std::int64_t>(&arena), ScratchVector<std::int64_t>(&arena), ScratchVector<std::int64_t>(&arena),
+      ScratchVector<std::int64_t>(&arena)};
+  strides[0].assign(output.strides().begin(), output.strides().end());
+  for (std::size_t i = 0; i < inputs.size(); ++i) broadcast_strides(inputs[i], out_sizes, strides[i + 1]);
 
   // Step 2: keep only dims that actually move (size != 1). Listing them last-dim-first gives
   // the row-major order (innermost first) as the starting point.
-  std::vector<int> dims;
+  ScratchVector<int> dims(&arena);
+  dims.reserve(out_sizes.size());
   for (int d = static_cast<int>(out_sizes.size()) - 1; d >= 0; --d) {
     if (out_sizes[d] != 1) dims.push_back(d);
   }
-  // Step 3: the output's smallest stride first. stable_sort keeps row-major order on ties.
-  std::stable_sort(dims.begin(), dims.end(), [&](int a, int b) { return strides[0][a] < strides[0][b]; });
+  // Step 3: the output's smallest stride first. A stable insertion sort keeps row-major
+  // order on ties; the lists are a handful of dims long, and std::stable_sort would take
+  // a heap buffer.
+  for (std::size_t i = 1; i < dims.size(); ++i) {
+    const int dim = dims[i];
+    std::size_t j = i;
+    for (; j > 0 && strides[0][dim] < strides[0][dims[j - 1]]; --j) dims[j] = dims[j - 1];
+    dims[j] = dim;
+  }
 
-  // Step 4: coalesce, walking from the innermost dim outwards.
-  std::vector<std::int64_t> sizes;
-  std::vector<std::vector<std::int64_t>> plan_strides(plan.num_operands);
+  // Step 4: coalesce, walking from the innermost dim outwards, straight into the plan.
+  int ndim = 0;
   for (int d : dims) {
-    bool merge = !sizes.empty();
+    bool merge = ndim > 0;
     for (int k = 0; merge && k < plan.num_operands; ++k) {
-      merge = strides[k][d] == plan_strides[k].back() * sizes.back();
+      merge = strides[k][d] == plan.strides[k][ndim - 1] * plan.sizes[ndim - 1];
     }
     if (merge) {
-      sizes.back() *= out_sizes[d];  // the inner dim keeps its stride and just gets longer
-    } else {
-      sizes.push_back(out_sizes[d]);
-      for (int k = 0; k < plan.num_operands; ++k) plan_strides[k].push_back(strides[k][d]);
+      plan.sizes[ndim - 1] *= out_sizes[d];  // the inner dim keeps its stride and just gets longer
+      continue;
     }
+    EMBER_CHECK(ndim < kMaxDims, ValueError, "elementwise ops support at most ", kMaxDims,
+                " dimensions after coalescing, got more");
+    plan.sizes[ndim] = out_sizes[d];
+    for (int k = 0; k < plan.num_operands; ++k) plan.strides[k][ndim] = strides[k][d];
+    ++ndim;
   }
-  EMBER_CHECK(sizes.size() <= static_cast<std::size_t>(kMaxDims), ValueError,
-              "elementwise ops support at most ", kMaxDims, " dimensions after coalescing, got ", sizes.size());
-
-  plan.ndim = static_cast<int>(sizes.size());
-  for (int d = 0; d < plan.ndim; ++d) {
-    plan.sizes[d] = sizes[d];
-    for (int k = 0; k < plan.num_operands; ++k) plan.strides[k][d] = plan_strides[k][d];
-  }
+  plan.ndim = ndim;
   plan.data[0] = output.data_ptr();
   plan.dtypes[0] = output.dtype();
   plan.device = output.device().index();  // every operand is on this device (checked by the caller)
@@ -107,6 +123,14 @@ StridedPlan make_strided_plan(const Tensor& output, const std::vector<Tensor>& i
     for (int k = 0; k < plan.num_operands; ++k) plan.contiguous = plan.contiguous && plan.strides[k][0] == 1;
   }
   return plan;
+}
+
+StridedPlan make_strided_plan(const Tensor& output, std::initializer_list<Tensor> inputs) {
+  return make_strided_plan(output, std::span<const Tensor>(inputs.begin(), inputs.size()));
+}
+
+StridedPlan make_strided_plan(const Tensor& output, const std::vector<Tensor>& inputs) {
+  return make_strided_plan(output, std::span<const Tensor>(inputs));
 }
 
 }  // namespace ember

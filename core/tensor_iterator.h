@@ -23,6 +23,8 @@
 // native:: op decides the output's shape and dtype first (core/elementwise.cpp).
 #pragma once
 
+#include <initializer_list>
+#include <span>
 #include <vector>
 
 #include <ember/core/strided_index.h>
@@ -44,7 +46,10 @@ void check_no_internal_overlap(const Tensor& output);
 
 // Builds the loop plan for `output` (operand 0) and `inputs` (operands 1..). Every input
 // must broadcast to output's shape; the output itself is never broadcast. At most
-// kMaxOperands - 1 inputs.
+// kMaxOperands - 1 inputs. Callers write make_strided_plan(out, {a, b}): the braced list
+// picks the initializer_list overload, which costs no heap allocation.
+StridedPlan make_strided_plan(const Tensor& output, std::span<const Tensor> inputs);
+StridedPlan make_strided_plan(const Tensor& output, std::initializer_list<Tensor> inputs);
 StridedPlan make_strided_plan(const Tensor& output, const std::vector<Tensor>& inputs);
 
 }  // namespace ember

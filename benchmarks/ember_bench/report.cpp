@@ -110,6 +110,22 @@ void derive(std::vector<Record>& records) {
         r.fraction_of_ceiling = r.rate / peer->rate;
         r.ceiling = library + " sgemm";
       }
+    } else if ((w.group == "train_step" || w.group == "train_epoch") && !is_peer_library) {
+      // The step's (or epoch's) GEMMs alone at the BLAS's speed, measured in this run
+      // (cpu_peers.h: openblas_training_gemms): the time a step would take if everything
+      // else — bias, ReLU, loss, autograd, SGD, allocation, dispatch — were free.
+      const std::string library = r.device == "cpu" ? "openblas" : "cublas";
+      if (const Record* peer = find(w.id, r.device, library); peer && peer->rate > 0) {
+        r.fraction_of_ceiling = r.rate / peer->rate;
+        r.ceiling = library + " sgemm of the " + (w.group == "train_step" ? "step's" : "epoch's") + " GEMMs alone (" +
+                    format_seconds(peer->median) + ")";
+      }
+    } else if (w.group == "dataloader" && !is_peer_library) {
+      // The pass's data movement alone: shuffle + gather of every row (cpu_peers.h: host_gather).
+      if (const Record* peer = find(w.id, r.device, "memcpy"); peer && peer->rate > 0) {
+        r.fraction_of_ceiling = r.rate / peer->rate;
+        r.ceiling = "shuffled gather of the same rows (" + format_seconds(peer->median) + ")";
+      }
     } else if (bandwidth_bound(w.group) || w.group == "h2d" || w.group == "d2h") {
       const std::string source = (w.group == "h2d" || w.group == "d2h") ? w.group : "copy";
       if (const Record* peer = nearest_copy(r.device, source, w.size); peer && peer != &r) {
