@@ -39,12 +39,13 @@ struct Workload {
   bool cuda_only = false;     // h2d, d2h
 };
 
-// How a figure is timed: `warmup` untimed calls, then up to `reps` samples, each at least
+// How a figure is timed: `warmup` untimed calls (lasting at least `min_warmup_seconds`), then up to `reps` samples, each at least
 // `min_sample_seconds` long (short calls are repeated inside one sample and divided), stopping
 // early once `max_seconds` of sampling have passed (keeping at least 3 samples). A figure whose
 // single call already exceeds `max_seconds` keeps that first call as its only sample.
 struct Policy {
   int warmup = 2;
+  double min_warmup_seconds = 0.15;  // warm-up lasts at least this long (quick: 0.02)
   int reps = 10;
   double min_sample_seconds = 0.002;
   double max_seconds = 2.0;

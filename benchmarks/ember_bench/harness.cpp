@@ -40,6 +40,11 @@ Measurement measure(const std::function<void()>& body, const Policy& policy, Tim
     return result;
   }
   for (int i = 1; i < policy.warmup; ++i) time_calls(body, 1, timer);
+  // Then keep calling for min_warmup_seconds: on this VM a peer measured just before (OpenBLAS's
+  // pool threads busy-wait ~0.1 s after their last call) or cores left idle can halve the
+  // first tens of milliseconds of a multi-threaded figure, and a short figure's whole sampling
+  // would fall inside that window (measured: ember's 128x256x784 GEMM at one thread's speed).
+  for (double warmed = 0; warmed < policy.min_warmup_seconds;) warmed += time_calls(body, 1, timer);
   // Calls per sample so that one sample lasts at least min_sample_seconds (timer resolution
   // and launch jitter then stay small against it).
   double per_call = std::max(first, 1e-9);

@@ -50,6 +50,7 @@ void write_pytorch_spec(const std::string& path, const std::vector<PytorchJob>& 
                 {{"warmup", policy.warmup},
                  {"reps", policy.reps},
                  {"min_sample_seconds", policy.min_sample_seconds},
+                 {"min_warmup_seconds", policy.min_warmup_seconds},
                  {"max_seconds", policy.max_seconds}}},
                {"jobs", json::array()}};
   for (const auto& job : jobs) spec["jobs"].push_back({{"workload", workload_json(job.workload)}, {"device", job.device}});

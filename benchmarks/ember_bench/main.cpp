@@ -157,6 +157,7 @@ int main(int argc, char** argv) {
   policy.reps = options.reps ? options.reps : (options.quick ? 3 : 10);
   policy.warmup = options.quick ? 1 : 2;
   policy.min_sample_seconds = options.quick ? 0.0005 : 0.002;
+  policy.min_warmup_seconds = options.quick ? 0.02 : 0.15;
   policy.max_seconds = options.max_seconds > 0 ? options.max_seconds : (options.quick ? 0.15 : 2.0);
 
   // Devices: the CPU unless --device cuda; every CUDA device unless --device cpu.
@@ -190,7 +191,8 @@ int main(int argc, char** argv) {
                   {"device", options.device},                {"threads", std::to_string(threads)},
                   {"reps", std::to_string(policy.reps)},      {"warmup", std::to_string(policy.warmup)},
                   {"max_seconds", std::to_string(policy.max_seconds)},
-                  {"min_sample_seconds", std::to_string(policy.min_sample_seconds)}};
+                  {"min_sample_seconds", std::to_string(policy.min_sample_seconds)},
+                  {"min_warmup_seconds", std::to_string(policy.min_warmup_seconds)}};
   if (gpus == 0) std::fprintf(stderr, "ember-bench: no CUDA device visible: measuring the CPU only\n");
 
   std::vector<Record> records;

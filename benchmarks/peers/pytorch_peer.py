@@ -55,6 +55,9 @@ def measure(body, policy, timer):
         return {"samples": [first], "calls_per_sample": 1, "cold_single_sample": True}
     for _ in range(1, policy["warmup"]):
         time_calls(body, 1, timer)
+    warmed = 0.0
+    while warmed < policy.get("min_warmup_seconds", 0.0):
+        warmed += time_calls(body, 1, timer)
     per_call = max(first, 1e-9)
     if policy["warmup"] > 1:
         per_call = max(time_calls(body, 1, timer), 1e-9)

@@ -4,10 +4,12 @@
 // its input (possibly a transposed view), arguments and PyTorch's result(s).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
 #include <ember/core/native.h>
+#include <ember/core/parallel.h>
 
 #include "test_support.h"
 
@@ -134,6 +136,35 @@ TEST_CASE("reduce: a long float32 sum is as accurate as PyTorch's", "[reduce][pa
   Tensor grid = make_tensor(values.storage(), {1000, 1000}, {1000, 1}, 0, kFloat32);
   Tensor column_sums = native::sum(grid, {0}, false);
   CHECK(std::abs(native::sum(column_sums, {}, false).item<double>() - torch_sum) <= 1e-6 * torch_sum);
+}
+
+// A row longer than one sum block (core/cpu/reduce_kernels.cpp, kSumBlock) is shared by the
+// threads block by block; the blocks are added in order, so the bits must not depend on the
+// thread count, and several rows (the per-row path) must give each row's own sum exactly.
+TEST_CASE("reduce: a long sum gives the same bits on one thread and on several", "[reduce][parallel]") {
+  const std::int64_t n = 100003;  // several blocks and a ragged tail
+  Tensor values = empty({n}, kFloat32);
+  float* data = values.data_ptr<float>();
+  double exact = 0.0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    data[i] = static_cast<float>((i * 7919) % 1000 - 500) / 256.0f;  // exact in float32 and in double
+    exact += data[i];
+  }
+  const int threads = get_num_threads();
+  set_num_threads(1);
+  const float serial = native::sum(values, {}, false).item<float>();
+  const float serial_mean = native::mean(values, {}, false).item<float>();
+  set_num_threads(std::max(threads, 2));
+  const float parallel = native::sum(values, {}, false).item<float>();
+  const float parallel_mean = native::mean(values, {}, false).item<float>();
+  set_num_threads(threads);
+  CHECK(serial == parallel);
+  CHECK(serial_mean == parallel_mean);
+  CHECK(serial == static_cast<float>(exact));  // every partial sum here is exact
+  // Three copies of the row as a [3, n] tensor: each row's sum equals the one-row sum.
+  Tensor rows = native::contiguous(native::expand(values.view({1, n}), {3, n}));
+  Tensor row_sums = native::sum(rows, {1}, false);
+  for (std::int64_t row = 0; row < 3; ++row) CHECK(row_sums.data_ptr<float>()[row] == serial);
 }
 
 TEST_CASE("reduce: allclose and equal match PyTorch", "[reduce][compare]") {
