@@ -63,14 +63,7 @@ void Adam::load_hyperparameters(GroupReader& group) {
   loaded.weight_decay = group.number("weight_decay");
   loaded.amsgrad = group.flag("amsgrad");
   loaded.maximize = group.flag("maximize");
-  if (!group.ok()) return;
-  try {
-    check_options(loaded);
-  } catch (const ValueError& error) {
-    group.reject(error.what());
-    return;
-  }
-  options_ = loaded;
+  if (group.accept(loaded, check_options)) options_ = loaded;
 }
 
 void Adam::step() {

@@ -45,6 +45,20 @@ class GroupReader {
   void reject(const std::string& problem) { problems_.push_back(problem); }
   // Nothing missing, malformed or rejected so far: the values read may be applied.
   bool ok() const { return missing_.empty() && problems_.empty(); }
+  // The last step of every load_hyperparameters: when everything read so far is fine, runs
+  // the optimizer's own check (its constructor's) on the loaded options; true when they may
+  // be applied, else the check's message is recorded as rejected.
+  template <class Options, class Check>
+  bool accept(const Options& loaded, Check check) {
+    if (!ok()) return false;
+    try {
+      check(loaded);
+    } catch (const ValueError& error) {
+      reject(error.what());
+      return false;
+    }
+    return true;
+  }
 
   // For load_state_dict: names never read are unexpected.
   std::vector<std::string> unread_keys() const;

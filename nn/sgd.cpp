@@ -52,14 +52,7 @@ void SGD::load_hyperparameters(GroupReader& group) {
   loaded.weight_decay = group.number("weight_decay");
   loaded.nesterov = group.flag("nesterov");
   loaded.maximize = group.flag("maximize");
-  if (!group.ok()) return;
-  try {
-    check_options(loaded);
-  } catch (const ValueError& error) {
-    group.reject(error.what());
-    return;
-  }
-  options_ = loaded;
+  if (group.accept(loaded, check_options)) options_ = loaded;
 }
 
 void SGD::step() {

@@ -84,6 +84,14 @@ accumulate_t<T> sum_contiguous(const T* x, std::int64_t n) {
   return total;
 }
 
+// One output of Sum, Mean or Prod from its accumulated total. reduce == 0 gives 0 / 0 = NaN for a mean, as
+// torch.mean of an empty dim does.
+template <class T, class Acc>
+T accumulated_value(ReduceOp op, Acc total, std::int64_t reduce) {
+  if (op == ReduceOp::Mean) return static_cast<T>(static_cast<double>(total) / static_cast<double>(reduce));
+  return static_cast<T>(total);
+}
+
 // Sum or Mean of rows too few to keep every thread busy (outer < threads): each row is cut
 // into kSumBlock blocks, the threads share the blocks, and each row's partial sums are then
 // added in block order.
@@ -104,8 +112,7 @@ void sum_long_rows(ReduceOp op, const ReducePlan& plan) {
   for (std::int64_t o = 0; o < plan.outer; ++o) {
     acc_t total = 0;
     for (std::int64_t block = 0; block < blocks; ++block) total += partial[o * blocks + block];
-    output[o] = op == ReduceOp::Mean ? static_cast<T>(static_cast<double>(total) / static_cast<double>(reduce))
-                                     : static_cast<T>(total);
+    output[o] = accumulated_value<T>(op, total, reduce);
   }
 }
 
@@ -144,8 +151,7 @@ void accumulate_kernel(ReduceOp op, const ReducePlan& plan) {
         for (std::int64_t first = 0; first < reduce; first += kSumBlock)
           total += sum_contiguous(row + first, std::min(kSumBlock, reduce - first));
       }
-      output[o] = op == ReduceOp::Mean ? static_cast<T>(static_cast<double>(total) / static_cast<double>(reduce))
-                                       : static_cast<T>(total);
+      output[o] = accumulated_value<T>(op, total, reduce);
       return;
     }
     std::vector<acc_t> acc(static_cast<std::size_t>(count), start);
@@ -158,14 +164,7 @@ void accumulate_kernel(ReduceOp op, const ReducePlan& plan) {
       }
     }
     T* out = output + o * inner + i_begin;
-    for (std::int64_t j = 0; j < count; ++j) {
-      if (op == ReduceOp::Mean) {
-        // reduce == 0 gives 0 / 0 = NaN, as torch.mean of an empty dim does.
-        out[j] = static_cast<T>(static_cast<double>(acc[j]) / static_cast<double>(reduce));
-      } else {
-        out[j] = static_cast<T>(acc[j]);
-      }
-    }
+    for (std::int64_t j = 0; j < count; ++j) out[j] = accumulated_value<T>(op, acc[j], reduce);
   });
 }
 
