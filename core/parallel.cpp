@@ -43,14 +43,6 @@ thread_local bool inside_parallel_region = false;
 // worker with nothing to do gives its core back quickly.
 constexpr std::chrono::microseconds kSpinBeforeSleep{50};
 
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#else
-  std::this_thread::yield();
-#endif
-}
-
 // Polls `ready` for up to kSpinBeforeSleep; true if it became true. The clock is read only
 // every 64 polls (a pause is ~40 ns on recent x86 cores, the clock ~20 ns).
 template <class Ready>

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <thread>
 
 namespace ember {
 
@@ -18,5 +19,16 @@ void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain_size,
                   const std::function<void(std::int64_t, std::int64_t)>& body);
 int get_num_threads();
 void set_num_threads(int threads);  // 1 = no threads at all
+
+// One step of a busy-wait: the x86 `pause` hint (it lets the sibling hyperthread run and
+// saves power while polling), a yield elsewhere. Used by the pool's short polls
+// (core/parallel.cpp) and the GEMM driver's (core/cpu/gemm_driver.h).
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
 
 }  // namespace ember

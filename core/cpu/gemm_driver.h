@@ -30,10 +30,6 @@
 #include <thread>
 #include <type_traits>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
-
 #include <ember/core/cpu/gemm_kernels.h>
 #include <ember/core/cpu/gemm_pack.h>
 #include <ember/core/parallel.h>
@@ -121,14 +117,6 @@ struct Phase {
     return packed_b + ((batch * slices + slice) * panels + panel) * kernel->kc * kernel->nr;
   }
 };
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_pause();
-#else
-  std::this_thread::yield();
-#endif
-}
 
 template <class T>
 void pack_piece(const Phase<T>& ph, std::int64_t piece) {

@@ -58,27 +58,8 @@ struct Ymm64 {
 }  // namespace
 
 // kc x NR of B = 256 x 16 floats = 16 KiB per panel; a 6 x 256 A panel = 6 KiB in L1.
-MicroKernel<float> avx2_kernel_f32() {
-  MicroKernel<float> kernel;
-  kernel.name = "avx2";
-  kernel.mr = 6;
-  kernel.nr = 16;
-  kernel.kc = 256;
-  kernel.nc = 1024;
-  kernel.tile_a_kstep = &simd::dispatch_tile<Ymm32, 6, 2, false>;
-  kernel.tile_a_rows = &simd::dispatch_tile<Ymm32, 6, 2, true>;
-  return kernel;
-}
-MicroKernel<double> avx2_kernel_f64() {
-  MicroKernel<double> kernel;
-  kernel.name = "avx2";
-  kernel.mr = 6;
-  kernel.nr = 8;
-  kernel.kc = 256;
-  kernel.nc = 512;
-  kernel.tile_a_kstep = &simd::dispatch_tile<Ymm64, 6, 2, false>;
-  kernel.tile_a_rows = &simd::dispatch_tile<Ymm64, 6, 2, true>;
-  return kernel;
-}
+MicroKernel<float> avx2_kernel_f32() { return simd::make_kernel<Ymm32, 6, 2>("avx2", 256, 1024); }
+// Doubles: 6 x 8, the same bytes per panel row.
+MicroKernel<double> avx2_kernel_f64() { return simd::make_kernel<Ymm64, 6, 2>("avx2", 256, 512); }
 
 }  // namespace ember::cpu

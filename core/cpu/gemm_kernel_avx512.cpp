@@ -159,14 +159,7 @@ bool pack_panel(const T* src, std::int64_t stride_i, std::int64_t stride_p, std:
 }  // namespace
 
 MicroKernel<float> avx512_kernel_f32() {
-  MicroKernel<float> kernel;
-  kernel.name = "avx512";
-  kernel.mr = 12;
-  kernel.nr = 32;
-  kernel.kc = 256;
-  kernel.nc = 1024;
-  kernel.tile_a_kstep = &simd::dispatch_tile<Zmm32, 12, 2, false>;
-  kernel.tile_a_rows = &simd::dispatch_tile<Zmm32, 12, 2, true>;
+  MicroKernel<float> kernel = simd::make_kernel<Zmm32, 12, 2>("avx512", 256, 1024);  // 12 x 32
   kernel.pack_a = &pack_panel<float, 12>;
   kernel.pack_b = &pack_panel<float, 32>;
   return kernel;
@@ -174,14 +167,7 @@ MicroKernel<float> avx512_kernel_f32() {
 
 // Doubles: the same 12 x 2 zmm tile (12 x 16 doubles) and the same bytes per panel.
 MicroKernel<double> avx512_kernel_f64() {
-  MicroKernel<double> kernel;
-  kernel.name = "avx512";
-  kernel.mr = 12;
-  kernel.nr = 16;
-  kernel.kc = 128;
-  kernel.nc = 1024;
-  kernel.tile_a_kstep = &simd::dispatch_tile<Zmm64, 12, 2, false>;
-  kernel.tile_a_rows = &simd::dispatch_tile<Zmm64, 12, 2, true>;
+  MicroKernel<double> kernel = simd::make_kernel<Zmm64, 12, 2>("avx512", 128, 1024);
   kernel.pack_a = &pack_panel<double, 12>;
   kernel.pack_b = &pack_panel<double, 16>;
   return kernel;

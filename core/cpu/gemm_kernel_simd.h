@@ -158,5 +158,20 @@ void dispatch_tile(const TileArgs<typename Ops::T>& t) {
   table[vectors - 1][t.rows - 1](t);
 }
 
+// The MicroKernel of one ISA and dtype: MR x COLS-vector tiles for both A layouts, with the
+// blocking given. The including file adds its packing functions, if it has them.
+template <class Ops, int MR, int COLS>
+MicroKernel<typename Ops::T> make_kernel(const char* name, std::int64_t kc, std::int64_t nc) {
+  MicroKernel<typename Ops::T> kernel;
+  kernel.name = name;
+  kernel.mr = MR;
+  kernel.nr = COLS * Ops::kLanes;
+  kernel.kc = kc;
+  kernel.nc = nc;
+  kernel.tile_a_kstep = &dispatch_tile<Ops, MR, COLS, false>;
+  kernel.tile_a_rows = &dispatch_tile<Ops, MR, COLS, true>;
+  return kernel;
+}
+
 }  // namespace
 }  // namespace ember::cpu::simd
