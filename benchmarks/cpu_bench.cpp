@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include <ember/core/allocator.h>
 #include <ember/core/backend.h>
 #include <ember/core/cpu/gemm_kernels.h>
 #include <ember/core/cpu_allocator.h>
@@ -125,14 +126,15 @@ struct GemmShape {
   bool a_transposed, b_transposed;
 };
 
-void fill_random(std::vector<float>& values, std::mt19937& rng) {
+void fill_random(CpuAlignedVector<float>& values, std::mt19937& rng) {
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   for (float& value : values) value = uniform(rng);
 }
 
 void run_gemm(const GemmShape& shape, std::mt19937& rng) {
   const std::int64_t m = shape.m, n = shape.n, k = shape.k;
-  std::vector<float> a(m * k), b(k * n), c_ember(m * n), c_peer(m * n);
+  // Cache-line aligned, as a tensor's data is, for both libraries (core/allocator.h).
+  CpuAlignedVector<float> a(m * k), b(k * n), c_ember(m * n), c_peer(m * n);
   fill_random(a, rng);
   fill_random(b, rng);
   // op(A) is m x k: stored k x m when transposed. op(B) is k x n: stored n x k when transposed.

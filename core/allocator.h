@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstddef>
+#include <new>
+#include <vector>
 
 #include <ember/core/device.h>
 
@@ -22,6 +24,26 @@ class Allocator {
 };
 
 constexpr std::size_t kCpuAlignment = 64;
+
+// A standard-library allocator with the CPU allocator's alignment, for plain buffers that must
+// start on a cache line as a tensor's data does: the peers' buffers in benchmarks/ (a GEMM
+// whose C rows straddle cache lines stores each vector into two lines; both libraries get
+// the same, aligned, buffers) and the GEMM tests (how the GEMM may split C between threads
+// depends on it).
+template <class T>
+struct CpuAlignedAllocator {
+  using value_type = T;
+  CpuAlignedAllocator() = default;
+  template <class U>
+  CpuAlignedAllocator(const CpuAlignedAllocator<U>&) {}  // NOLINT: allocators convert implicitly
+  T* allocate(std::size_t count) {
+    return static_cast<T*>(::operator new(count * sizeof(T), std::align_val_t{kCpuAlignment}));
+  }
+  void deallocate(T* data, std::size_t) { ::operator delete(data, std::align_val_t{kCpuAlignment}); }
+  bool operator==(const CpuAlignedAllocator&) const { return true; }
+};
+template <class T>
+using CpuAlignedVector = std::vector<T, CpuAlignedAllocator<T>>;
 
 // The CPU's caching allocator (core/cpu_allocator.cpp; statistics and empty_cache there).
 Allocator& cpu_allocator();

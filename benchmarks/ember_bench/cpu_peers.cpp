@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include <ember/core/allocator.h>
 #include <ember/core/parallel.h>
 
 #ifdef EMBER_BENCH_HAVE_OPENBLAS
@@ -24,7 +25,8 @@ void set_peer_threads(int threads) { openblas_set_num_threads(threads); }
 // One MLP's buffers for the GEMMs of its steps, sized for the workload's batch.
 struct MlpGemms {
   std::vector<std::int64_t> layers;
-  std::vector<std::vector<float>> weights, weight_grads, activations, activation_grads;
+  // Cache-line aligned, as ember's tensors are (core/allocator.h).
+  std::vector<ember::CpuAlignedVector<float>> weights, weight_grads, activations, activation_grads;
 
   MlpGemms(const std::vector<std::int64_t>& widths, std::int64_t batch) : layers(widths) {
     for (std::size_t i = 0; i + 1 < layers.size(); ++i) {
@@ -71,7 +73,7 @@ Measurement openblas_training_gemms(const Workload& w, const Policy& policy) {
 }
 
 Measurement openblas_sgemm(std::int64_t m, std::int64_t k, std::int64_t n, const Policy& policy) {
-  std::vector<float> a(m * k, 0.5f), b(k * n, 0.25f), c(m * n);
+  ember::CpuAlignedVector<float> a(m * k, 0.5f), b(k * n, 0.25f), c(m * n);  // aligned as ember's tensors
   auto timer = make_cpu_timer();
   return measure(
       [&] {

@@ -14,7 +14,9 @@
 //      copies, strided stores) says so;
 //   3. what to pack: a panel is packed when it is reused often enough to repay the copy (large
 //      products), and read in place when it is used once or twice (thin products);
-//   4. threads: only when the product is large enough to repay waking a second core.
+//   4. threads: only when the product is large enough to repay handing half of it to a
+//      second core; small products give each thread a fixed part, large ones let the threads
+//      claim parts as they go (core/cpu/gemm_driver.h).
 // None of these choices depends on the thread count, and neither does the order in which
 // each element sums over k (fixed kc slices, one thread per element), so results are
 // bit-identical for any number of threads.
@@ -35,11 +37,16 @@ namespace ember::cpu {
 
 namespace {
 
-// Below this many multiply-adds a GEMM runs on the calling thread. Waking a sleeping pool
-// thread costs about 40 microseconds on this virtual machine (docs/performance.md), as long
-// as 128 x 128 x 256 multiply-adds take on one core: measured, two threads break even there
-// and win from about 1.5 times that.
-constexpr std::int64_t kParallelMinWork = 128 * 128 * 384;
+// Below this many multiply-adds a GEMM runs on the calling thread. Handing half of a GEMM to
+// an awake pool thread costs about a microsecond here (its start-up is a chain of cache
+// misses between cores, ~80 ns each on this machine; docs/performance.md), and a sleeping
+// one costs the caller only the wake-up call, since the caller takes back what nobody started
+// (core/parallel.cpp). Measured: 64 x 64 x 64 (4 us on one core) is where two threads
+// start to win; 128 x 128 x 10 (3.2 us, bound by writing its 64 KiB C) does not gain.
+constexpr std::int64_t kParallelMinWork = 64 * 64 * 64;
+// Below this many multiply-adds the threads take fixed units (core/cpu/gemm_driver.h):
+// measured as fast as claiming, or faster, from 64^3 up to 128 x 256 x 128.
+constexpr std::int64_t kFixedUnitsMaxWork = 128 * 128 * 384;
 
 // The portable micro-kernel, for every dtype and CPU. A 4 x 8 tile; the accumulators are a
 // local array with compile-time bounds so the compiler keeps them in registers.
@@ -57,21 +64,25 @@ T combine(T alpha, T acc, T beta, T old, bool read_c) {
 template <class T>
 void portable_tile(const TileArgs<T>& t) {
   constexpr int MR = kPortableMR, NR = kPortableNR;
-  T acc[MR][NR] = {};
   const bool full = t.rows == MR;
-  for (std::int64_t p = 0; p < t.k; ++p) {
-    const T* b = t.b + p * t.b_k_step;
-    for (int i = 0; i < MR; ++i) {
-      if (!full && i >= t.rows) break;  // rows past the edge may not be readable (unpacked A)
-      const T a_value = t.a[i * t.a_row_step + p * t.a_k_step];
-      for (int j = 0; j < NR; ++j) acc[i][j] += a_value * b[j];
+  for (std::int64_t panel = 0; panel < t.panels; ++panel) {  // tiles side by side (gemm_kernels.h)
+    const T* b_panel = t.b + panel * t.b_panel_step;
+    T* c_tile = t.c + panel * NR;
+    T acc[MR][NR] = {};
+    for (std::int64_t p = 0; p < t.k; ++p) {
+      const T* b = b_panel + p * t.b_k_step;
+      for (int i = 0; i < MR; ++i) {
+        if (!full && i >= t.rows) break;  // rows past the edge may not be readable (unpacked A)
+        const T a_value = t.a[i * t.a_row_step + p * t.a_k_step];
+        for (int j = 0; j < NR; ++j) acc[i][j] += a_value * b[j];
+      }
     }
+    for (std::int64_t i = 0; i < t.rows; ++i)
+      for (std::int64_t j = 0; j < t.cols; ++j) {
+        T& out = c_tile[i * t.c_row_stride + j];
+        out = combine(t.alpha, acc[i][j], t.beta, t.read_c ? out : T(0), t.read_c);
+      }
   }
-  for (std::int64_t i = 0; i < t.rows; ++i)
-    for (std::int64_t j = 0; j < t.cols; ++j) {
-      T& out = t.c[i * t.c_row_stride + j];
-      out = combine(t.alpha, acc[i][j], t.beta, t.read_c ? out : T(0), t.read_c);
-    }
 }
 
 template <class T>
@@ -258,6 +269,7 @@ void gemm_typed(const GemmPlan& plan) {
   Strategy strategy = choose_packing(p, kernel);
   const std::int64_t work = p.batch * p.m * p.n * p.k;
   strategy.threads = work >= kParallelMinWork ? get_num_threads() : 1;
+  strategy.fixed_units = strategy.threads > 1 && !strategy.pack_b && work < kFixedUnitsMaxWork;
   run_gemm(p, kernel, strategy);
 }
 

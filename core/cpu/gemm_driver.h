@@ -11,24 +11,32 @@
 //         for each NR-column panel of B in the block
 //           micro-kernel: MR x NR tile of C             lives in registers
 //
-// B is packed once per call into a buffer that all threads share (when B must be packed):
-// the copying is cut into pieces that the threads claim first, then units of C are claimed
-// the same way. Claiming is an atomic counter, so a thread that arrives late (a pool thread
-// still waking up) simply finds less to do, and no thread ever waits for work that nobody
-// has started: after the last piece of B is claimed, the threads wait only for pieces that
-// are being packed right now. Every C element belongs to exactly one unit and sums its k
-// slices in order, so the result does not depend on which thread ran what.
+// Threads share the work in one of two ways:
+//   * claimed (large products): B is packed once per call into a buffer that all threads
+//     share (when B must be packed): the copying is cut into pieces that the threads claim
+//     first, then units of C are claimed the same way. Claiming is an atomic counter, so a
+//     thread that arrives late (a pool thread still waking up) simply finds less to do, and
+//     no thread ever waits for work that nobody has started: after the last piece of B is
+//     claimed, the threads wait only for pieces that are being packed right now;
+//   * fixed (small products, a few microseconds each): one unit per thread, thread t always
+//     takes unit t. A C tile is then written by the same core call after call (a loop of
+//     small GEMMs keeps its half of C in that core's cache instead of moving it between
+//     cores), and the threads share nothing but the operands. A unit whose pool thread has
+//     not started by the time the caller is done is run by the caller (core/parallel.cpp).
+// Every C element belongs to exactly one unit and sums its k slices in order, so the result
+// does not depend on which thread ran what.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <memory>
 #include <new>
 #include <thread>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include <ember/core/cpu/gemm_kernels.h>
 #include <ember/core/cpu/gemm_pack.h>
@@ -55,6 +63,7 @@ struct Strategy {
   bool pack_a = true;   // else A is read in place (needs a_rs == 1 or a_cs == 1)
   bool pack_b = true;   // else B is read in place (needs b_cs == 1)
   std::int64_t threads = 1;
+  bool fixed_units = false;  // one unit per thread, thread t runs unit t (needs !pack_b)
 };
 
 namespace driver {
@@ -110,8 +119,7 @@ struct Phase {
   std::int64_t pack_pieces = 0, pieces_per_slice = 0;
   std::int64_t row_group = 0, col_group = 0, row_groups = 0, col_groups = 0, units = 0;
   std::atomic<std::int64_t> next_piece{0}, pieces_done{0}, next_unit{0};
-  std::int64_t threads = 1;                // participants (slots of parallel_for's range)
-  std::atomic<std::int64_t> left{0};       // slots of helpers that have finished participate()
+  std::int64_t threads = 1;  // participants: the slots of parallel_for's range
 
   T* packed_panel(std::int64_t batch, std::int64_t slice, std::int64_t panel) const {
     return packed_b + ((batch * slices + slice) * panels + panel) * kernel->kc * kernel->nr;
@@ -192,9 +200,13 @@ void compute_unit(const Phase<T>& ph, Workspace<T>& work, std::int64_t batch, st
         }
         t.k = depth;
         t.rows = rows;
-        for (std::int64_t q = jb0; q < jb1; ++q) {
+        for (std::int64_t q = jb0; q < jb1; q += t.panels) {
           const std::int64_t col = (ph.panel0 + q) * nr;
           t.cols = std::min(nr, p.n - col);
+          // C in place: the whole panels from q on go to the kernel in one call (a row of
+          // tiles), so a short k loop does not pay the call and the set-up per tile.
+          t.panels = c_in_place && t.cols == nr ? std::min(jb1, p.n / nr - ph.panel0) - q : 1;
+          t.b_panel_step = s.pack_b ? kc * nr : nr;  // in place, B has unit column stride
           if (s.pack_b) {
             t.b = ph.packed_panel(batch, slice, q);
             t.b_k_step = nr;
@@ -241,30 +253,33 @@ void spin_until(Done done) {
   }
 }
 
-// What each thread runs: help pack B, wait until B is complete, then take units of C.
-//
-// The calling thread (`caller`) finishes last on purpose: it waits, spinning, until every
-// helper has come and gone, even one that arrives after all the work is done. Otherwise the
-// caller would fall asleep in parallel_for waiting for that helper and need waking again,
-// which costs tens of microseconds on a virtual machine (docs/performance.md). The wait is
-// bounded by how long the pool takes to start a helper, which the caller would pay anyway.
+// Runs unit `unit` of the phase (units are numbered batch entry, then row group, then column group).
+template <class T>
+void run_unit(const Phase<T>& ph, Workspace<T>& work, std::int64_t unit) {
+  const std::int64_t mp_total = (ph.p->m + ph.kernel->mr - 1) / ph.kernel->mr;
+  const std::int64_t per_batch = ph.row_groups * ph.col_groups;
+  const std::int64_t batch = unit / per_batch, row_group = unit % per_batch / ph.col_groups;
+  const std::int64_t col_group = unit % ph.col_groups;
+  compute_unit(ph, work, batch, row_group * ph.row_group, std::min(mp_total, (row_group + 1) * ph.row_group),
+               col_group * ph.col_group, std::min(ph.panels, (col_group + 1) * ph.col_group));
+}
+
+// What the threads run, one call per chunk [begin, end) of parallel_for's range [0, threads)
+// (a chunk of several slots is several participants run as one; a GEMM called from inside
+// a parallel region runs all of them inline). With fixed units, slot t runs units t,
+// t + threads, ... (one per batch entry). Else:
+// help pack B, wait until B is complete, then claim units of C until none is left.
 template <class T>
 void participate(Phase<T>& ph, std::int64_t begin, std::int64_t end) {
-  // One call per chunk of parallel_for's range [0, threads). The first chunk runs on the
-  // calling thread; a chunk of several slots is several participants run as one (a GEMM
-  // called from inside a parallel region runs all of them inline).
-  const bool caller = begin == 0;
-  const std::int64_t slots = end - begin;
   const MicroKernel<T>& kernel = *ph.kernel;
-  // Allocate before claiming anything: a thread that fails here leaves no claimed work behind.
   Workspace<T>& work = Workspace<T>::local();
-  try {
-    Workspace<T>::ensure(work.a_panel, kernel.mr * kernel.kc);
-    Workspace<T>::ensure(work.b_edge, kernel.kc * kernel.nr);
-    Workspace<T>::ensure(work.c_tile, kernel.mr * kernel.nr);
-  } catch (...) {
-    if (!caller) ph.left.fetch_add(slots, std::memory_order_release);
-    throw;
+  Workspace<T>::ensure(work.a_panel, kernel.mr * kernel.kc);
+  Workspace<T>::ensure(work.b_edge, kernel.kc * kernel.nr);
+  Workspace<T>::ensure(work.c_tile, kernel.mr * kernel.nr);
+  if (ph.strategy->fixed_units) {
+    for (std::int64_t slot = begin; slot < end; ++slot)
+      for (std::int64_t unit = slot; unit < ph.units; unit += ph.threads) run_unit(ph, work, unit);
+    return;
   }
   if (ph.pack_pieces > 0) {
     for (;;) {
@@ -276,28 +291,22 @@ void participate(Phase<T>& ph, std::int64_t begin, std::int64_t end) {
     // Every piece is claimed; the ones still missing are being packed by running threads.
     spin_until([&] { return ph.pieces_done.load(std::memory_order_acquire) >= ph.pack_pieces; });
   }
-  const std::int64_t mp_total = (ph.p->m + kernel.mr - 1) / kernel.mr;
   for (;;) {
     const std::int64_t unit = ph.next_unit.fetch_add(1, std::memory_order_relaxed);
     if (unit >= ph.units) break;
-    const std::int64_t per_batch = ph.row_groups * ph.col_groups;
-    const std::int64_t batch = unit / per_batch, row_group = unit % per_batch / ph.col_groups;
-    const std::int64_t col_group = unit % ph.col_groups;
-    compute_unit(ph, work, batch, row_group * ph.row_group, std::min(mp_total, (row_group + 1) * ph.row_group),
-                 col_group * ph.col_group, std::min(ph.panels, (col_group + 1) * ph.col_group));
+    run_unit(ph, work, unit);
   }
-  if (!caller) {
-    ph.left.fetch_add(slots, std::memory_order_release);
-    return;
-  }
-  const std::int64_t helper_slots = ph.threads - slots;
-  spin_until([&] { return ph.left.load(std::memory_order_acquire) >= helper_slots; });
-  // A helper that has just left still has to report to parallel_for (a few hundred
-  // nanoseconds); give it that long so the caller finds it done instead of falling asleep.
-  if (helper_slots > 0) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(2);
-    spin_until([&] { return std::chrono::steady_clock::now() >= until; });
-  }
+}
+
+// How to cut one batch entry's C into `units` fixed units: along rows when there are enough
+// row panels, else along columns, but only where every cut falls on a cache-line boundary
+// (`line_aligned`): two threads writing parts of one cache line would pass it back and forth
+// on every store (measured: 4x slower than one thread).
+inline std::pair<std::int64_t, std::int64_t> fixed_groups(std::int64_t m, std::int64_t n, std::int64_t mr,
+                                                          std::int64_t nr, std::int64_t units, bool line_aligned) {
+  const std::int64_t row_panels = (m + mr - 1) / mr, col_panels = (n + nr - 1) / nr;
+  if (row_panels >= units || !line_aligned) return {std::min(units, row_panels), 1};
+  return {1, std::min(units, col_panels)};
 }
 
 template <class T>
@@ -321,7 +330,13 @@ void run_phase(const Problem<T>& p, const MicroKernel<T>& kernel, const Strategy
   // along rows first (columns too for short, wide products).
   const std::int64_t mp = (p.m + kernel.mr - 1) / kernel.mr;
   std::int64_t row_groups = 1, col_groups = 1;
-  if (s.threads > 1) {
+  if (s.fixed_units) {
+    // Column cuts fall on multiples of NR: on cache-line boundaries if C's rows all start on one.
+    const std::int64_t line = 64 / static_cast<std::int64_t>(sizeof(T));
+    const bool line_aligned = p.c_cs == 1 && reinterpret_cast<std::uintptr_t>(p.c) % 64 == 0 &&
+                              p.c_rs % line == 0 && p.c_batch % line == 0 && kernel.nr % line == 0;
+    std::tie(row_groups, col_groups) = fixed_groups(p.m, p.n, kernel.mr, kernel.nr, s.threads, line_aligned);
+  } else if (s.threads > 1) {
     const std::int64_t per_batch = std::max<std::int64_t>(1, (kUnitsPerThread * s.threads + batches - 1) / batches);
     col_groups = std::clamp<std::int64_t>((per_batch + mp - 1) / mp, 1, panels);
     row_groups = std::clamp<std::int64_t>((per_batch + col_groups - 1) / col_groups, 1, mp);
@@ -332,8 +347,7 @@ void run_phase(const Problem<T>& p, const MicroKernel<T>& kernel, const Strategy
   ph.col_groups = (panels + ph.col_group - 1) / ph.col_group;
   ph.units = batches * ph.row_groups * ph.col_groups;
 
-  const std::int64_t threads = std::min(s.threads, std::max(ph.units, ph.pack_pieces));
-  ph.threads = std::max<std::int64_t>(threads, 1);
+  ph.threads = std::max<std::int64_t>(1, std::min(s.threads, std::max(ph.units, ph.pack_pieces)));
   if (ph.threads == 1) {
     participate(ph, 0, 1);
     return;

@@ -37,8 +37,10 @@ constexpr int kPrefetchSteps = 8;
 // The C tile is prefetched at the start of a tile whose k loop is at least this long.
 constexpr int kPrefetchCMinK = 32;
 
+// One tile: B panel at `b_panel`, C tile at `c_tile`, everything else from `t`.
 template <class Ops, int ROWS, int COLS, bool A_ROWS>
-void tile_kernel(const TileArgs<typename Ops::T>& t) {
+[[gnu::always_inline]] inline void one_tile(const TileArgs<typename Ops::T>& t, const typename Ops::T* b_panel,
+                                            typename Ops::T* c_tile) {
   using T = typename Ops::T;
   using V = typename Ops::V;
   constexpr int L = Ops::kLanes;
@@ -53,39 +55,65 @@ void tile_kernel(const TileArgs<typename Ops::T>& t) {
   if (t.k >= kPrefetchCMinK) {
 #pragma GCC unroll 16
     for (int i = 0; i < ROWS; ++i) {
-      _mm_prefetch(reinterpret_cast<const char*>(t.c + i * t.c_row_stride), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(c_tile + i * t.c_row_stride), _MM_HINT_T0);
       if constexpr (COLS * L * sizeof(T) > 64)
-        _mm_prefetch(reinterpret_cast<const char*>(t.c + i * t.c_row_stride + COLS * L - 1), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(c_tile + i * t.c_row_stride + COLS * L - 1), _MM_HINT_T0);
     }
   }
 
   // Each k step loads COLS vectors of B (and asks for the ones kPrefetchSteps ahead), then
-  // broadcasts ROWS values of A, each into COLS FMAs.
-  const T* b = t.b;
+  // broadcasts ROWS values of A, each into COLS FMAs. In a short k loop most of those
+  // prefetches would point past the panel's last row and only evict useful lines
+  // (measured: 5 % of the k = 10 product), so they are made only when k is long enough
+  // for most of them to land inside the panel.
+  const T* b = b_panel;
   const std::int64_t b_step = t.b_k_step;
+  const bool prefetch_b = t.k > 2 * kPrefetchSteps;
   auto load_b = [&](V (&bv)[COLS]) {
 #pragma GCC unroll 4
     for (int j = 0; j < COLS; ++j) bv[j] = Ops::load(b + j * L);
-    const T* ahead = b + kPrefetchSteps * b_step;
-    _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
-    if constexpr (COLS * L * sizeof(T) > 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 / sizeof(T)), _MM_HINT_T0);
+    if (prefetch_b) {
+      const T* ahead = b + kPrefetchSteps * b_step;
+      _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
+      if constexpr (COLS * L * sizeof(T) > 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 / sizeof(T)), _MM_HINT_T0);
+    }
     b += b_step;
   };
 
   if constexpr (A_ROWS) {
-    // Row-major A: A(i, p) = a[i * a_row_step + p]. One pointer per row, all advancing by 1.
-    const T* rows[ROWS];
-#pragma GCC unroll 16
-    for (int i = 0; i < ROWS; ++i) rows[i] = t.a + i * t.a_row_step;
+    // Row-major A: A(i, p) = a[i * a_row_step + p]. Twelve row pointers do not fit in the
+    // general registers next to the rest (the compiler kept them on the stack and reloaded
+    // them every k step). Instead two base pointers, rows 0-5 and 6-11, both advancing by one
+    // element, and the row offsets 1, 3 and 5 strides: x86 addressing scales them by 1, 2, 4
+    // or 8 for free, so every row is base + offset * scale (0, s1, 2 s1, s3, 4 s1, s5).
+    // Measured with the unrolling below: 5 % off the k = 10 product (docs/performance.md).
+    static_assert(ROWS <= 12, "two bases of six rows each");
+    const std::int64_t s1 = t.a_row_step, s3 = 3 * s1, s5 = 5 * s1;
+    const T* base_low = t.a;
+    const T* base_high = t.a + 6 * s1;
+    auto row_value = [&](int i) -> const T* {
+      const T* base = i < 6 ? base_low : base_high;
+      switch (i % 6) {
+        case 0: return base;
+        case 1: return base + s1;
+        case 2: return base + 2 * s1;
+        case 3: return base + s3;
+        case 4: return base + 4 * s1;
+        default: return base + s5;
+      }
+    };
+#pragma GCC unroll 4
     for (std::int64_t p = 0; p < t.k; ++p) {
       V bv[COLS];
       load_b(bv);
 #pragma GCC unroll 16
       for (int i = 0; i < ROWS; ++i) {
-        V av = Ops::broadcast(rows[i] + p);
+        V av = Ops::broadcast(row_value(i));
 #pragma GCC unroll 4
         for (int j = 0; j < COLS; ++j) acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
       }
+      ++base_low;
+      ++base_high;
     }
   } else {
     // Packed or column-major A: the ROWS values of one k step are adjacent.
@@ -108,7 +136,7 @@ void tile_kernel(const TileArgs<typename Ops::T>& t) {
   // C = alpha * acc (+ beta * C). beta == 0 must not read C (it may hold NaNs), hence the
   // flag. The flags and strides are copied to locals first: the masked stores below may
   // alias anything as far as the compiler knows, and would force re-reading `t` per row.
-  T* const c = t.c;
+  T* const c = c_tile;
   const std::int64_t c_stride = t.c_row_stride;
   const int tail = static_cast<int>(t.cols - (COLS - 1) * L);  // lanes used in the last vector, 1..L
   const V alpha = Ops::splat(t.alpha), beta = Ops::splat(t.beta);
@@ -136,6 +164,17 @@ void tile_kernel(const TileArgs<typename Ops::T>& t) {
     if (t.read_c) scale ? store(Yes{}, Yes{}, No{}) : store(Yes{}, No{}, No{});
     else scale ? store(No{}, Yes{}, No{}) : store(No{}, No{}, No{});
   }
+}
+
+// The kernel entry: `t.panels` tiles side by side along C's rows, so that the call and the
+// set-up are paid once per row of tiles (5 % of the k = 10 product, where a tile is short).
+template <class Ops, int ROWS, int COLS, bool A_ROWS>
+void tile_kernel(const TileArgs<typename Ops::T>& t) {
+  constexpr std::int64_t kWidth = COLS * Ops::kLanes;
+  const typename Ops::T* b = t.b;
+  typename Ops::T* c = t.c;
+  for (std::int64_t panel = 0; panel < t.panels; ++panel, b += t.b_panel_step, c += kWidth)
+    one_tile<Ops, ROWS, COLS, A_ROWS>(t, b, c);
 }
 
 // Every tile shape from 1 x 1 vector up to MR x COLS_MAX vectors, indexed [vectors - 1][rows - 1].

@@ -7,8 +7,8 @@
 //
 // for at most MR rows and NR columns. The tile's A values are *broadcast* one at a time, so
 // they may come from anywhere: a packed panel (MR values per k step), a column-major A
-// (the same, with the matrix's own stride) or a row-major A (one pointer per row). That is
-// why small products need not pack A at all. B is read as NR-wide vectors, so its NR values
+// (the same, with the matrix's own stride) or a row-major A (rows addressed from two
+// base pointers). That is why small products need not pack A at all. B is read as NR-wide vectors, so its NR values
 // of one k step must be adjacent and readable up to NR (a packed, zero-padded panel, or a
 // row-major B whose panel lies wholly inside the matrix); C is written with masked or
 // partial stores, so edge tiles need no scratch copy.
@@ -27,9 +27,11 @@
 
 namespace ember::cpu {
 
-// One register tile. A(i, p) = a[i * a_row_step + p * a_k_step]; B(p, j) = b[p * b_k_step + j]
-// (j < NR must be readable; columns past `cols` are computed but never stored); C(i, j) =
-// c[i * c_row_stride + j]. read_c == false never reads C, so C may hold NaNs (beta == 0).
+// One register tile, or `panels` of them side by side. A(i, p) = a[i * a_row_step + p * a_k_step];
+// B(p, j) = b[p * b_k_step + j] (j < NR must be readable; columns past `cols` are computed but
+// never stored); C(i, j) = c[i * c_row_stride + j]. read_c == false never reads C, so C may
+// hold NaNs (beta == 0). Tile q of a row of `panels` tiles (panels > 1 only with cols == NR)
+// reads B at b + q * b_panel_step and writes C at c + q * NR, with the same A.
 template <class T>
 struct TileArgs {
   const T* a = nullptr;
@@ -39,6 +41,7 @@ struct TileArgs {
   T* c = nullptr;
   std::int64_t c_row_stride = 0;
   std::int64_t k = 0, rows = 0, cols = 0;  // 1 <= rows <= MR, 1 <= cols <= NR
+  std::int64_t panels = 1, b_panel_step = 0;
   T alpha = T(1), beta = T(0);
   bool read_c = false;
 };

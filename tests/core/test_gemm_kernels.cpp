@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include <ember/core/allocator.h>
 #include <ember/core/backend.h>
 #include <ember/core/cpu/gemm_kernels.h>
 #include <ember/core/error.h>
@@ -89,7 +90,7 @@ Layout layout_of(std::int64_t rows, std::int64_t cols, bool transposed, std::int
 template <class T>
 struct Operands {
   Layout la, lb, lc;
-  std::vector<T> a, b, c, c_before;
+  CpuAlignedVector<T> a, b, c, c_before;  // cache-line aligned, like a tensor's data
 
   Operands(const Case& test, std::mt19937& rng)
       : la(layout_of(test.m, test.k, test.a_transposed, test.spread)),
@@ -237,6 +238,9 @@ void check_kernel_planner_paths(const std::string& name) {
       {100, 3, 64, false, false, false, 1, 1.0, 0.0}, {100, 3, 64, true, true, true, 1, 1.0, 2.0},
       {70, 1, 90, false, false, false, 1, 1.0, 0.0}, {1, 70, 90, true, true, false, 1, 1.0, 0.0},
       {1, 1, 300, false, true, false, 1, 2.0, 0.0},
+      // Short k (no B prefetch), whole tiles of a row in one kernel call, row-major A in
+      // place: the logits layer's input gradient, then with beta and an edge panel.
+      {128, 128, 10, false, false, false, 1, 1.0, 0.0}, {30, 200, 3, false, false, false, 1, 1.0, 1.0},
       // Batches (bmm), thin and wide.
       {7, 9, 5, false, true, false, 1, 1.0, 0.0, 3}, {40, 90, 60, true, false, false, 1, 1.0, 1.0, 3},
       // Packed B larger than one phase's buffer (16 MiB): two column phases, then two batch
@@ -263,8 +267,10 @@ class ThreadCount {
   int old_;
 };
 
-// Products large enough to be shared between threads (more than kParallelMinWork = 6.3 M
-// multiply-adds, core/cpu/gemm.cpp): correct, and bit-identical to the one-thread result (each C element is summed over k in the same order by exactly one thread).
+// Products large enough to be shared between threads (core/cpu/gemm.cpp: from 64^3
+// multiply-adds; fixed units below 6.3 M when B is read in place, claimed units above):
+// correct, and bit-identical to the one-thread result (each C element is summed over k in
+// the same order by exactly one thread).
 template <class T>
 void check_threads_match_one_thread(const Case& test, std::mt19937& rng) {
   Operands<T> operands(test, rng);
@@ -272,7 +278,7 @@ void check_threads_match_one_thread(const Case& test, std::mt19937& rng) {
     ThreadCount one(1);
     operands.run(test);
   }
-  const std::vector<T> serial = operands.c;
+  const CpuAlignedVector<T> serial = operands.c;
   operands.c = operands.c_before;
   {
     ThreadCount three(3);  // more threads than this machine's cores, and an odd count
@@ -289,6 +295,11 @@ void check_kernel_threads(const std::string& name) {
       {150, 170, 260, false, false, false, 1, 1.0, 0.0}, {150, 170, 260, true, true, false, 1, 1.0, 0.0},
       {200, 110, 300, false, true, false, 1, 1.0, 0.5},  {60, 100, 150, true, false, false, 1, 1.0, 0.0, 8},
       {500, 30, 500, false, false, true, 1, 1.0, 0.0},
+      // Fixed units: cut along rows; along columns (few rows, rows on cache lines: n = 160);
+      // rows again when the rows do not start on cache lines (n = 150); batches of units.
+      {100, 90, 40, false, false, false, 1, 1.0, 0.0},  {100, 90, 40, true, true, false, 1, 1.0, 0.5},
+      {20, 160, 128, false, false, false, 1, 1.0, 0.0}, {20, 160, 128, false, true, false, 1, 2.0, 0.5},
+      {20, 150, 128, false, false, false, 1, 1.0, 0.0}, {40, 64, 50, false, false, false, 1, 1.0, 0.0, 4},
   };
   for (const Case& test : cases) {
     INFO(name << " m " << test.m << " n " << test.n << " k " << test.k << " batch " << test.batch);

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include <ember/core/parallel.h>
@@ -135,6 +136,52 @@ TEST_CASE("parallel: exceptions reach the caller and nested calls run inline", "
     }
   });
   CHECK(total.load() == 4000);
+}
+
+TEST_CASE("parallel: every chunk of many short regions runs once, before the call returns", "[parallel]") {
+  // Short regions back to back: some chunks are claimed by a worker, some (a worker still
+  // waking up or busy finishing the previous region) are taken back by the caller
+  // (core/parallel.cpp). Either way each runs exactly once and is finished when parallel_for
+  // returns; a chunk that ran twice, late or never would show in the counts.
+  const int original_threads = get_num_threads();
+  set_num_threads(3);
+  std::vector<std::atomic<int>> runs(3);
+  bool all_complete = true;
+  for (int region = 0; region < 20000; ++region) {
+    for (auto& count : runs) count.store(0, std::memory_order_relaxed);
+    parallel_for(0, 3, 1, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t chunk = begin; chunk < end; ++chunk) runs[chunk].fetch_add(1, std::memory_order_relaxed);
+    });
+    for (auto& count : runs) all_complete = all_complete && count.load(std::memory_order_relaxed) == 1;
+  }
+  CHECK(all_complete);
+  set_num_threads(original_threads);
+}
+
+TEST_CASE("parallel: a second thread's parallel_for runs inline while a region is running", "[parallel]") {
+  // One region at a time: while thread A's region waits inside its chunk 0 for thread B,
+  // B's parallel_for must run its whole range inline, as one call, and return.
+  const int original_threads = get_num_threads();
+  set_num_threads(2);
+  std::atomic<bool> b_done{false};
+  std::int64_t b_calls = 0, b_begin = -1, b_end = -1;
+  parallel_for(0, 2, 1, [&](std::int64_t begin, std::int64_t) {
+    if (begin != 0) return;
+    std::thread other([&] {
+      parallel_for(0, 100, 1, [&](std::int64_t chunk_begin, std::int64_t chunk_end) {
+        ++b_calls;
+        b_begin = chunk_begin;
+        b_end = chunk_end;
+      });
+      b_done = true;
+    });
+    other.join();
+  });
+  CHECK(b_done.load());
+  CHECK(b_calls == 1);
+  CHECK(b_begin == 0);
+  CHECK(b_end == 100);
+  set_num_threads(original_threads);
 }
 
 TEST_CASE("parallel: set_num_threads changes the pool", "[parallel]") {
