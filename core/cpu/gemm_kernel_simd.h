@@ -65,73 +65,78 @@ template <class Ops, int ROWS, int COLS, bool A_ROWS>
   // broadcasts ROWS values of A, each into COLS FMAs. In a short k loop most of those
   // prefetches would point past the panel's last row and only evict useful lines
   // (measured: 5 % of the k = 10 product), so they are made only when k is long enough
-  // for most of them to land inside the panel.
+  // for most of them to land inside the panel. The choice is a template argument of the k
+  // loop (`prefetch`), made once per tile: a test inside the loop cost 7 % at k = 10.
   const T* b = b_panel;
   const std::int64_t b_step = t.b_k_step;
-  const bool prefetch_b = t.k > 2 * kPrefetchSteps;
-  auto load_b = [&](V (&bv)[COLS]) {
+  auto k_loop = [&](auto prefetch) {
+    auto load_b = [&](V (&bv)[COLS]) {
 #pragma GCC unroll 4
-    for (int j = 0; j < COLS; ++j) bv[j] = Ops::load(b + j * L);
-    if (prefetch_b) {
-      const T* ahead = b + kPrefetchSteps * b_step;
-      _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
-      if constexpr (COLS * L * sizeof(T) > 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 / sizeof(T)), _MM_HINT_T0);
-    }
-    b += b_step;
-  };
-
-  if constexpr (A_ROWS) {
-    // Row-major A: A(i, p) = a[i * a_row_step + p]. Twelve row pointers do not fit in the
-    // general registers next to the rest (the compiler kept them on the stack and reloaded
-    // them every k step). Instead two base pointers, rows 0-5 and 6-11, both advancing by one
-    // element, and the row offsets 1, 3 and 5 strides: x86 addressing scales them by 1, 2, 4
-    // or 8 for free, so every row is base + offset * scale (0, s1, 2 s1, s3, 4 s1, s5).
-    // Measured with the unrolling below: 5 % off the k = 10 product (docs/performance.md).
-    static_assert(ROWS <= 12, "two bases of six rows each");
-    const std::int64_t s1 = t.a_row_step, s3 = 3 * s1, s5 = 5 * s1;
-    const T* base_low = t.a;
-    const T* base_high = t.a + 6 * s1;
-    auto row_value = [&](int i) -> const T* {
-      const T* base = i < 6 ? base_low : base_high;
-      switch (i % 6) {
-        case 0: return base;
-        case 1: return base + s1;
-        case 2: return base + 2 * s1;
-        case 3: return base + s3;
-        case 4: return base + 4 * s1;
-        default: return base + s5;
+      for (int j = 0; j < COLS; ++j) bv[j] = Ops::load(b + j * L);
+      if constexpr (prefetch) {
+        const T* ahead = b + kPrefetchSteps * b_step;
+        _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
+        if constexpr (COLS * L * sizeof(T) > 64)
+          _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 / sizeof(T)), _MM_HINT_T0);
       }
+      b += b_step;
     };
+
+    if constexpr (A_ROWS) {
+      // Row-major A: A(i, p) = a[i * a_row_step + p]. Twelve row pointers do not fit in the
+      // general registers next to the rest (the compiler kept them on the stack and reloaded
+      // them every k step). Instead two base pointers, rows 0-5 and 6-11, both advancing by one
+      // element, and the row offsets 1, 3 and 5 strides: x86 addressing scales them by 1, 2, 4
+      // or 8 for free, so every row is base + offset * scale (0, s1, 2 s1, s3, 4 s1, s5).
+      // Measured with the unrolling below: 5 % off the k = 10 product (docs/performance.md).
+      static_assert(ROWS <= 12, "two bases of six rows each");
+      const std::int64_t s1 = t.a_row_step, s3 = 3 * s1, s5 = 5 * s1;
+      const T* base_low = t.a;
+      const T* base_high = t.a + 6 * s1;
+      auto row_value = [&](int i) -> const T* {
+        const T* base = i < 6 ? base_low : base_high;
+        switch (i % 6) {
+          case 0: return base;
+          case 1: return base + s1;
+          case 2: return base + 2 * s1;
+          case 3: return base + s3;
+          case 4: return base + 4 * s1;
+          default: return base + s5;
+        }
+      };
 #pragma GCC unroll 4
-    for (std::int64_t p = 0; p < t.k; ++p) {
-      V bv[COLS];
-      load_b(bv);
+      for (std::int64_t p = 0; p < t.k; ++p) {
+        V bv[COLS];
+        load_b(bv);
 #pragma GCC unroll 16
-      for (int i = 0; i < ROWS; ++i) {
-        V av = Ops::broadcast(row_value(i));
+        for (int i = 0; i < ROWS; ++i) {
+          V av = Ops::broadcast(row_value(i));
 #pragma GCC unroll 4
-        for (int j = 0; j < COLS; ++j) acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
+          for (int j = 0; j < COLS; ++j) acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
+        }
+        ++base_low;
+        ++base_high;
       }
-      ++base_low;
-      ++base_high;
-    }
-  } else {
-    // Packed or column-major A: the ROWS values of one k step are adjacent.
-    const T* column = t.a;
-    const std::int64_t a_step = t.a_k_step;
+    } else {
+      // Packed or column-major A: the ROWS values of one k step are adjacent.
+      const T* column = t.a;
+      const std::int64_t a_step = t.a_k_step;
 #pragma GCC unroll 4
-    for (std::int64_t p = 0; p < t.k; ++p) {
-      V bv[COLS];
-      load_b(bv);
+      for (std::int64_t p = 0; p < t.k; ++p) {
+        V bv[COLS];
+        load_b(bv);
 #pragma GCC unroll 16
-      for (int i = 0; i < ROWS; ++i) {
-        V av = Ops::broadcast(column + i);
+        for (int i = 0; i < ROWS; ++i) {
+          V av = Ops::broadcast(column + i);
 #pragma GCC unroll 4
-        for (int j = 0; j < COLS; ++j) acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
+          for (int j = 0; j < COLS; ++j) acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
+        }
+        column += a_step;
       }
-      column += a_step;
     }
-  }
+  };
+  if (t.k > 2 * kPrefetchSteps) k_loop(std::true_type{});
+  else k_loop(std::false_type{});
 
   // C = alpha * acc (+ beta * C). beta == 0 must not read C (it may hold NaNs), hence the
   // flag. The flags and strides are copied to locals first: the masked stores below may
