@@ -5,7 +5,9 @@
 // whose shape, dtype and values must all match. Error cases check PyTorch's wording.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include <ember/autograd/ops.h>
@@ -356,4 +358,39 @@ TEST_CASE("elementwise: large tensors give the same result on one thread and man
   set_num_threads(threads);
   REQUIRE(native::equal(parallel_result, serial_result));
   CHECK(parallel_result.dtype() == kFloat32);
+}
+
+TEST_CASE("elementwise: outputs too large for the caches are streamed and exact", "[elementwise][parallel]") {
+  // A new output of at least 32 MiB is written with non-temporal stores through a staging
+  // block (core/cpu/elementwise_kernels.cpp). 9000003 floats over 3 threads: the chunks start
+  // off a 16-byte boundary (element 3000001), so the unaligned head, whole blocks and the
+  // tail all run; binary, unary and casting loops; in place is written the ordinary way.
+  const int threads = get_num_threads();
+  set_num_threads(3);
+  const std::int64_t n = 9000003;
+  Tensor a = empty({n}, kFloat32), b = empty({n}, kFloat32), whole = empty({n}, kInt32);
+  float* a_data = a.data_ptr<float>();
+  float* b_data = b.data_ptr<float>();
+  std::int32_t* whole_data = whole.data_ptr<std::int32_t>();
+  for (std::int64_t i = 0; i < n; ++i) {
+    a_data[i] = static_cast<float>(i % 1000) * 0.5f - 200.0f;
+    b_data[i] = static_cast<float>(i % 7) - 3.0f;
+    whole_data[i] = static_cast<std::int32_t>(i % 100003) - 50000;
+  }
+  const Tensor sum = native::add(a, b), rectified = native::relu(a), converted = native::to_dtype(whole, kFloat32);
+  const float* sum_data = sum.data_ptr<float>();
+  const float* rectified_data = rectified.data_ptr<float>();
+  const float* converted_data = converted.data_ptr<float>();
+  std::int64_t wrong = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    wrong += sum_data[i] != a_data[i] + b_data[i];
+    wrong += rectified_data[i] != std::max(a_data[i], 0.0f);
+    wrong += converted_data[i] != static_cast<float>(whole_data[i]);
+  }
+  CHECK(wrong == 0);
+  // In place (an input is the output): not streamed, same values.
+  Tensor in_place = native::clone(a);
+  native::add_(in_place, b);
+  CHECK(native::equal(in_place, sum));
+  set_num_threads(threads);
 }
