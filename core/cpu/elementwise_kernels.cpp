@@ -106,6 +106,17 @@ void streamed_store(Out* out, std::int64_t count, const Value& value) {
 #endif
 }
 
+// out[i] = value(i) for i < count, a contiguous run: streamed when `stream`, else the plain
+// loop GCC auto-vectorises.
+template <class Out, class Value>
+void write_run(Out* out, std::int64_t count, bool stream, const Value& value) {
+  if (stream) {
+    streamed_store(out, count, value);
+    return;
+  }
+  for (std::int64_t i = 0; i < count; ++i) out[i] = value(i);
+}
+
 // out = f(in). Out and In may differ (copy casts; everything else has Out == In).
 template <class Out, class In, class F>
 void unary_loop(const StridedPlan& plan, F f) {
@@ -116,10 +127,8 @@ void unary_loop(const StridedPlan& plan, F f) {
   for_each_run(plan, [&](const Offsets& base, std::int64_t count) {
     Out* o = out + base[0];
     const In* x = in + base[1];
-    if (out_step == 1 && in_step == 1 && stream) {
-      streamed_store(o, count, [&](std::int64_t i) { return f(x[i]); });
-    } else if (out_step == 1 && in_step == 1) {
-      for (std::int64_t i = 0; i < count; ++i) o[i] = f(x[i]);  // the vectorisable case
+    if (out_step == 1 && in_step == 1) {
+      write_run(o, count, stream, [&](std::int64_t i) { return f(x[i]); });  // the vectorisable case
     } else {
       for (std::int64_t i = 0; i < count; ++i) o[i * out_step] = f(x[i * in_step]);
     }
@@ -138,10 +147,8 @@ void binary_loop(const StridedPlan& plan, F f) {
     Out* o = out + base[0];
     const T* x = a + base[1];
     const T* y = b + base[2];
-    if (out_step == 1 && a_step == 1 && b_step == 1 && stream) {
-      streamed_store(o, count, [&](std::int64_t i) { return f(x[i], y[i]); });
-    } else if (out_step == 1 && a_step == 1 && b_step == 1) {
-      for (std::int64_t i = 0; i < count; ++i) o[i] = f(x[i], y[i]);
+    if (out_step == 1 && a_step == 1 && b_step == 1) {
+      write_run(o, count, stream, [&](std::int64_t i) { return f(x[i], y[i]); });
     } else if (out_step == 1 && a_step == 1 && b_step == 0) {
       const T scalar = y[0];  // tensor (op) scalar: the second operand is broadcast
       for (std::int64_t i = 0; i < count; ++i) o[i] = f(x[i], scalar);

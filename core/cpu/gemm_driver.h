@@ -170,6 +170,7 @@ void compute_unit(const Phase<T>& ph, Workspace<T>& work, std::int64_t batch, st
   const std::int64_t block_panels = std::max<std::int64_t>(1, kernel.nc / nr);
   const bool c_in_place = p.c_cs == 1;
   TileArgs<T> t;
+  t.b_panel_step = s.pack_b ? kc * nr : nr;  // from one B panel to the next; in place, B has unit column stride
 
   for (std::int64_t jb0 = q0; jb0 < q1; jb0 += block_panels) {
     const std::int64_t jb1 = std::min(q1, jb0 + block_panels);
@@ -206,7 +207,6 @@ void compute_unit(const Phase<T>& ph, Workspace<T>& work, std::int64_t batch, st
           // C in place: the whole panels from q on go to the kernel in one call (a row of
           // tiles), so a short k loop does not pay the call and the set-up per tile.
           t.panels = c_in_place && t.cols == nr ? std::min(jb1, p.n / nr - ph.panel0) - q : 1;
-          t.b_panel_step = s.pack_b ? kc * nr : nr;  // in place, B has unit column stride
           if (s.pack_b) {
             t.b = ph.packed_panel(batch, slice, q);
             t.b_k_step = nr;
