@@ -11,6 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -80,7 +82,46 @@ std::string local_address_towards(const std::string& master, int port) {
   return "127.0.0.1";
 }
 
+// The store key under which rank 0 records its job's TORCHELASTIC_RUN_ID.
+constexpr const char* kRunIdKey = "ember/run_id";
+
+// Rank 0 records the job's id; every other rank checks that the store it reached is its
+// own job's. Two jobs given one MASTER_PORT: the second job's rank 0 cannot listen, but its
+// other ranks reach the *first* job's store — without this check they would register there.
+void check_same_job(TCPStore& store, bool serves_store, const std::string& run_id, int port) {
+  if (serves_store) {
+    store.set(kRunIdKey, run_id);
+    return;
+  }
+  const std::vector<char> value = store.get(kRunIdKey);
+  const std::string theirs(value.begin(), value.end());
+  if (theirs != run_id) {
+    throw DistributedError(make_message("port ", port, " is in use by another job: the store there belongs to run '",
+                                        theirs, "', this process is in run '", run_id,
+                                        "' (TORCHELASTIC_RUN_ID); give each job its own MASTER_PORT"));
+  }
+}
+
 }  // namespace
+
+Milliseconds timeout_from_seconds(double seconds, const std::string& what) {
+  const double max_seconds = static_cast<double>(kMaxTimeout.count()) / 1000.0;
+  EMBER_CHECK(seconds > 0 && seconds <= max_seconds, ValueError, what, " must be a number of seconds in (0, ",
+              static_cast<long long>(max_seconds), "], got ", seconds);
+  return Milliseconds(static_cast<long long>(std::ceil(seconds * 1000.0)));
+}
+
+Milliseconds timeout_from_environment() {
+  const char* text = std::getenv("EMBER_TIMEOUT");
+  if (text == nullptr || *text == '\0') return kDefaultTimeout;
+  char* end = nullptr;
+  const double seconds = std::strtod(text, &end);
+  const double max_seconds = static_cast<double>(kMaxTimeout.count()) / 1000.0;
+  EMBER_CHECK(end != text && *end == '\0' && seconds > 0 && seconds <= max_seconds, ValueError,
+              "EMBER_TIMEOUT must be a number of seconds in (0, ", static_cast<long long>(max_seconds), "], got '",
+              text, "'");
+  return timeout_from_seconds(seconds, "EMBER_TIMEOUT");
+}
 
 std::string reduce_op_name(ReduceOp op) {
   switch (op) {
@@ -93,7 +134,11 @@ std::string reduce_op_name(ReduceOp op) {
 }
 
 void init_process_group(const std::string& backend, int rank, int world_size, Milliseconds timeout) {
+  const auto started = std::chrono::steady_clock::now();  // errors report the time really spent
   EMBER_CHECK(!is_initialized(), DistributedError, "trying to initialize the default process group twice!");
+  if (timeout == Milliseconds::zero()) timeout = timeout_from_environment();
+  EMBER_CHECK(timeout > Milliseconds::zero() && timeout <= kMaxTimeout, ValueError,
+              "init_process_group: timeout must be in (0, ", kMaxTimeout.count(), "] ms, got ", timeout.count(), " ms");
   EMBER_CHECK(backend == "gloo" || backend == "nccl", ValueError, "Invalid backend: '", backend,
               "' (expected \"gloo\" or \"nccl\")");
 #ifndef EMBER_HAVE_NCCL
@@ -114,9 +159,12 @@ void init_process_group(const std::string& backend, int rank, int world_size, Mi
   const bool agent_store = env_string("TORCHELASTIC_USE_AGENT_STORE", "") == "True";
 
   const bool serves_store = rank == 0 && !agent_store;
+  const std::string run_id = env_string("TORCHELASTIC_RUN_ID", "");
   std::shared_ptr<TCPStore> store;
   try {
     store = std::make_shared<TCPStore>(address, port, serves_store, timeout);
+    // Under a launcher's agent store (torchrun's) the launcher already vouches for the job.
+    if (!agent_store) check_same_job(*store, serves_store, run_id, port);
   } catch (const DistributedError& error) {
     // Name the rank and what it was doing: "TCPStore: timed out ..." alone does not say
     // which of the processes gave up, nor that MASTER_ADDR/MASTER_PORT are the suspects.
@@ -126,7 +174,8 @@ void init_process_group(const std::string& backend, int rank, int world_size, Mi
                                  ? "serving the store at " + where + " (MASTER_ADDR:MASTER_PORT; is MASTER_PORT in use?)"
                                  : "connecting to the store at " + where +
                                        " (MASTER_ADDR:MASTER_PORT; is rank 0 running, and reachable from here?)";
-    throw_rendezvous_error(backend == "gloo" ? "Gloo" : "NCCL", rank, world_size, timeout, step, error.what());
+    throw_rendezvous_error(backend == "gloo" ? "Gloo" : "NCCL", rank, world_size, timeout, started, step,
+                           error.what());
   }
   std::unique_ptr<ProcessGroup> group;
 #ifdef EMBER_HAVE_NCCL

@@ -9,8 +9,8 @@
 //   barrier()                     nobody continues until everybody arrived
 // All of them work *in place* on CPU tensors of float32, float64, int64 (and int32), like
 // torch.distributed's. Each call has a timeout: a peer that died or hangs makes the call
-// throw DistributedError ("Gloo all_reduce failed on rank 0 after timeout 2000 ms: ...")
-// instead of blocking for ever.
+// throw DistributedError ("Gloo all_reduce failed on rank 0 after 37 ms (timeout 2000 ms;
+// ...): ...", the time really spent, then the timeout) instead of blocking for ever.
 //
 // init_process_group follows torchrun's contract: a rank or world size not given is read
 // from the environment variables RANK and WORLD_SIZE; the rendezvous address always comes
@@ -41,8 +41,18 @@ std::string reduce_op_name(ReduceOp op);  // "SUM", "AVG", ... (PyTorch's spelli
 
 // How long a collective or the rendezvous may wait for a peer before throwing
 // DistributedError: 10 minutes (PyTorch's NCCL default; its Gloo default is 30). Tests
-// pass a few seconds.
+// pass a few seconds. The environment variable EMBER_TIMEOUT (seconds; set by
+// `ember-run --timeout`) replaces it for an init_process_group that is given no timeout.
 constexpr Milliseconds kDefaultTimeout = std::chrono::minutes(10);
+// The longest timeout accepted (a year): longer ones would overflow the clock's deadline.
+constexpr Milliseconds kMaxTimeout = std::chrono::hours(24 * 365);
+
+// EMBER_TIMEOUT as a timeout: kDefaultTimeout when unset or empty; ValueError "EMBER_TIMEOUT
+// must be a number of seconds in (0, 31536000], got 'abc'" when it is not one.
+Milliseconds timeout_from_environment();
+// A timeout of `seconds` (> 0, at most kMaxTimeout; ValueError otherwise naming `what`),
+// rounded up to whole milliseconds.
+Milliseconds timeout_from_seconds(double seconds, const std::string& what);
 
 class ProcessGroup {
  public:
@@ -70,9 +80,14 @@ class ProcessGroup {
 // ------------------------------------------------------------------ the default group
 // backend: "gloo" (CPU tensors) or "nccl" (CUDA tensors, one GPU per process; in a build
 // without CUDA and NCCL it throws DistributedError "Distributed package doesn't have NCCL built in").
-// rank / world_size < 0: read RANK / WORLD_SIZE from the environment.
+// rank / world_size < 0: read RANK / WORLD_SIZE from the environment. timeout zero (the
+// default): timeout_from_environment().
+// TORCHELASTIC_RUN_ID (set by ember-run and torchrun) is the job's identity: rank 0 records
+// it in the store and every other rank compares, so a rank that reaches another job's store
+// (two jobs given one MASTER_PORT) throws "port P is in use by another job" at once instead
+// of joining — or disturbing — that job.
 void init_process_group(const std::string& backend = "gloo", int rank = -1, int world_size = -1,
-                        Milliseconds timeout = kDefaultTimeout);
+                        Milliseconds timeout = Milliseconds::zero());
 void destroy_process_group();
 bool is_initialized();
 // The default group; throws DistributedError("Default process group has not been

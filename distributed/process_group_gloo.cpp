@@ -10,12 +10,13 @@
 //      a contiguous one, reduced there, and copied back, so every collective is still
 //      "in place" on the tensor the caller passed.
 // Any Gloo exception (a peer closed the connection, or the timeout expired) is rethrown
-// as DistributedError naming the operation, this rank and the timeout; so is any failure
+// as DistributedError naming the operation, this rank, the time spent and the timeout; so is any failure
 // of the rendezvous, including the TCPStore's own errors (rendezvous_error.h).
 #include <ember/distributed/process_group_gloo.h>
 
 #include <signal.h>
 
+#include <chrono>
 #include <cstdint>
 
 #include <gloo/allgather.h>
@@ -121,6 +122,7 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<TCPStore> store, int rank, in
   EMBER_CHECK(rank >= 0 && rank < size, ValueError, "Invalid rank ", rank, ", rank should be in the interval [0, ",
               size - 1, "]");
   ignore_broken_pipes();
+  const auto started = std::chrono::steady_clock::now();  // errors report the time really spent
   // Every failure below — Gloo's own exceptions and the TCPStore's DistributedError alike
   // (the store is called from inside connectFullMesh through StoreAdapter) — becomes one
   // message naming this rank, the step and the timeout (rendezvous_error.h).
@@ -130,14 +132,14 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<TCPStore> store, int rank, in
     // A per-init generation number keeps two groups created over one store apart.
     generation = store_->add(joined_prefix + std::to_string(rank), 1);
   } catch (const std::exception& error) {
-    throw_rendezvous_error("Gloo", rank, size, timeout, "registering with the store", error.what());
+    throw_rendezvous_error("Gloo", rank, size, timeout, started, "registering with the store", error.what());
   }
   try {
     gloo::transport::tcp::attr attributes;
     attributes.hostname = interface_address;
     state_->device = gloo::transport::tcp::CreateDevice(attributes);
   } catch (const std::exception& error) {
-    throw_rendezvous_error("Gloo", rank, size, timeout, "opening a TCP device on " + interface_address, error.what());
+    throw_rendezvous_error("Gloo", rank, size, timeout, started, "opening a TCP device on " + interface_address, error.what());
   }
   try {
     state_->context = std::make_shared<gloo::rendezvous::Context>(rank, size);
@@ -145,7 +147,7 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<TCPStore> store, int rank, in
     StoreAdapter adapter(store_, "gloo/" + std::to_string(generation) + "/");
     state_->context->connectFullMesh(adapter, state_->device);
   } catch (const std::exception& error) {
-    throw_rendezvous_error("Gloo", rank, size, timeout, "exchanging addresses with the other ranks (full mesh)",
+    throw_rendezvous_error("Gloo", rank, size, timeout, started, "exchanging addresses with the other ranks (full mesh)",
                            error.what(), store_.get(), joined_prefix);
   }
 }
@@ -153,13 +155,18 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<TCPStore> store, int rank, in
 ProcessGroupGloo::~ProcessGroupGloo() = default;
 
 // Runs one Gloo call, translating its exceptions into DistributedError.
+// The message gives the time really spent next to the timeout: a peer that exited fails
+// the call in milliseconds, and "after timeout 600000 ms" would send the reader looking
+// for a hang.
 template <class Call>
 static void run_collective(const char* operation, int rank, Milliseconds timeout, Call&& call) {
+  const auto started = std::chrono::steady_clock::now();
   try {
     call();
   } catch (const gloo::Exception& error) {
-    throw DistributedError(make_message("Gloo ", operation, " failed on rank ", rank, " after timeout ",
-                                        timeout.count(), " ms (a peer may have exited or hung): ", error.what()));
+    throw DistributedError(make_message("Gloo ", operation, " failed on rank ", rank, " after ", elapsed_ms(started),
+                                        " ms (timeout ", timeout.count(),
+                                        " ms; a peer may have exited or hung): ", error.what()));
   }
 }
 

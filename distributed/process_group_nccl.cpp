@@ -81,6 +81,7 @@ ProcessGroupNCCL::ProcessGroupNCCL(std::shared_ptr<TCPStore> store, int rank, in
   EMBER_CHECK(size >= 1, ValueError, "ProcessGroupNCCL: world_size must be positive, got ", size);
   EMBER_CHECK(rank >= 0 && rank < size, ValueError, "Invalid rank ", rank, ", rank should be in the interval [0, ",
               size - 1, "]");
+  const auto started = std::chrono::steady_clock::now();  // errors report the time really spent
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0)
     throw DistributedError("ProcessGroupNCCL: no CUDA device is visible; the nccl backend needs one GPU per "
@@ -98,31 +99,31 @@ ProcessGroupNCCL::ProcessGroupNCCL(std::shared_ptr<TCPStore> store, int rank, in
   try {
     generation = store_->add(joined_prefix + std::to_string(rank), 1);
   } catch (const std::exception& error) {
-    throw_rendezvous_error("NCCL", rank, size, timeout, "registering with the store", error.what());
+    throw_rendezvous_error("NCCL", rank, size, timeout, started, "registering with the store", error.what());
   }
   const std::string key = "nccl/" + std::to_string(generation) + "/unique_id";
   ncclUniqueId id;
   if (rank == 0) {
     ncclResult_t status = ncclGetUniqueId(&id);
     if (status != ncclSuccess)
-      throw_rendezvous_error("NCCL", rank, size, timeout, "creating the ncclUniqueId",
+      throw_rendezvous_error("NCCL", rank, size, timeout, started, "creating the ncclUniqueId",
                              make_message("ncclGetUniqueId: ", ncclGetErrorString(status)));
     const char* bytes = reinterpret_cast<const char*>(&id);
     try {
       store_->set(key, std::vector<char>(bytes, bytes + sizeof(id)));
     } catch (const std::exception& error) {
-      throw_rendezvous_error("NCCL", rank, size, timeout, "publishing the ncclUniqueId", error.what());
+      throw_rendezvous_error("NCCL", rank, size, timeout, started, "publishing the ncclUniqueId", error.what());
     }
   } else {
     std::vector<char> bytes;
     try {
       bytes = store_->get(key);
     } catch (const std::exception& error) {
-      throw_rendezvous_error("NCCL", rank, size, timeout, "reading the ncclUniqueId that rank 0 publishes",
+      throw_rendezvous_error("NCCL", rank, size, timeout, started, "reading the ncclUniqueId that rank 0 publishes",
                              error.what(), store_.get(), joined_prefix);
     }
     if (bytes.size() != sizeof(id))
-      throw_rendezvous_error("NCCL", rank, size, timeout, "reading the ncclUniqueId",
+      throw_rendezvous_error("NCCL", rank, size, timeout, started, "reading the ncclUniqueId",
                              make_message("the value in the store has ", bytes.size(), " bytes, expected ", sizeof(id)));
     std::memcpy(&id, bytes.data(), sizeof(id));
   }
@@ -130,7 +131,7 @@ ProcessGroupNCCL::ProcessGroupNCCL(std::shared_ptr<TCPStore> store, int rank, in
   config.blocking = 0;
   ncclResult_t status = ncclCommInitRankConfig(&state_->comm, size, id, rank, &config);
   if (status != ncclSuccess && status != ncclInProgress)
-    throw_rendezvous_error("NCCL", rank, size, timeout, "creating the communicator on " + device_name,
+    throw_rendezvous_error("NCCL", rank, size, timeout, started, "creating the communicator on " + device_name,
                            make_message("ncclCommInitRankConfig: ", ncclGetErrorString(status),
                                         " (every rank needs its own GPU: call ember::cuda::set_device(local_rank) "
                                         "before init_process_group)"));
@@ -158,14 +159,17 @@ int ProcessGroupNCCL::device_index() const { return state_->device; }
 
 static void wait_for_communicator(ProcessGroupNCCL::State& state, const char* operation, int rank,
                                   Milliseconds timeout, cudaEvent_t event) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto started = std::chrono::steady_clock::now();
+  const auto deadline = started + timeout;
   auto fail = [&](const std::string& reason) {
+    // The time really spent goes next to the timeout: a dead peer fails the call long before it.
+    const long long spent = elapsed_ms(started);
     // Abort frees the communicator and makes NCCL kernels stuck on a dead peer return.
     ncclCommAbort(state.comm);
     state.aborted = true;
-    throw DistributedError(make_message("NCCL ", operation, " failed on rank ", rank, " after timeout ",
-                                        timeout.count(), " ms (a peer may have exited or hung): ", reason,
-                                        "; the communicator was aborted"));
+    throw DistributedError(make_message("NCCL ", operation, " failed on rank ", rank, " after ", spent,
+                                        " ms (timeout ", timeout.count(), " ms; a peer may have exited or hung): ",
+                                        reason, "; the communicator was aborted"));
   };
   auto pause = std::chrono::microseconds(20);
   while (true) {

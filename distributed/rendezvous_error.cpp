@@ -26,11 +26,16 @@ std::string absent_ranks(TCPStore& store, const std::string& prefix, int size) {
 
 }  // namespace
 
+long long elapsed_ms(std::chrono::steady_clock::time_point started) {
+  return std::chrono::duration_cast<Milliseconds>(std::chrono::steady_clock::now() - started).count();
+}
+
 void throw_rendezvous_error(const std::string& backend, int rank, int size, Milliseconds timeout,
-                            const std::string& step, const std::string& cause, TCPStore* store,
+                            std::chrono::steady_clock::time_point started, const std::string& step, const std::string& cause, TCPStore* store,
                             const std::string& joined_prefix) {
-  std::string message = make_message(backend, " rendezvous failed on rank ", rank, " of ", size, " after timeout ",
-                                     timeout.count(), " ms while ", step, ": ", cause);
+  std::string message = make_message(backend, " rendezvous failed on rank ", rank, " of ", size, " after ",
+                                     elapsed_ms(started), " ms (timeout ", timeout.count(), " ms) while ", step, ": ",
+                                     cause);
   if (store != nullptr && !joined_prefix.empty()) {
     std::string absent = absent_ranks(*store, joined_prefix, size);
     if (!absent.empty()) message += "; ranks that never reached the store: " + absent;

@@ -48,8 +48,12 @@ class TCPStore::Server {
   explicit Server(int port) {
     std::string reason;
     listen_fd_ = listen_on_all_interfaces(port, reason);
-    if (listen_fd_ < 0)
-      throw DistributedError(make_message("TCPStore: cannot listen on port ", port, " (all interfaces): ", reason));
+    if (listen_fd_ < 0) {
+      // Two jobs given the same MASTER_PORT is the usual cause: say it in words.
+      const bool in_use = reason == std::strerror(EADDRINUSE);
+      throw DistributedError(make_message("TCPStore: cannot listen on port ", port, " (all interfaces): ", reason,
+                                          in_use ? make_message("; port ", port, " is in use (another job?)") : ""));
+    }
     port_ = bound_port(listen_fd_);
     if (::pipe2(wake_pipe_, O_CLOEXEC) != 0) {
       ::close(listen_fd_);

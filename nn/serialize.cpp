@@ -6,11 +6,7 @@
 // exactly with nothing left over. Each failure names the file and the tensor.
 #include <ember/nn/serialize.h>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cstdint>
@@ -22,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <ember/core/native.h>
+#include <ember/nn/atomic_file.h>
 
 namespace ember {
 
@@ -170,18 +167,6 @@ std::vector<Entry> parse_header(const std::string& header_text, std::uint64_t da
   return entries;
 }
 
-// write() all of `bytes` to fd, retrying on short writes.
-void write_all(int fd, const std::string& bytes, const std::string& path) {
-  std::size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw IOError("cannot write " + path + ": " + std::strerror(errno));
-    if (n == 0) throw IOError("cannot write " + path + ": no bytes written (device full?)");
-    written += static_cast<std::size_t>(n);
-  }
-}
-
 }  // namespace
 
 std::string save_to_bytes(const nn::StateDict& tensors, const Metadata& metadata) {
@@ -252,46 +237,8 @@ nn::StateDict load_from_bytes(const std::string& bytes, Metadata* metadata, cons
 }
 
 void save(const nn::StateDict& tensors, const std::string& path, const Metadata& metadata) {
-  const std::string bytes = save_to_bytes(tensors, metadata);
-  // Atomic replace: write a temporary file next to the target, make it durable, rename.
-  // rename() within one directory is atomic, so readers see the old file or the new one.
-  static std::atomic<unsigned> counter{0};
-  const std::filesystem::path target(path);
-  const std::filesystem::path directory = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-  std::string temporary_name = ".";
-  temporary_name += target.filename().string();
-  temporary_name += ".tmp.";
-  temporary_name += std::to_string(::getpid());
-  temporary_name += ".";
-  temporary_name += std::to_string(counter++);
-  const std::string temporary = (directory / temporary_name).string();
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw IOError("cannot create " + temporary + ": " + std::strerror(errno));
-  try {
-    write_all(fd, bytes, temporary);
-    if (::fsync(fd) != 0) throw IOError("cannot fsync " + temporary + ": " + std::strerror(errno));
-  } catch (...) {
-    ::close(fd);
-    ::unlink(temporary.c_str());
-    throw;
-  }
-  // Some filesystems (NFS) report a failed write only at close: check it too.
-  if (::close(fd) != 0) {
-    const std::string reason = std::strerror(errno);
-    ::unlink(temporary.c_str());
-    throw IOError("cannot close " + temporary + ": " + reason);
-  }
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    ::unlink(temporary.c_str());
-    throw IOError("cannot rename " + temporary + " to " + path + ": " + reason);
-  }
-  // Make the rename itself durable (best effort: some filesystems refuse fsync on dirs).
-  const int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    (void)::fsync(dir_fd);
-    ::close(dir_fd);
-  }
+  // Atomic replace through symlinks, refusing device nodes and FIFOs (atomic_file.h).
+  write_file_atomically(path, save_to_bytes(tensors, metadata));
 }
 
 nn::StateDict load(const std::string& path, Metadata* metadata) {

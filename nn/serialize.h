@@ -10,7 +10,9 @@
 //   the rest  every tensor's bytes, little-endian, row-major, at [b, e) from here.
 // The reader checks what the reference implementation checks and names the tensor on
 // failure (IOError). Writes are atomic: a temporary file in the same directory, flushed,
-// fsync'ed, then renamed over the target, so a crash never leaves half a checkpoint.
+// fsync'ed, then renamed over the target, so a crash never leaves half a checkpoint; a
+// symlink is written through, a target that is not a regular file (/dev/null, a FIFO) is
+// refused, and temporary files left by a killed writer are removed (nn/atomic_file.h).
 #pragma once
 
 #include <map>

@@ -7,11 +7,22 @@
 #include <ember/core/factories.h>
 #include <ember/distributed/process_group.h>
 
+#include "usage_error.h"
+
 namespace ember::cli {
 
-DistributedMode::DistributedMode(const std::string& device_request) : device_request_(device_request) {
+DistributedMode::DistributedMode(const std::string& device_request, double timeout_s)
+    : device_request_(device_request) {
   const char* world_size = std::getenv("WORLD_SIZE");
   if (world_size == nullptr || *world_size == '\0') return;
+  // --timeout wins over EMBER_TIMEOUT; a malformed EMBER_TIMEOUT is the user's to fix (exit code 2).
+  distributed::Milliseconds timeout{};
+  try {
+    timeout = timeout_s > 0 ? distributed::timeout_from_seconds(timeout_s, "--timeout")
+                            : distributed::timeout_from_environment();
+  } catch (const ValueError& error) {
+    throw UsageError(error.what());
+  }
   // One GPU per process: "cuda" (or "auto" with a GPU) means this rank's local GPU.
   bool wants_cuda = device_request == "cuda" || (device_request == "auto" && cuda::is_available()) ||
                     device_request.rfind("cuda:", 0) == 0;
@@ -28,7 +39,7 @@ DistributedMode::DistributedMode(const std::string& device_request) : device_req
     collective_device_ = gpu;
   }
   // RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT come from the environment (torchrun's contract).
-  distributed::init_process_group(backend_);
+  distributed::init_process_group(backend_, -1, -1, timeout);
   active_ = true;
   rank_ = distributed::get_rank();
   world_size_ = distributed::get_world_size();

@@ -17,7 +17,11 @@
 //     accuracy and example count are summed over ranks;
 //   - only rank 0 prints progress and the summary, writes the --log and the --save
 //     checkpoint, and evaluates validation and test accuracy (every rank's model is the same).
-// Without WORLD_SIZE nothing here runs and `ember train` is the single-process trainer.
+//   - the rendezvous and every collective wait at most --timeout seconds for a peer (else
+//     EMBER_TIMEOUT, which `ember-run --timeout` sets, else 600 s); a bad EMBER_TIMEOUT is
+//     a usage error (exit code 2) naming the variable.
+// Without WORLD_SIZE nothing here runs and `ember train` is the single-process trainer
+// (--timeout is then unused).
 #pragma once
 
 #include <cstdint>
@@ -32,7 +36,8 @@ class DistributedMode {
  public:
   // Reads the environment; when it names a job, joins its process group. `device_request`
   // is --device; device_request() gives the one this rank must use.
-  explicit DistributedMode(const std::string& device_request);
+  // timeout_s: --timeout (0: not given).
+  DistributedMode(const std::string& device_request, double timeout_s);
   ~DistributedMode();  // leaves the process group (after a barrier when training finished)
   DistributedMode(const DistributedMode&) = delete;
   DistributedMode& operator=(const DistributedMode&) = delete;

@@ -9,8 +9,9 @@
 //   0  success
 //   1  the command failed: missing or corrupt data, a checkpoint that does not fit, no GPU
 //      (an ember::Error, printed as one line "ember: error: ...")
-//   2  the command line itself is wrong: CLI11's message followed by the usage
-//   130 interrupted by Ctrl-C (the shell convention 128 + SIGINT)
+//   2  the command line itself is wrong: CLI11's message followed by the usage, or a
+//      UsageError found when the command starts ("ember: error: ...", usage_error.h)
+//   130 interrupted by Ctrl-C, 143 stopped by SIGTERM (the shell convention 128 + signal)
 // The tutorial's training loop (§7) lives in train_command.cpp; see docs/cli.md.
 #include <algorithm>
 #include <cstdint>
@@ -25,6 +26,7 @@
 #include <ember/core/error.h>
 
 #include "options.h"
+#include "usage_error.h"
 
 namespace {
 
@@ -166,6 +168,10 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
   command->add_option("--workers", train.workers, "DataLoader worker threads")
       ->check(whole_number_at_least(0));
   add_device_option(*command, train.device);
+  command->add_option("--timeout", train.timeout_s,
+                      "Distributed: seconds the rendezvous and each collective wait for a peer (default: "
+                      "EMBER_TIMEOUT, else 600)")
+      ->check(number_in_range(0.001, 31536000.0, /*high_included=*/true));
   command->add_option("--save", train.save_path, "Checkpoint (safetensors) written at each epoch end");
   command->add_option("--resume", train.resume_path, "Continue exactly from this checkpoint (same options)")
       ->check(CLI::ExistingFile);
@@ -260,6 +266,10 @@ int main(int argc, char** argv) {
   }
   try {
     return run();
+  } catch (const UsageError& error) {  // found when the command started (usage_error.h)
+    std::cout.flush();
+    std::cerr << "ember: error: " << error.what() << "\n";
+    return 2;
   } catch (const ember::Error& error) {
     std::cout.flush();
     std::cerr << "ember: error: " << error.what() << "\n";

@@ -1,6 +1,11 @@
 // apps/cli/metrics_log.cpp — writes the JSON-lines metrics log (see metrics_log.h).
 #include "metrics_log.h"
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
 #include <nlohmann/json.hpp>
 
 #include <ember/core/error.h>
@@ -11,11 +16,78 @@ namespace {
 nlohmann::json optional_number(bool present, double value) {
   return present ? nlohmann::json(value) : nlohmann::json(nullptr);
 }
+
+// Whether a log line belongs to the history up to a checkpoint of `epoch` epochs and `step`
+// steps. A line that is not a JSON object of ours does not (it ends the kept part).
+bool before_checkpoint(const std::string& line, std::int64_t epoch, std::int64_t step) {
+  nlohmann::json entry = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!entry.is_object()) return false;
+  const auto event = entry.find("event");
+  if (event == entry.end() || !event->is_string()) return false;
+  auto number_at_most = [&](const char* key, std::int64_t limit) {
+    const auto value = entry.find(key);
+    return value != entry.end() && value->is_number_integer() && value->get<std::int64_t>() <= limit;
+  };
+  if (*event == "step") return number_at_most("step", step);
+  if (*event == "epoch") return number_at_most("epoch", epoch);
+  return false;  // "summary": the end of a finished run, not of the checkpoint
+}
+
+// Cuts the regular file `path` back to its lines up to the checkpoint; returns how many
+// lines were removed.
+std::int64_t cut_back_to_checkpoint(const std::string& path, std::int64_t epoch, std::int64_t step) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return 0;
+  std::string line;
+  std::uintmax_t kept_bytes = 0;
+  std::int64_t removed = 0;
+  bool cutting = false;
+  while (std::getline(file, line)) {
+    if (!cutting && before_checkpoint(line, epoch, step) && !file.eof()) {
+      kept_bytes += line.size() + 1;  // +1: the '\n' getline consumed
+      continue;
+    }
+    cutting = true;
+    if (!line.empty()) ++removed;
+  }
+  file.close();
+  if (removed > 0 || std::filesystem::file_size(path) != kept_bytes) {
+    std::error_code error;
+    std::filesystem::resize_file(path, kept_bytes, error);
+    EMBER_CHECK(!error, IOError, path, ": cannot cut the metrics log back to the checkpoint (", error.message(), ")");
+  }
+  return removed;
+}
 }  // namespace
 
-MetricsLog::MetricsLog(const std::string& path, bool append)
-    : file_(path, append ? std::ios::app : std::ios::trunc) {
-  EMBER_CHECK(file_.is_open(), IOError, path, ": cannot open the metrics log for writing");
+MetricsLog::MetricsLog(const std::string& path, std::int64_t resumed_epoch, std::int64_t resumed_step) : path_(path) {
+  std::error_code error;
+  const bool regular = std::filesystem::is_regular_file(path, error);
+  if (resumed_epoch > 0 && regular) {
+    std::int64_t removed = cut_back_to_checkpoint(path, resumed_epoch, resumed_step);
+    if (removed > 0) {
+      std::cerr << "ember: note: --log " << path << ": removed " << removed << " line" << (removed == 1 ? "" : "s")
+                << " written after step " << resumed_step << " (the end of epoch " << resumed_epoch
+                << ", where the --resume checkpoint stands)\n"
+                << std::flush;
+    }
+  }
+  // A resumed run appends; a fresh one starts the file anew (a FIFO or device is only written to).
+  file_.open(path, resumed_epoch > 0 || !regular ? std::ios::app : std::ios::trunc);
+  EMBER_CHECK(file_.is_open(), IOError, path, ": cannot open the metrics log for writing (", std::strerror(errno),
+              ")");
+}
+
+void MetricsLog::write_line(const std::string& line) {
+  errno = 0;
+  file_ << line << "\n" << std::flush;
+  if (!file_) {
+    const int reason = errno;
+    // Closed: the destructor must not try to flush into the same error again.
+    file_.close();
+    throw IOError(make_message("--log ", path_, ": cannot write the metrics log (",
+                               reason != 0 ? std::strerror(reason) : "write failed", ")"));
+  }
 }
 
 void MetricsLog::step(std::int64_t epoch, std::int64_t step, float loss) {
@@ -23,7 +95,7 @@ void MetricsLog::step(std::int64_t epoch, std::int64_t step, float loss) {
   // float -> double is exact; nlohmann writes a double with the digits needed to read it
   // back identically, so no precision is lost.
   nlohmann::json line = {{"event", "step"}, {"epoch", epoch}, {"step", step}, {"loss", static_cast<double>(loss)}};
-  file_ << line.dump() << "\n" << std::flush;
+  write_line(line.dump());
 }
 
 void MetricsLog::epoch(const EpochMetrics& m) {
@@ -35,7 +107,7 @@ void MetricsLog::epoch(const EpochMetrics& m) {
                          {"val_acc", optional_number(m.has_val, m.val_acc)},
                          {"samples_per_s", m.samples_per_s},
                          {"elapsed_s", m.elapsed_s}};
-  file_ << line.dump() << "\n" << std::flush;
+  write_line(line.dump());
 }
 
 void MetricsLog::summary(const SummaryMetrics& m) {
@@ -46,7 +118,7 @@ void MetricsLog::summary(const SummaryMetrics& m) {
                          {"test_acc", optional_number(m.has_test, m.test_acc)},
                          {"elapsed_s", m.elapsed_s},
                          {"device", m.device}};
-  file_ << line.dump() << "\n" << std::flush;
+  write_line(line.dump());
 }
 
 }  // namespace ember::cli

@@ -10,6 +10,16 @@
 // Losses are written with every digit of the float32 they came from, so a log can be
 // compared with PyTorch's numbers exactly (tests/apps/test_cli_parity.cpp does).
 // Lines are flushed as written: a log of an interrupted run is complete up to the stop.
+// A write that fails (a full disk, --log /dev/full) is an IOError naming the log and the
+// reason: the run stops with exit code 1 rather than train on with a log that lies.
+//
+// --resume: the log continues where the checkpoint's run stood. The interrupted run went on
+// logging after its last checkpoint (the steps of the unfinished epoch), and a finished run
+// ended with a summary; neither belongs to the resumed run's history. So the log is cut back
+// to the lines of epochs <= the checkpoint's epoch and steps <= its step (everything after
+// the first line that is not is removed, with a note on stderr) before new lines are
+// appended: the log of an interrupted and resumed run has the lines of an uninterrupted one,
+// with no step twice. A log that is not a regular file (a FIFO, /dev/stdout) is appended to.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +46,10 @@ struct SummaryMetrics {
 class MetricsLog {
  public:
   MetricsLog() = default;  // disabled: every call does nothing
-  // Opens `path` (appending when `append`, as a resumed run does); IOError when it cannot.
-  MetricsLog(const std::string& path, bool append);
+  // Opens `path`, emptied for a fresh run (resumed_epoch 0), or, for a run resumed from a
+  // checkpoint of `resumed_epoch` epochs and `resumed_step` steps, cut back to that point
+  // (see above) and appended to. IOError when it cannot.
+  MetricsLog(const std::string& path, std::int64_t resumed_epoch, std::int64_t resumed_step);
 
   bool enabled() const { return file_.is_open(); }
   void step(std::int64_t epoch, std::int64_t step, float loss);
@@ -45,6 +57,8 @@ class MetricsLog {
   void summary(const SummaryMetrics& metrics);
 
  private:
+  void write_line(const std::string& line);  // IOError when the write fails
+  std::string path_;
   std::ofstream file_;
 };
 

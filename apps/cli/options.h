@@ -48,6 +48,9 @@ struct TrainOptions {
   std::int64_t workers = 0;
 
   std::string device = "auto";  // auto | cpu | cuda | cuda:N
+  // Distributed (under ember-run): seconds the rendezvous and each collective wait for a
+  // peer; 0: EMBER_TIMEOUT, else 600 (distributed_mode.h).
+  double timeout_s = 0;
 
   // Output.
   std::string save_path;    // checkpoint written at each epoch end

@@ -6,7 +6,7 @@
 //       loss = cross_entropy(model(x), y); optimizer.zero_grad(); loss.backward(); optimizer.step()
 // so for the same flags ember's per-batch losses are PyTorch's. Around that loop sit the
 // tool's parts: the device (--device), a validation split, progress output, the metrics
-// log, a checkpoint at every epoch end, exact --resume and a clean stop on Ctrl-C.
+// log, a checkpoint at every epoch end, exact --resume and a clean stop on Ctrl-C or SIGTERM.
 //
 // Exact resume: everything the remaining epochs depend on is in the checkpoint — the
 // parameters, the optimizer's state (momentum buffers, Adam moments and step counts) and
@@ -132,9 +132,11 @@ std::string checkpoint_summary(const TrainOptions& options, std::int64_t resumed
 int run_train(const TrainOptions& options) {
   Clock::time_point start = Clock::now();
   // A result that could not be written should fail now, not after the first epoch.
-  if (!options.save_path.empty()) check_output_path(options.save_path, "--save");
-  if (!options.log_path.empty()) check_output_path(options.log_path, "--log");
-  DistributedMode distributed(options.device);
+  // ... and an output path that is an input (or the other output) would destroy it (output_paths.h).
+  if (!options.save_path.empty()) check_save_path(options.save_path);
+  if (!options.log_path.empty()) check_log_path(options.log_path);
+  check_distinct_paths(options);
+  DistributedMode distributed(options.device, options.timeout_s);
   Device device = choose_device(distributed.device_request());
   LoadedData data = load_data(options.data);
   // The options as this run uses them — the CSV header decided — as its checkpoints record them.
@@ -197,7 +199,7 @@ int run_train(const TrainOptions& options) {
     first_epoch = resumed->epoch;
     step = resumed->step;
   }
-  // From here on a first Ctrl-C only asks the loop to stop (interrupt.h).
+  // From here on a first Ctrl-C or SIGTERM only asks the loop to stop (interrupt.h).
   install_interrupt_handler();
 
   ProgressReporter::Style style = ProgressReporter::detect_style(options.quiet || !distributed.is_main());
@@ -218,16 +220,16 @@ int run_train(const TrainOptions& options) {
   }
 
   MetricsLog log = (options.log_path.empty() || !distributed.is_main()) ? MetricsLog()
-                                                                         : MetricsLog(options.log_path, first_epoch > 0);
+                                                                         : MetricsLog(options.log_path, first_epoch, step);
   ProgressReporter progress(style, options.epochs, loader.size());
   std::int64_t examples_trained = 0;
   double training_seconds = 0;
   std::int64_t saved_epoch = 0;  // the last epoch this run wrote to --save (0: none yet)
   auto stop_interrupted = [&](const std::string& when) {
     std::cout.flush();
-    std::cerr << "\nember: interrupted " << when << "; " << kept_checkpoint_note(options, first_epoch, saved_epoch)
-              << "\n";
-    return 130;
+    std::cerr << "\nember: " << interrupted_word() << " " << when << "; "
+              << kept_checkpoint_note(options, first_epoch, saved_epoch) << "\n";
+    return interrupted_exit_code();  // 130 (SIGINT) or 143 (SIGTERM)
   };
 
   for (std::int64_t epoch = first_epoch; epoch < options.epochs; ++epoch) {
@@ -276,7 +278,7 @@ int run_train(const TrainOptions& options) {
     // Alone, a Ctrl-C after the last step also counts; distributed, only the agreed one does.
     if (!distributed.active()) interrupted = interrupt_requested();
     if (interrupted) {
-      if (!distributed.is_main()) return 130;  // rank 0 speaks for the job
+      if (!distributed.is_main()) return interrupted_exit_code();  // rank 0 speaks for the job
       return stop_interrupted(
           make_message("during epoch ", epoch + 1, " (after batch ", batch, " of ", loader.size(), ")"));
     }

@@ -20,6 +20,13 @@ struct LaunchOptions {
   int max_restarts = 0;     // how many times a failed group is started again
   double grace_period_s = 5.0;  // SIGTERM -> SIGKILL delay when stopping workers
   std::vector<std::string> command;  // PROGRAM ARGS...
+  // --timeout SECONDS, as given: passed to the workers as EMBER_TIMEOUT (empty: not given,
+  // the workers' own EMBER_TIMEOUT or their default applies).
+  std::string timeout_text;
+  // TORCHELASTIC_RUN_ID for the workers (--rdzv-id): the same on every node of one job.
+  // Default: a random id on one node, "none" with several (each node's launcher would
+  // otherwise draw its own).
+  std::string run_id;
 
   int world_size() const { return nnodes * nproc_per_node; }
   // The global rank of this machine's local_rank-th worker (torchrun: node_rank * nproc + local).

@@ -1,7 +1,7 @@
 // apps/run/main.cpp — `ember-run`: launches a data-parallel job (torchrun's counterpart, §9.3).
 //
 //   ember-run --nproc-per-node N [--nnodes M --node-rank R --master-addr A --master-port P]
-//             [--max-restarts K] [--grace-period S] -- PROGRAM ARGS...
+//             [--max-restarts K] [--grace-period S] [--timeout S] [--rdzv-id ID] -- PROGRAM ARGS...
 // starts N workers of PROGRAM on this machine with RANK, WORLD_SIZE, LOCAL_RANK,
 // LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT set (worker_group.h lists them all),
 // prefixes each line they print with "[rank R] ", and when one fails stops the others
@@ -16,11 +16,16 @@
 //   1    a worker failed (after the last restart); the message names its rank
 //   2    the command line is wrong
 //   128+S  the launcher got signal S (SIGINT, SIGTERM) and forwarded it to the workers
+// --timeout S sets EMBER_TIMEOUT=S for the workers: how long their rendezvous and every
+// collective wait for a peer (default 600 s). Every worker also gets TORCHELASTIC_RUN_ID,
+// the job's id, so a worker that meets another job's store (two jobs on one --master-port)
+// reports the clash instead of joining the wrong job.
 // This is the only file that includes CLI11 (a slow header). See docs/cli.md.
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <random>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -55,6 +60,29 @@ bool is_executable(const std::string& program) {
   }
 }
 
+// --timeout: seconds in (0, 365 days], the same rule `ember train --timeout` applies.
+std::string check_timeout(const std::string& text) {
+  std::size_t used = 0;
+  double seconds = 0;
+  try {
+    seconds = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size()) return "expected a number of seconds, got '" + text + "'";
+  if (!(seconds > 0 && seconds <= 365.0 * 24 * 3600)) return "must be in (0, 31536000] seconds, got " + text;
+  return "";
+}
+
+// A fresh job id: 16 random hex digits.
+std::string random_run_id() {
+  std::random_device entropy;
+  std::uniform_int_distribution<int> digit(0, 15);
+  std::string id;
+  for (int i = 0; i < 16; ++i) id += "0123456789abcdef"[digit(entropy)];
+  return id;
+}
+
 int usage_error(const std::string& message) {
   std::cerr << "ember-run: error: " << message << "\n"
             << "Usage: ember-run --nproc-per-node N [OPTIONS] -- PROGRAM ARGS...  (ember-run --help lists the options)\n";
@@ -85,6 +113,11 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--grace-period", options.grace_period_s, "Seconds between SIGTERM and SIGKILL when stopping workers")
       ->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--timeout", options.timeout_text,
+                 "Seconds the workers' rendezvous and collectives wait for a peer (EMBER_TIMEOUT; default 600)")
+      ->check(CLI::Validator(check_timeout, "SECONDS"));
+  CLI::Option* run_id_option = app.add_option("--rdzv-id,--rdzv_id", options.run_id,
+                                              "The job's id, the same on every node (default: random on one node)");
 
   // Everything after the first "--" is the worker command, untouched by option parsing.
   // Without "--", parsing stops at the first word that is not an option of ember-run.
@@ -124,6 +157,7 @@ int main(int argc, char** argv) {
   if (options.nnodes > 1 && !port_given) {
     return usage_error("--master-port is required with --nnodes > 1: every machine must meet rank 0 at the same port");
   }
+  if (run_id_option->count() == 0) options.run_id = options.nnodes > 1 ? "none" : random_run_id();
   if (!is_executable(options.command.front())) {
     std::cerr << "ember-run: error: cannot run '" << options.command.front() << "': not an executable file"
               << (options.command.front().find('/') == std::string::npos ? " on PATH" : "") << "\n";

@@ -68,7 +68,11 @@ std::vector<std::string> worker_environment(const LaunchOptions& options, int lo
       {"MASTER_PORT", std::to_string(master_port)},
       {"TORCHELASTIC_RESTART_COUNT", std::to_string(restart_count)},
       {"TORCHELASTIC_MAX_RESTARTS", std::to_string(options.max_restarts)},
+      // The job's identity: a worker that reaches another job's store (a port clash) says so.
+      {"TORCHELASTIC_RUN_ID", options.run_id},
   };
+  // --timeout: the workers' rendezvous and collective timeout (ember train reads it).
+  if (!options.timeout_text.empty()) overrides["EMBER_TIMEOUT"] = options.timeout_text;
   if (options.nproc_per_node > 1 && std::getenv("OMP_NUM_THREADS") == nullptr) overrides["OMP_NUM_THREADS"] = "1";
   std::vector<std::string> environment;
   for (char** entry = environ; *entry != nullptr; ++entry) {

@@ -9,6 +9,8 @@
 //   GROUP_RANK        node_rank
 //   MASTER_ADDR, MASTER_PORT          where rank 0 serves the rendezvous store
 //   TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_MAX_RESTARTS
+//   TORCHELASTIC_RUN_ID  the job's id (--rdzv-id): the store refuses workers of another job
+//   EMBER_TIMEOUT        --timeout, when given: the rendezvous and collective timeout, seconds
 // and OMP_NUM_THREADS=1 when several workers share the machine and it is unset (as
 // torchrun does: N workers each starting one thread per core would oversubscribe it).
 // Every worker runs in its own process group with stdin from /dev/null; its stdout and

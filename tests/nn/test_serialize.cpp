@@ -264,10 +264,10 @@ TEST_CASE("a failed save leaves the previous checkpoint intact and no temporary 
   REQUIRE(load(path).at("w").equal(small.at("w")));
   REQUIRE(directory_listing(dir) == std::vector<std::string>{"model.safetensors"});
 
-  // The rename fails (the target is a directory): the temporary file is removed too.
+  // The target is a directory: refused before a temporary file exists (nn/atomic_file.h).
   const auto blocked = dir / "blocked.safetensors";
   std::filesystem::create_directories(blocked / "keep");
-  REQUIRE_THROWS_WITH(save(small, blocked.string()), Contains("cannot rename"));
+  REQUIRE_THROWS_WITH(save(small, blocked.string()), Contains("it is a directory, not a regular file"));
   REQUIRE(std::filesystem::is_directory(blocked / "keep"));
   REQUIRE(directory_listing(dir) == std::vector<std::string>{"blocked.safetensors", "model.safetensors"});
 
