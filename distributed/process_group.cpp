@@ -163,8 +163,6 @@ void init_process_group(const std::string& backend, int rank, int world_size, Mi
   std::shared_ptr<TCPStore> store;
   try {
     store = std::make_shared<TCPStore>(address, port, serves_store, timeout);
-    // Under a launcher's agent store (torchrun's) the launcher already vouches for the job.
-    if (!agent_store) check_same_job(*store, serves_store, run_id, port);
   } catch (const DistributedError& error) {
     // Name the rank and what it was doing: "TCPStore: timed out ..." alone does not say
     // which of the processes gave up, nor that MASTER_ADDR/MASTER_PORT are the suspects.
@@ -176,6 +174,16 @@ void init_process_group(const std::string& backend, int rank, int world_size, Mi
                                        " (MASTER_ADDR:MASTER_PORT; is rank 0 running, and reachable from here?)";
     throw_rendezvous_error(backend == "gloo" ? "Gloo" : "NCCL", rank, world_size, timeout, started, step,
                            error.what());
+  }
+  // Under a launcher's agent store (torchrun's) the launcher already vouches for the job.
+  if (!agent_store) {
+    try {
+      check_same_job(*store, serves_store, run_id, port);
+    } catch (const DistributedError& error) {
+      throw_rendezvous_error(backend == "gloo" ? "Gloo" : "NCCL", rank, world_size, timeout, started,
+                             "checking that the store at MASTER_PORT " + std::to_string(port) + " is this job's",
+                             error.what());
+    }
   }
   std::unique_ptr<ProcessGroup> group;
 #ifdef EMBER_HAVE_NCCL

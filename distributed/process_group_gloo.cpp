@@ -139,7 +139,8 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<TCPStore> store, int rank, in
     attributes.hostname = interface_address;
     state_->device = gloo::transport::tcp::CreateDevice(attributes);
   } catch (const std::exception& error) {
-    throw_rendezvous_error("Gloo", rank, size, timeout, started, "opening a TCP device on " + interface_address, error.what());
+    throw_rendezvous_error("Gloo", rank, size, timeout, started, "opening a TCP device on " + interface_address,
+                           error.what());
   }
   try {
     state_->context = std::make_shared<gloo::rendezvous::Context>(rank, size);

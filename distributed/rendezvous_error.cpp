@@ -31,8 +31,8 @@ long long elapsed_ms(std::chrono::steady_clock::time_point started) {
 }
 
 void throw_rendezvous_error(const std::string& backend, int rank, int size, Milliseconds timeout,
-                            std::chrono::steady_clock::time_point started, const std::string& step, const std::string& cause, TCPStore* store,
-                            const std::string& joined_prefix) {
+                            std::chrono::steady_clock::time_point started, const std::string& step,
+                            const std::string& cause, TCPStore* store, const std::string& joined_prefix) {
   std::string message = make_message(backend, " rendezvous failed on rank ", rank, " of ", size, " after ",
                                      elapsed_ms(started), " ms (timeout ", timeout.count(), " ms) while ", step, ": ",
                                      cause);

@@ -25,7 +25,8 @@ namespace ember::distributed {
 // 10.0.0.1:29500"); cause: the underlying error's message. store may be null (not reached).
 // started: when the rendezvous began (the elapsed time is measured from it).
 [[noreturn]] void throw_rendezvous_error(const std::string& backend, int rank, int size, Milliseconds timeout,
-                                         std::chrono::steady_clock::time_point started, const std::string& step, const std::string& cause, TCPStore* store = nullptr,
+                                         std::chrono::steady_clock::time_point started, const std::string& step,
+                                         const std::string& cause, TCPStore* store = nullptr,
                                          const std::string& joined_prefix = "");
 
 // Whole milliseconds since `started` (what every distributed error reports as "after N ms").

@@ -45,7 +45,8 @@ std::string kind_of(fs::file_type type) {
 // spellings of one path compare equal even when the file does not exist yet.
 fs::path resolved(const std::string& path) {
   std::error_code error;
-  fs::path result = fs::weakly_canonical(resolve_symlinks(path), error);
+  // Absolute first: weakly_canonical leaves a relative path with no existing prefix as it is.
+  fs::path result = fs::weakly_canonical(fs::absolute(resolve_symlinks(path)), error);
   return error ? fs::absolute(path).lexically_normal() : result;
 }
 
@@ -129,10 +130,13 @@ void check_distinct_paths(const TrainOptions& options) {
   const std::string& save = options.save_path;
   const std::string& log = options.log_path;
   if (!save.empty() && !log.empty() && same_target(save, log)) {
-    refuse_same("--log", log, {"the --save checkpoint", save}, "the metrics log and the checkpoint would overwrite each other");
+    refuse_same("--log", log, {"the --save checkpoint", save},
+                "the metrics log and the checkpoint would overwrite each other");
   }
   for (const Role& input : inputs(options)) {
-    if (!log.empty() && same_file(log, input.path)) refuse_same("--log", log, input, "the metrics log would overwrite it");
+    if (!log.empty() && same_file(log, input.path)) {
+      refuse_same("--log", log, input, "the metrics log would overwrite it");
+    }
     // --save onto --resume continues a run in place (output_paths.h).
     bool is_resume = !options.resume_path.empty() && input.path == options.resume_path;
     if (!save.empty() && !is_resume && same_file(save, input.path)) {

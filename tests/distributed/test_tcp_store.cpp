@@ -115,7 +115,8 @@ TEST_CASE("tcp store: timeouts and errors name what was missing", "[distributed]
   // Serving the same port twice fails with the system's reason.
   REQUIRE_THROWS_WITH(dist::TCPStore("127.0.0.1", master.port(), true),
                       "TCPStore: cannot listen on port " + std::to_string(master.port()) +
-                          " (all interfaces): Address already in use");
+                          " (all interfaces): Address already in use; port " +
+                          std::to_string(master.port()) + " is in use (another job?)");
   // Nobody serves this port: the client gives up after its timeout, saying why.
   const int unused = ember::testing::free_port();
   REQUIRE_THROWS_WITH(dist::TCPStore("127.0.0.1", unused, false, milliseconds(100)),
