@@ -26,6 +26,7 @@
 #include <ember/core/error.h>
 
 #include "options.h"
+#include "output_paths.h"
 #include "usage_error.h"
 
 namespace {
@@ -265,7 +266,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    return run();
+    return check_stdout_written(run());  // output_paths.h: a lost summary is a failure
   } catch (const UsageError& error) {  // found when the command started (usage_error.h)
     std::cout.flush();
     std::cerr << "ember: error: " << error.what() << "\n";

@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <vector>
 
 #include <ember/core/error.h>
@@ -143,6 +145,17 @@ void check_distinct_paths(const TrainOptions& options) {
       refuse_same("--save", save, input, "the checkpoint would replace it");
     }
   }
+}
+
+int check_stdout_written(int exit_code) {
+  std::cout.flush();  // std::cout shares stdio's buffer (sync_with_stdio): stdout's state covers both
+  errno = 0;
+  const bool failed = std::fflush(stdout) != 0 || std::ferror(stdout) != 0 || !std::cout;
+  if (!failed || exit_code != 0) return exit_code;
+  const int reason = errno;
+  std::cerr << "ember: error: cannot write to stdout (" << (reason != 0 ? std::strerror(reason) : "write failed")
+            << ")\n";
+  return 1;
 }
 
 bool same_file(const std::string& a, const std::string& b) {

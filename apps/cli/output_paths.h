@@ -37,6 +37,11 @@ void check_log_path(const std::string& path);
 // would overwrite it; choose another path" (the roles named as the flags say them).
 void check_distinct_paths(const TrainOptions& options);
 
+// `exit_code`, or 1 after "ember: error: cannot write to stdout (REASON)" on stderr when
+// what the command printed did not reach stdout (`ember train > out.txt` on a full disk):
+// a summary that was lost is a failed run, not a success.
+int check_stdout_written(int exit_code);
+
 // Whether two paths name the same existing file (false when either does not exist).
 bool same_file(const std::string& a, const std::string& b);
 

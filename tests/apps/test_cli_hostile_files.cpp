@@ -7,7 +7,8 @@
 //     is written through (the link stays a link); --log may be a FIFO or a device;
 //   - a --save name that only the temporary suffix makes too long, or a directory that
 //     refuses new files (/proc), fails before training;
-//   - a metrics-log write error stops the run with exit code 1 and the reason;
+//   - a metrics-log write error stops the run with exit code 1 and the reason, and so does
+//     output that never reached stdout;
 //   - SIGTERM stops like Ctrl-C, exit code 143; leftover temporary files of a killed writer
 //     are removed by the next save, and only they;
 //   - a resumed run's log holds each step once: the lines of the interrupted run after its
@@ -226,6 +227,15 @@ TEST_CASE("ember train stops with exit code 1 when the metrics log cannot be wri
   CHECK(code == 0);
   CHECK_THAT(output, Catch::Contains("\"event\":\"epoch\""));
   CHECK_THAT(output, Catch::Contains("\"event\":\"summary\""));
+}
+
+TEST_CASE("ember train whose output cannot reach stdout fails with exit code 1", "[cli][files]") {
+  int code = -1;
+  // stderr to the test, stdout to a full disk: the summary is lost, so the run failed.
+  std::string output = run_program("ember", kToy + " --epochs 1 2>&1 >/dev/full", &code);
+  INFO(output);
+  CHECK(code == 1);
+  CHECK_THAT(output, Catch::StartsWith("ember: error: cannot write to stdout ("));
 }
 
 TEST_CASE("SIGTERM stops ember train like Ctrl-C, with exit code 143", "[cli][files][interrupt]") {
