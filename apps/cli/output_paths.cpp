@@ -66,7 +66,7 @@ std::vector<Role> inputs(const TrainOptions& options) {
   if (spec.rfind("csv:", 0) == 0) roles.push_back({"the --data " + spec + " file", spec.substr(4)});
   std::string idx_directory;
   if (spec.rfind("idx:", 0) == 0) idx_directory = spec.substr(4);
-  if (spec == "fashion-mnist") idx_directory = "/usr/share/datasets/fashion-mnist";
+  if (spec == "fashion-mnist") idx_directory = "/usr/share/datasets/fashion-mnist";  // as datasets.cpp reads it
   if (!idx_directory.empty()) {
     for (const char* prefix : {"train", "t10k"}) {
       for (const char* kind : {"-images-idx3-ubyte", "-labels-idx1-ubyte"}) {

@@ -79,7 +79,7 @@ TEST_CASE("ember train: EMBER_TIMEOUT and --timeout bound the rendezvous, and th
   }
 }
 
-TEST_CASE("ember-run --timeout passes EMBER_TIMEOUT to its workers", "[apps][ember-run][timeout]") {
+TEST_CASE("ember-run --timeout passes EMBER_TIMEOUT to its workers, and the job's id", "[apps][ember-run][timeout]") {
   int code = -1;
   std::string output =
       run_shell(bin("ember-run") + " --nproc-per-node 2 --timeout 2.5 -- /bin/sh -c 'echo T=$EMBER_TIMEOUT'", &code);
@@ -87,6 +87,16 @@ TEST_CASE("ember-run --timeout passes EMBER_TIMEOUT to its workers", "[apps][emb
   REQUIRE(code == 0);
   CHECK(rank_lines(output, 0) == std::vector<std::string>{"T=2.5"});
   CHECK(rank_lines(output, 1) == std::vector<std::string>{"T=2.5"});
+
+  // Every worker of a job gets the same TORCHELASTIC_RUN_ID: random, or --rdzv-id's.
+  output = run_shell(bin("ember-run") + " --nproc-per-node 2 -- /bin/sh -c 'echo id=$TORCHELASTIC_RUN_ID'", &code);
+  REQUIRE(code == 0);
+  REQUIRE(rank_lines(output, 0).size() == 1);
+  CHECK(std::regex_match(rank_lines(output, 0)[0], std::regex("id=[0-9a-f]{16}")));
+  CHECK(rank_lines(output, 1) == rank_lines(output, 0));
+  output = run_shell(bin("ember-run") + " --nproc-per-node 2 --rdzv-id job7 -- /bin/sh -c 'echo id=$TORCHELASTIC_RUN_ID'",
+                     &code);
+  CHECK(rank_lines(output, 1) == std::vector<std::string>{"id=job7"});
 
   output = run_shell(bin("ember-run") + " --nproc-per-node 2 --timeout 0 -- true", &code);
   CHECK(code == 2);
