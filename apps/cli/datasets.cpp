@@ -3,6 +3,8 @@
 
 #include <sys/stat.h>
 
+#include <cmath>
+
 #include <ember/autograd/ops.h>
 #include <ember/core/error.h>
 #include <ember/core/factories.h>
@@ -36,10 +38,10 @@ std::string find_idx_file(const std::string& directory, const std::string& name)
   throw IOError(plain + "[.gz]: no such file (expected MNIST-style IDX files in " + directory + ")");
 }
 
-// uint8 pixels [N, ...] -> float32 [N, F] in [0, 1].
-Tensor scale_pixels(const Tensor& pixels) {
-  std::int64_t count = pixels.size(0);
-  return pixels.reshape({count, count == 0 ? 0 : pixels.numel() / count}).to(kFloat32) / 255.0;
+// IDX values [N, ...] -> float32 [N, F], times `scale`.
+Tensor flatten_scaled(const Tensor& values, double scale) {
+  std::int64_t count = values.size(0);
+  return apply_input_scale(values.reshape({count, count == 0 ? 0 : values.numel() / count}).to(kFloat32), scale);
 }
 
 // --header / --no-header, or (neither) what the file's first line says (csv_layout.h).
@@ -58,20 +60,19 @@ data::CsvOptions csv_options(const DataOptions& options, bool has_header) {
 
 // One split of an IDX data set: PREFIX-images-idx3-ubyte and PREFIX-labels-idx1-ubyte.
 // data/idx_reader checks the files themselves (magic, truncation, counts).
-DataSplit read_idx_split(const std::string& directory, const std::string& prefix) {
+DataSplit read_idx_split(const std::string& directory, const std::string& prefix, double scale) {
   std::string images_path = find_idx_file(directory, prefix + "-images-idx3-ubyte");
   std::string labels_path = find_idx_file(directory, prefix + "-labels-idx1-ubyte");
-  data::TensorDataset dataset = data::read_idx_dataset(images_path, labels_path);
-  const Tensor& images = dataset.data();  // float32 in [0, 1]
+  data::TensorDataset dataset = data::read_idx_dataset(images_path, labels_path, /*scale_to_unit=*/false);
+  const Tensor& images = dataset.data();  // float32 0..255
   EMBER_CHECK(images.dim() >= 2, IOError, images_path, ": expected images (at least 2 dimensions), found ",
               images.dim(), " dimension(s)");
-  std::int64_t count = images.size(0);
-  return {images.reshape({count, count == 0 ? 0 : images.numel() / count}), dataset.targets().to(kInt64)};
+  return {flatten_scaled(images, scale), dataset.targets().to(kInt64)};
 }
 
-DataSplit csv_split(const DataOptions& options, const std::string& path, bool has_header) {
+DataSplit csv_split(const DataOptions& options, const std::string& path, bool has_header, double scale) {
   data::CsvTable table = data::read_csv(path, csv_options(options, has_header));
-  return {table.features / 255.0, table.labels};
+  return {apply_input_scale(table.features, scale), table.labels};
 }
 
 LoadedData toy_data() {
@@ -84,7 +85,45 @@ LoadedData toy_data() {
 
 std::int64_t max_label(const Tensor& labels) { return labels.numel() == 0 ? -1 : labels.max().item<std::int64_t>(); }
 
+// Without --num-classes the class count is the largest label + 1; a stray label (255 in a
+// 3-class set, a pixel column taken for the labels) would silently build a huge classifier.
+// So when more than half of 0..max has no example, refuse and ask for --num-classes.
+void check_labels_dense(const Tensor& labels, std::int64_t num_classes, const std::string& source) {
+  std::vector<bool> used(static_cast<std::size_t>(num_classes), false);
+  const std::int64_t* values = labels.contiguous().data_ptr<std::int64_t>();
+  std::int64_t distinct = 0;
+  for (std::int64_t i = 0; i < labels.numel(); ++i) {
+    if (values[i] < 0 || values[i] >= num_classes) return;  // check_labels reports it
+    if (!used[static_cast<std::size_t>(values[i])]) {
+      used[static_cast<std::size_t>(values[i])] = true;
+      ++distinct;
+    }
+  }
+  EMBER_CHECK(2 * distinct >= num_classes, IOError, source, ": the labels use only ", distinct, " of the ",
+              num_classes, " classes 0..", num_classes - 1, " (largest label ", num_classes - 1,
+              "); is the label column right? If these are the classes, say so with --num-classes ", num_classes);
+}
+
 }  // namespace
+
+double default_input_scale(const std::string& spec) {
+  return spec == "fashion-mnist" || spec.rfind("idx:", 0) == 0 ? 1.0 / 255.0 : 1.0;
+}
+
+Tensor apply_input_scale(const Tensor& features, double scale) {
+  if (scale == 1.0) return features;
+  // 1/D for a whole D divides by D: x / 255 exactly as PyTorch's reference (x.float() / 255),
+  // not x * 0.00392..., which rounds differently in the last bit.
+  double divisor = std::round(1.0 / scale);
+  if (divisor > 1 && 1.0 / divisor == scale) return features / divisor;
+  return features * scale;
+}
+
+std::string describe_input_scale(double scale) {
+  double divisor = std::round(1.0 / scale);
+  if (scale != 1.0 && divisor > 1 && 1.0 / divisor == scale) return make_message("1/", static_cast<long long>(divisor));
+  return make_message(scale);
+}
 
 void check_labels(const Tensor& labels, std::int64_t num_classes, const std::string& source) {
   const std::int64_t* values = labels.contiguous().data_ptr<std::int64_t>();
@@ -97,9 +136,12 @@ void check_labels(const Tensor& labels, std::int64_t num_classes, const std::str
 LoadedData load_data(const DataOptions& options) {
   const std::string& spec = options.spec;
   LoadedData data;
+  double scale = options.input_scale > 0 ? options.input_scale : default_input_scale(spec);
   std::string train_source, test_source;
   if (spec == "toy") {
     data = toy_data();
+    data.train.features = apply_input_scale(data.train.features, scale);
+    data.test->features = apply_input_scale(data.test->features, scale);
     train_source = test_source = "toy data";
   } else if (spec == "fashion-mnist" || spec.rfind("idx:", 0) == 0) {
     std::string directory = spec == "fashion-mnist" ? kFashionMnistDir : spec.substr(4);
@@ -107,22 +149,31 @@ LoadedData load_data(const DataOptions& options) {
       throw IOError(directory + "/train-images-idx3-ubyte.gz: no such file (install Debian's dataset-fashion-mnist: "
                     "apt-get install dataset-fashion-mnist)");
     }
-    data.train = read_idx_split(directory, "train");
-    data.test = read_idx_split(directory, "t10k");
+    data.train = read_idx_split(directory, "train", scale);
+    data.test = read_idx_split(directory, "t10k", scale);
     train_source = directory + "/train-labels-idx1-ubyte";
     test_source = directory + "/t10k-labels-idx1-ubyte";
     if (spec == "fashion-mnist") data.class_names = kFashionMnistClasses;
   } else if (spec.rfind("csv:", 0) == 0) {
     train_source = spec.substr(4);
     data.csv_has_header = resolve_header(options, train_source);
-    data.train = csv_split(options, train_source, data.csv_has_header);
+    data.train = csv_split(options, train_source, data.csv_has_header, scale);
   } else {
     throw ValueError("unknown data set '" + spec + "' (expected fashion-mnist, toy, idx:DIR or csv:FILE)");
   }
   data.spec = spec;
+  data.input_scale = scale;
   EMBER_CHECK(data.train.size() > 0, IOError, train_source, ": the training set is empty");
   data.num_features = data.train.features.size(1);
-  data.num_classes = std::max<std::int64_t>(max_label(data.train.labels) + 1, data.class_names.size());
+  if (options.num_classes > 0) {
+    data.num_classes = options.num_classes;
+    EMBER_CHECK(data.class_names.empty() || static_cast<std::int64_t>(data.class_names.size()) == data.num_classes,
+                ValueError, "--num-classes ", data.num_classes, ": ", spec, " has ", data.class_names.size(),
+                " classes");
+  } else {
+    data.num_classes = std::max<std::int64_t>(max_label(data.train.labels) + 1, data.class_names.size());
+    if (data.class_names.empty()) check_labels_dense(data.train.labels, data.num_classes, train_source);
+  }
   check_labels(data.train.labels, data.num_classes, train_source);
   if (data.test) {
     EMBER_CHECK(data.test->features.size(1) == data.num_features, IOError, test_source, ": test examples have ",
@@ -151,7 +202,7 @@ TrainValidation split_validation(const DataSplit& data, double fraction, std::ui
 }
 
 PredictionInputs load_prediction_inputs(const std::string& path, std::int64_t num_features, const DataOptions& csv,
-                                        bool no_label) {
+                                        bool no_label, double input_scale) {
   bool is_csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
   PredictionInputs inputs;
   if (is_csv) {
@@ -167,16 +218,16 @@ PredictionInputs load_prediction_inputs(const std::string& path, std::int64_t nu
                 " columns but the model takes ", num_features, " features (", expected, ")");
     if (has_label) {
       data::CsvTable table = data::read_csv(path, csv_options(csv, has_header));
-      inputs.features = table.features / 255.0;
+      inputs.features = apply_input_scale(table.features, input_scale);
       inputs.labels = table.labels;
     } else {
-      inputs.features = read_csv_features(path, has_header) / 255.0;
+      inputs.features = apply_input_scale(read_csv_features(path, has_header), input_scale);
     }
   } else {
     Tensor images = data::read_idx(path);
     EMBER_CHECK(images.dim() >= 2, IOError, path, ": expected images (at least 2 dimensions), found ", images.dim(),
                 " dimension(s)");
-    inputs.features = scale_pixels(images);
+    inputs.features = flatten_scaled(images, input_scale);
   }
   EMBER_CHECK(inputs.features.size(1) == num_features, IOError, path, ": examples have ", inputs.features.size(1),
               " features but the model expects ", num_features);

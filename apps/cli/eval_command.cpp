@@ -42,13 +42,16 @@ std::string column_label(const std::string& name, std::int64_t index) {
 
 int run_eval(const EvalOptions& options) {
   Device device = choose_device(options.device);
-  Checkpoint checkpoint = load_checkpoint(options.checkpoint_path);
+  Checkpoint checkpoint = load_checkpoint(options.checkpoint_path);  // config checked against its tensors
   std::shared_ptr<nn::Sequential> model = build_mlp(checkpoint.model);
   check_state_fits(checkpoint.model_state, *model);
   model->load_state_dict(checkpoint.model_state);
   model->to(device);
 
   DataOptions data_options = options.data_given ? options.data : checkpoint.train.data;
+  // The model's preprocessing and classes, whatever data it is evaluated on.
+  data_options.input_scale = checkpoint.input_scale;
+  data_options.num_classes = checkpoint.model.num_classes;
   LoadedData data = load_data(data_options);
   bool has_test = data.test.has_value();
   const DataSplit& split = has_test ? *data.test : data.train;
