@@ -88,6 +88,8 @@ std::vector<std::string> config_differences(const TrainOptions& saved, const Tra
 }
 
 DataOptions with_checkpoint_defaults(DataOptions given, const TrainOptions& saved) {
+  // Other data (a difference check_resume reports) keep their own defaults.
+  if (resolved_data_spec(given.spec) != resolved_data_spec(saved.data.spec)) return given;
   if (given.input_scale == 0) given.input_scale = saved.data.input_scale;
   if (given.num_classes == 0) given.num_classes = saved.data.num_classes;
   return given;

@@ -26,7 +26,7 @@ namespace ember::cli {
 std::vector<std::string> config_differences(const TrainOptions& saved, const TrainOptions& current);
 
 // The data options of a --resume run: --input-scale and --num-classes, when not given,
-// are the checkpoint's (its preprocessing and class count continue).
+// are the checkpoint's (its preprocessing and class count continue) — for the same --data.
 DataOptions with_checkpoint_defaults(DataOptions given, const TrainOptions& saved);
 
 // Throws ValueError when --epochs is below the checkpoint's epoch, or when the options
