@@ -6,8 +6,8 @@
 // current ones, flag by flag:
 //   --data (paths compared after resolving them), --label-column and the CSV header,
 //   --val-split, --hidden, --dropout, --batch-size, --drop-last, --optimizer, --lr,
-//   --momentum, --nesterov, --weight-decay, --seed, --input-scale, --num-classes and the
-//   world size (ranks: the effective batch is --batch-size x ranks).
+//   --momentum, --nesterov, --weight-decay, --seed, --input-scale and --num-classes (for
+//   the same --data) and the world size (ranks: the effective batch is --batch-size x ranks).
 // --epochs is the total and may grow (never fall below the checkpoint's epoch); --workers
 // and --device do not change the numbers and may differ. Any difference is an error listing
 // each option with both values, unless --allow-config-change asks to continue with the new

@@ -225,13 +225,14 @@ int run_train(const TrainOptions& options) {
     std::cout << "  " << options.optimizer << " lr " << options.lr << ", batch size " << options.batch_size << ", "
               << options.epochs << " epochs, seed " << options.seed;
     if (first_epoch > 0) std::cout << ", resuming after epoch " << first_epoch;
-    std::cout << "\n  input scale " << describe_input_scale(data.input_scale) << ", " << data.num_classes
-              << " classes\n";
+    std::cout << "\n";
     if (distributed.active()) {
       std::cout << "  distributed: " << distributed.world_size() << " ranks (" << distributed.backend()
                 << "), batch size " << options.batch_size << " per rank, "
                 << options.batch_size * distributed.world_size() << " per step\n";
     }
+    // The preprocessing and class count are part of the model (checkpoint.h): say them.
+    std::cout << "  input scale " << describe_input_scale(data.input_scale) << ", " << data.num_classes << " classes\n";
     std::cout << std::flush;
   }
 
