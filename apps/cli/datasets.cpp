@@ -14,6 +14,7 @@
 #include <ember/data/idx_reader.h>
 
 #include "csv_layout.h"
+#include "model.h"
 
 namespace ember::cli {
 
@@ -89,6 +90,11 @@ std::int64_t max_label(const Tensor& labels) { return labels.numel() == 0 ? -1 :
 // 3-class set, a pixel column taken for the labels) would silently build a huge classifier.
 // So when more than half of 0..max has no example, refuse and ask for --num-classes.
 void check_labels_dense(const Tensor& labels, std::int64_t num_classes, const std::string& source) {
+  // N examples use at most N classes: many more than 2N classes are sparse without
+  // counting (and without a table of num_classes flags).
+  EMBER_CHECK(num_classes <= std::max<std::int64_t>(2 * labels.numel(), 1 << 24), IOError, source, ": the labels use at most ", labels.numel(),
+              " of the ", num_classes, " classes 0..", num_classes - 1, " (largest label ", num_classes - 1,
+              "); is the label column right? If these are the classes, say so with --num-classes ", num_classes);
   std::vector<bool> used(static_cast<std::size_t>(num_classes), false);
   const std::int64_t* values = labels.contiguous().data_ptr<std::int64_t>();
   std::int64_t distinct = 0;
@@ -171,7 +177,11 @@ LoadedData load_data(const DataOptions& options) {
                 ValueError, "--num-classes ", data.num_classes, ": ", spec, " has ", data.class_names.size(),
                 " classes");
   } else {
-    data.num_classes = std::max<std::int64_t>(max_label(data.train.labels) + 1, data.class_names.size());
+    // A class count is a layer width (model.h): a larger label cannot be a class index.
+    const std::int64_t largest = max_label(data.train.labels);
+    EMBER_CHECK(largest < kMaxLayerWidth, IOError, train_source, ": label ", largest, " is too large for a class index (",
+                "at most ", kMaxLayerWidth - 1, ")");
+    data.num_classes = std::max<std::int64_t>(largest + 1, data.class_names.size());
     if (data.class_names.empty()) check_labels_dense(data.train.labels, data.num_classes, train_source);
   }
   check_labels(data.train.labels, data.num_classes, train_source);

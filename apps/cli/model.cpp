@@ -1,7 +1,10 @@
 // apps/cli/model.cpp — builds the MLP and checks that a checkpoint fits it (see model.h).
 #include "model.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 
 #include <ember/nn/activation.h>
 #include <ember/nn/dropout.h>
@@ -65,6 +68,31 @@ void check_config_fits_state(const ModelConfig& config, const nn::StateDict& che
   std::string message = path + ": the checkpoint's model config does not match its tensors:";
   for (const auto& problem : problems) message += "\n  " + problem;
   throw IOError(message);
+}
+
+void check_model_fits_memory(const ModelConfig& config) {
+  std::vector<std::int64_t> widths = {config.in_features};
+  widths.insert(widths.end(), config.hidden.begin(), config.hidden.end());
+  widths.push_back(config.num_classes);
+  std::int64_t parameters = 0;
+  bool overflow = false;
+  for (std::size_t layer = 0; layer + 1 < widths.size(); ++layer) {
+    std::int64_t weights = 0;
+    overflow = overflow || __builtin_mul_overflow(widths[layer], widths[layer + 1], &weights) ||
+               __builtin_add_overflow(parameters, weights, &parameters) ||
+               __builtin_add_overflow(parameters, widths[layer + 1], &parameters);
+  }
+  std::int64_t bytes = 0;
+  overflow = overflow || __builtin_mul_overflow(parameters, std::int64_t{4}, &bytes);
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+  const double memory = pages > 0 && page_size > 0 ? static_cast<double>(pages) * static_cast<double>(page_size) : 0;
+  if (memory == 0 || (!overflow && static_cast<double>(bytes) <= memory)) return;
+  char gib[32];
+  std::snprintf(gib, sizeof gib, "%.1f", memory / (1024.0 * 1024.0 * 1024.0));
+  throw ValueError(make_message("the ", describe_layers(config), " MLP has ",
+                                overflow ? std::string("more than 2^63") : std::to_string(parameters),
+                                " parameters: as float32 they need more than this machine's ", gib,
+                                " GiB of memory (use smaller --hidden widths)"));
 }
 
 std::shared_ptr<nn::Sequential> build_mlp(const ModelConfig& config) {

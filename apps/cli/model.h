@@ -25,6 +25,11 @@ struct ModelConfig {
 };
 
 std::shared_ptr<nn::Sequential> build_mlp(const ModelConfig& config);
+
+// ValueError when the model's float32 parameters alone would exceed this machine's
+// physical memory (counted with overflow checks): --hidden 2147483647,2147483647 is an
+// error before anything is allocated, not an out-of-memory kill.
+void check_model_fits_memory(const ModelConfig& config);
 // "784-256-128-10" for the summary line.
 std::string describe_layers(const ModelConfig& config);
 

@@ -173,6 +173,7 @@ int run_train(const TrainOptions& options) {
   }
   TrainValidation split = split_validation(data.train, options.val_split, options.seed);
   ModelConfig config{data.num_features, options.hidden, data.num_classes, options.dropout};
+  check_model_fits_memory(config);  // before anything is allocated
 
   // --- Tutorial §7: seed, model, optimizer, loader --------------------------------------
   manual_seed(options.seed);

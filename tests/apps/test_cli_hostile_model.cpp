@@ -86,6 +86,25 @@ TEST_CASE("ember: sizes, counts and hyperparameters out of range are usage error
   }
 }
 
+TEST_CASE("ember train: a model larger than memory, or a label too large for a class, is refused before allocating",
+          "[cli][hostile]") {
+  int code = -1;
+  std::string output = run_ember("train --data toy --hidden 2147483647,2147483647 --epochs 1", &code);
+  CHECK(code == 1);
+  CHECK_THAT(output, Catch::Contains("ember: error: the 2-2147483647-2147483647-2 MLP has more than 2^63 parameters: "
+                                     "as float32 they need more than this machine's "));
+  ScratchDir scratch("hostile_sizes");
+  write_bytes(scratch / "big.csv", "0,1\n9223372036854775807,2\n");
+  output = run_ember("train --data csv:" + scratch / "big.csv" + " --epochs 1", &code);
+  CHECK(code == 1);
+  CHECK_THAT(output, Catch::Contains("big.csv: label 9223372036854775807 is too large for a class index (at most "
+                                     "2147483646)"));
+  write_bytes(scratch / "far.csv", "0,1\n2000000000,2\n");
+  output = run_ember("train --data csv:" + scratch / "far.csv" + " --epochs 1", &code);
+  CHECK(code == 1);
+  CHECK_THAT(output, Catch::Contains("far.csv: the labels use at most 2 of the 2000000001 classes"));
+}
+
 TEST_CASE("ember: a checkpoint's config is checked against its tensors before any model is built", "[cli][hostile]") {
   ScratchDir scratch("hostile_config");
   int code = -1;
