@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include <ember/autograd/ops.h>
 #include <ember/core/error.h>
@@ -112,6 +113,15 @@ void check_labels_dense(const Tensor& labels, std::int64_t num_classes, const st
 
 }  // namespace
 
+namespace {
+// D when scale is exactly 1/D for a whole D in (1, 2^53], else 0.
+double whole_divisor(double scale) {
+  if (!(scale > 0 && scale < 1)) return 0;
+  const double divisor = std::round(1.0 / scale);
+  return divisor > 1 && divisor <= 9007199254740992.0 && 1.0 / divisor == scale ? divisor : 0;
+}
+}  // namespace
+
 double default_input_scale(const std::string& spec) {
   return spec == "fashion-mnist" || spec.rfind("idx:", 0) == 0 ? 1.0 / 255.0 : 1.0;
 }
@@ -120,14 +130,18 @@ Tensor apply_input_scale(const Tensor& features, double scale) {
   if (scale == 1.0) return features;
   // 1/D for a whole D divides by D: x / 255 exactly as PyTorch's reference (x.float() / 255),
   // not x * 0.00392..., which rounds differently in the last bit.
-  double divisor = std::round(1.0 / scale);
-  if (divisor > 1 && 1.0 / divisor == scale) return features / divisor;
+  const double divisor = whole_divisor(scale);
+  if (divisor > 0) return features / divisor;
   return features * scale;
 }
 
 std::string describe_input_scale(double scale) {
-  double divisor = std::round(1.0 / scale);
-  if (scale != 1.0 && divisor > 1 && 1.0 / divisor == scale) return make_message("1/", static_cast<long long>(divisor));
+  const double divisor = whole_divisor(scale);
+  if (divisor > 0) {
+    char text[48];
+    std::snprintf(text, sizeof text, "1/%.0f", divisor);
+    return text;
+  }
   return make_message(scale);
 }
 
