@@ -19,6 +19,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -450,4 +451,24 @@ TEST_CASE("ember train: worker threads that cannot start are an error, not an ab
   CHECK(code == 1);
   CHECK_THAT(output, Catch::Contains("ember: error: DataLoader: could not start worker thread "));
   CHECK_THAT(output, Catch::Contains(" of 200 ("));
+}
+
+TEST_CASE("ember train --resume of a 2-rank checkpoint on 1 rank is refused as a config change",
+          "[cli][hostile][distributed]") {
+  ScratchDir scratch("hostile_world_real");
+  const std::string train = " train --data idx:" + fixtures_dir() + "/idx --hidden 8 --batch-size 3 --seed 2 --quiet";
+  std::string command = "timeout 120 " + std::string(EMBER_BIN_DIR) + "/ember-run --nproc-per-node 2 -- " +
+                        std::string(EMBER_BIN_DIR) + "/ember" + train + " --epochs 1 --save " + scratch / "two.st" +
+                        " > " + scratch / "two.out" + " 2>&1";
+  int status = std::system(command.c_str());
+  INFO(read_file(scratch / "two.out"));
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  ember::Metadata metadata;
+  ember::load(scratch / "two.st", &metadata);
+  CHECK(nlohmann::json::parse(metadata.at("config")).at("train").at("world_size") == 2);
+  int code = -1;
+  std::string output = run_ember(train + " --epochs 2 --resume " + scratch / "two.st", &code);
+  CHECK(code == 1);
+  CHECK_THAT(output, Catch::Contains("\n  world size (ranks): checkpoint 2, now 1\n"));
 }
