@@ -71,6 +71,7 @@ CLI::Validator whole_number_in(long long minimum, long long maximum) {
         try {
           value = std::stoll(text, &used);
         } catch (const std::out_of_range&) {
+          if (text.find('-') != std::string::npos) return "must be at least " + std::to_string(minimum) + ", got " + text;
           return "must be at most " + std::to_string(maximum) + ", got " + text;
         } catch (const std::exception&) {
           used = 0;

@@ -35,8 +35,8 @@ void check_config_fits_state(const ModelConfig& config, const nn::StateDict& che
       problems.push_back(make_message(what, " ", widths[i], " is outside [1, ", kMaxLayerWidth, "]"));
     }
   }
-  if (!(config.dropout >= 0 && config.dropout < 1)) {
-    problems.push_back(make_message("dropout ", config.dropout, " is outside [0, 1)"));
+  if (!(config.dropout >= 0 && config.dropout <= 1)) {  // --dropout takes [0, 1], as torch.nn.Dropout
+    problems.push_back(make_message("dropout ", config.dropout, " is outside [0, 1]"));
   }
   if (problems.empty()) {
     // The names build_mlp gives: Linear k sits at index k * (2 or 3) (ReLU and Dropout between).

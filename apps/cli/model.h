@@ -41,7 +41,7 @@ constexpr std::int64_t kMaxLayerWidth = 2147483647;
 // Checks a model config read from a checkpoint against the checkpoint's model tensors
 // BEFORE any model is built from it, so that a damaged or hostile config (a width of 2^62,
 // a negative class count) is an error, never an allocation: every width in
-// [1, kMaxLayerWidth], dropout in [0, 1), and each Linear's weight [out, in] and bias
+// [1, kMaxLayerWidth], dropout in [0, 1], and each Linear's weight [out, in] and bias
 // [out] present as float32 with exactly those sizes, no other model tensor. IOError
 // naming `path` and listing every problem.
 void check_config_fits_state(const ModelConfig& config, const nn::StateDict& checkpoint_state,

@@ -74,6 +74,7 @@ TEST_CASE("ember: sizes, counts and hyperparameters out of range are usage error
       {"train --data toy --weight-decay inf", "--weight-decay: must be a finite number"},
       {"train --data toy --input-scale nan", "--input-scale: must be a finite number"},
       {"train --data toy --num-classes 0", "--num-classes: must be at least 1"},
+      {"train --data toy --epochs -99999999999999999999", "--epochs: must be at least 1, got -99999999999999999999"},
       {"train --data toy --seed 18446744073709551616", "--seed: must be in [-9223372036854775808, 18446744073709551615]"},
       {"frobnicate", "ember: error: unknown command 'frobnicate' (expected train, eval, predict or info)"},
   };
@@ -139,6 +140,11 @@ TEST_CASE("ember: a checkpoint's config is checked against its tensors before an
   output = run_ember("eval --checkpoint " + negative, &code);
   CHECK(code == 1);
   CHECK_THAT(output, Catch::Contains("num_classes -3 is outside [1, 2147483647]"));
+  // Every config ember train writes passes the check: --dropout 1 (torch.nn.Dropout(1)) too.
+  run_ember("train --data toy --hidden 4 --dropout 1 --epochs 1 --quiet --save " + scratch / "dropout1.st", &code);
+  REQUIRE(code == 0);
+  run_ember("eval --checkpoint " + scratch / "dropout1.st", &code);
+  CHECK(code == 0);
 }
 
 TEST_CASE("ember: checkpoint metadata is validated (epoch, step, tensor dtypes)", "[cli][hostile]") {
