@@ -70,9 +70,10 @@ int run_eval(const EvalOptions& options) {
 
   const std::vector<std::string>& names = checkpoint.class_names;
   auto name_of = [&](std::int64_t c) { return c < static_cast<std::int64_t>(names.size()) ? names[c] : std::to_string(c); };
-  std::printf("checkpoint: %s (%s MLP, epoch %lld, trained on %s)\n", options.checkpoint_path.c_str(),
-              describe_layers(checkpoint.model).c_str(), static_cast<long long>(checkpoint.epoch),
-              checkpoint.data_spec.c_str());
+  std::printf("checkpoint: %s (%s MLP, epoch %lld, trained on %s, input scale %s)\n",
+              options.checkpoint_path.c_str(), describe_layers(checkpoint.model).c_str(),
+              static_cast<long long>(checkpoint.epoch), checkpoint.data_spec.c_str(),
+              describe_input_scale(checkpoint.input_scale).c_str());
   std::printf("data:       %s (%lld examples) on %s\n", source.c_str(), static_cast<long long>(result.total),
               device.str().c_str());
   std::printf("accuracy:   %.2f%% (%lld/%lld)\n\n", 100.0 * result.accuracy(), static_cast<long long>(result.correct),

@@ -379,6 +379,8 @@ TEST_CASE("ember predict applies the checkpoint's input scale: the tutorial's to
   };
   std::string evaluated = run_ember("eval --checkpoint " + scratch / "csv.st", &code);
   CHECK(code == 0);
+  CHECK_THAT(evaluated, Catch::Contains("csv.st (16-5-3 MLP, epoch 3, trained on csv:"));
+  CHECK_THAT(evaluated, Catch::Contains("tiny.csv, input scale 0.3)\n"));
   CHECK(accuracy_after(evaluated, "accuracy:   ") == accuracy_after(output, "train accuracy:  "));
   CHECK_FALSE(accuracy_after(output, "train accuracy:  ").empty());
 }
