@@ -252,6 +252,12 @@ PredictionInputs load_prediction_inputs(const std::string& path, std::int64_t nu
     EMBER_CHECK(images.dim() >= 2, IOError, path, ": expected images (at least 2 dimensions), found ", images.dim(),
                 " dimension(s)");
     inputs.features = flatten_scaled(images, input_scale);
+    // Float IDX files (type 0x0D/0x0E) may hold nan or inf, or overflow float32 when scaled.
+    const float* values = inputs.features.contiguous().data_ptr<float>();
+    for (std::int64_t i = 0; i < inputs.features.numel(); ++i) {
+      EMBER_CHECK(std::isfinite(values[i]), IOError, path, ": value ", i, " of the input is not finite (", values[i],
+                  " after the input scale)");
+    }
   }
   EMBER_CHECK(inputs.features.size(1) == num_features, IOError, path, ": examples have ", inputs.features.size(1),
               " features but the model expects ", num_features);

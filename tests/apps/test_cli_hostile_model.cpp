@@ -240,6 +240,20 @@ TEST_CASE("ember train: non-finite CSV features are data errors naming file, lin
   }
 }
 
+TEST_CASE("ember predict: a float IDX input holding nan is a data error", "[cli][hostile]") {
+  ScratchDir scratch("hostile_nan_idx");
+  int code = -1;
+  run_ember("train --data toy --hidden 4 --epochs 1 --quiet --save " + scratch / "toy.st", &code);
+  REQUIRE(code == 0);
+  // IDX float32 [2, 2]: 1, 2, nan, 4 (big-endian).
+  write_bytes(scratch / "input-idx2", std::string("\x00\x00\x0D\x02\x00\x00\x00\x02\x00\x00\x00\x02", 12) +
+                                          std::string("\x3F\x80\x00\x00\x40\x00\x00\x00\x7F\xC0\x00\x00\x40\x80\x00\x00", 16));
+  std::string output = run_ember("predict --checkpoint " + scratch / "toy.st" + " --input " + scratch / "input-idx2",
+                                 &code);
+  CHECK(code == 1);
+  CHECK_THAT(output, Catch::Contains("input-idx2: value 2 of the input is not finite (nan after the input scale)"));
+}
+
 TEST_CASE("ember train: a non-finite loss stops training, the last good checkpoint intact", "[cli][hostile]") {
   ScratchDir scratch("hostile_nan_loss");
   int code = -1;
