@@ -2,12 +2,14 @@
 //
 // Deliberately simple: numeric tables only, no quoting. Every cell is parsed with
 // std::from_chars, so "1.5x" or an empty cell is an error naming its line and column
-// rather than a silent 0.
+// rather than a silent 0; so is a feature that is not a finite float32 (nan, inf, 1e39).
+// A UTF-8 byte order mark (spreadsheet exports) is not part of the first cell.
 #include <ember/data/csv_reader.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <fstream>
 #include <sstream>
 
@@ -39,6 +41,10 @@ std::string trim(const std::string& text) {
 
 }  // namespace
 
+void strip_utf8_bom(std::string& first_line) {
+  if (first_line.rfind("\xEF\xBB\xBF", 0) == 0) first_line.erase(0, 3);
+}
+
 CsvTable read_csv(const std::string& path, const CsvOptions& options) {
   std::ifstream file(path);
   if (!file) fail(path, "cannot open it");
@@ -53,6 +59,7 @@ CsvTable read_csv(const std::string& path, const CsvOptions& options) {
   bool header_pending = options.has_header;
   while (std::getline(file, line)) {
     ++line_number;
+    if (line_number == 1) strip_utf8_bom(line);
     if (trim(line).empty()) continue;  // blank lines (often the last one) are skipped
     std::vector<std::string> cells = split(line, options.delimiter);
     if (columns == 0) {
@@ -87,6 +94,9 @@ CsvTable read_csv(const std::string& path, const CsvOptions& options) {
         auto [end, error] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
         if (error != std::errc() || end != cell.data() + cell.size() || cell.empty())
           fail(path, where + ": \"" + cell + "\" is not a number");
+        // nan, inf and values beyond float32's range (1e39 -> inf) would poison training.
+        if (!(std::isfinite(value) && std::fabs(value) <= std::numeric_limits<float>::max()))
+          fail(path, where + ": \"" + cell + "\" is not a finite float32 number");
         features.push_back(static_cast<float>(value));
       }
     }

@@ -8,12 +8,17 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include <ember/core/cuda_hooks.h>
 #include <ember/core/native.h>
 
 namespace ember::data {
+
+namespace detail {
+std::function<void(std::int64_t)> before_worker_start;
+}  // namespace detail
 
 // One pass over the data. Without workers, next() loads each batch on demand. With
 // workers, each thread repeatedly claims the next batch number (never more than
@@ -31,17 +36,24 @@ class DataLoader::Pass {
       : dataset_(std::move(dataset)), collate_(std::move(collate)), batches_(std::move(batches)),
         pin_memory_(pin_memory), sampler_ends_at_(sampler_ends_at), end_sampler_pass_(std::move(end_sampler_pass)) {
     prefetch_limit_ = num_workers * std::max<std::int64_t>(prefetch_factor, 1);
-    for (std::int64_t w = 0; w < num_workers; ++w) workers_.emplace_back([this] { worker_loop(); });
+    // A thread that cannot start (the system's thread or memory limit) throws
+    // std::system_error; the workers already running are stopped and joined before the
+    // error leaves, as an ember::Error (a std::thread destroyed while joinable would call
+    // std::terminate).
+    workers_.reserve(static_cast<std::size_t>(num_workers));
+    for (std::int64_t w = 0; w < num_workers; ++w) {
+      try {
+        if (detail::before_worker_start) detail::before_worker_start(w);
+        workers_.emplace_back([this] { worker_loop(); });
+      } catch (const std::system_error& error) {
+        stop_workers();
+        throw Error(make_message("DataLoader: could not start worker thread ", w + 1, " of ", num_workers, " (",
+                                 error.what(), "); use fewer workers (num_workers)"));
+      }
+    }
   }
 
-  ~Pass() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
-    }
-    changed_.notify_all();
-    for (auto& worker : workers_) worker.join();
-  }
+  ~Pass() { stop_workers(); }
   Pass(const Pass&) = delete;
   Pass& operator=(const Pass&) = delete;
 
@@ -76,6 +88,16 @@ class DataLoader::Pass {
     Example batch;
     std::exception_ptr error;
   };
+
+  void stop_workers() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    for (auto& worker : workers_) worker.join();
+    workers_.clear();
+  }
 
   Example load(std::int64_t batch_number) {
     std::vector<Example> examples;

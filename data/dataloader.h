@@ -22,10 +22,13 @@
 // Workers take batch numbers in order and results are handed out strictly in batch order,
 // so what the loop sees is identical for any num_workers. An exception thrown inside a
 // worker is re-thrown to the loop at that batch; leaving the loop early (break) stops and
-// joins the workers when the iterator is destroyed.
+// joins the workers when the iterator is destroyed. A worker thread that cannot be started
+// (the system's thread or memory limit) stops and joins those already started, and begin()
+// throws an ember::Error "DataLoader: could not start worker thread K of N (...)".
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -35,6 +38,12 @@
 #include <ember/data/sampler.h>
 
 namespace ember::data {
+
+namespace detail {
+// Test seam: when set, called before each worker thread is started (with its index); a
+// std::system_error thrown from it acts as a failed thread start. Not for production use.
+extern std::function<void(std::int64_t worker)> before_worker_start;
+}  // namespace detail
 
 struct DataLoaderOptions {
   std::int64_t batch_size = 1;

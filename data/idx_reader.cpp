@@ -1,12 +1,15 @@
 // data/idx_reader.cpp — the IDX reader (see idx_reader.h).
 //
-// The whole file is read into memory first (through zlib's gzread, which also reads
-// uncompressed files transparently), then parsed: a 60000-image Fashion-MNIST file is
-// 47 MB, small enough, and parsing a byte buffer keeps the checks simple.
+// The file is read through zlib's gzread (which also reads uncompressed files
+// transparently): the header first, then exactly the bytes its sizes promise (computed with
+// overflow checks), then one more read that must find nothing. So a gzip bomb inflates no
+// further than the size its header claims, and trailing data is an error, not ignored.
 #include <ember/data/idx_reader.h>
 
+#include <sys/stat.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -22,29 +25,52 @@ namespace {
   throw IOError("IDX file " + path + ": " + problem);
 }
 
-std::string read_all(const std::string& path) {
-  gzFile file = gzopen(path.c_str(), "rb");
-  if (file == nullptr) fail(path, "cannot open it (" + std::string(std::strerror(errno)) + ")");
-  std::string bytes;
-  std::vector<char> buffer(1 << 16);
-  while (true) {
-    const int n = gzread(file, buffer.data(), static_cast<unsigned>(buffer.size()));
-    if (n < 0) {
-      int code = 0;
-      const std::string message = gzerror(file, &code);
-      gzclose(file);
-      fail(path, "cannot decompress it (" + message + ")");
-    }
-    if (n == 0) break;
-    bytes.append(buffer.data(), static_cast<std::size_t>(n));
+// An open gzFile (zlib reads plain files transparently), closed on every path.
+class GzReader {
+ public:
+  explicit GzReader(const std::string& path) : path_(path), file_(gzopen(path.c_str(), "rb")) {
+    if (file_ == nullptr) fail(path, "cannot open it (" + std::string(std::strerror(errno)) + ")");
   }
+  ~GzReader() {
+    if (file_ != nullptr) gzclose(file_);
+  }
+  GzReader(const GzReader&) = delete;
+  GzReader& operator=(const GzReader&) = delete;
+
+  // Appends up to `count` bytes to `bytes`; returns how many were read (fewer: the end).
+  std::uint64_t read(std::string& bytes, std::uint64_t count) {
+    std::uint64_t total = 0;
+    char buffer[1 << 16];
+    while (total < count) {
+      const auto want = static_cast<unsigned>(std::min<std::uint64_t>(sizeof buffer, count - total));
+      const int n = gzread(file_, buffer, want);
+      if (n < 0) {
+        int code = 0;
+        fail(path_, "cannot decompress it (" + std::string(gzerror(file_, &code)) + ")");
+      }
+      if (n == 0) break;
+      bytes.append(buffer, static_cast<std::size_t>(n));
+      total += static_cast<std::uint64_t>(n);
+    }
+    return total;
+  }
+
+  // Whether the file is plain (not gzip); known after the first read.
+  bool plain() { return gzdirect(file_) == 1; }
+
   // A gzip stream cut short reads as a silent end of data with some zlib versions:
   // gzclose_r reports the truncation.
-  const int close_status = gzclose(file);
-  if (close_status != Z_OK && close_status != Z_BUF_ERROR) fail(path, "cannot read it to the end (corrupt gzip data)");
-  if (close_status == Z_BUF_ERROR) fail(path, "the gzip stream is truncated");
-  return bytes;
-}
+  void close() {
+    const int status = gzclose(file_);
+    file_ = nullptr;
+    if (status == Z_BUF_ERROR) fail(path_, "the gzip stream is truncated");
+    if (status != Z_OK) fail(path_, "cannot read it to the end (corrupt gzip data)");
+  }
+
+ private:
+  std::string path_;
+  gzFile file_;
+};
 
 std::uint32_t big_endian_u32(const std::string& bytes, std::size_t offset) {
   std::uint32_t value = 0;
@@ -68,8 +94,13 @@ void decode(const char* data, std::int64_t count, Target* out) {
 }  // namespace
 
 Tensor read_idx(const std::string& path) {
-  const std::string bytes = read_all(path);
-  if (bytes.size() < 4) fail(path, "file is " + std::to_string(bytes.size()) + " bytes, too short for the IDX magic");
+  // The header first, then exactly the data it promises: a small gzip bomb (or a header
+  // promising more than exists) never inflates beyond the promised size before it is refused.
+  GzReader file(path);
+  std::string bytes;
+  if (file.read(bytes, 4) < 4) {
+    fail(path, "file is " + std::to_string(bytes.size()) + " bytes, too short for the IDX magic");
+  }
   if (bytes[0] != 0 || bytes[1] != 0)
     fail(path, "wrong magic number (the first two bytes must be zero; is this an IDX file?)");
   const auto type_code = static_cast<unsigned char>(bytes[2]);
@@ -87,23 +118,41 @@ Tensor read_idx(const std::string& path) {
   }
   if (ndim == 0) fail(path, "wrong magic number (zero dimensions)");
   const std::size_t header_bytes = 4 + 4 * static_cast<std::size_t>(ndim);
-  if (bytes.size() < header_bytes) fail(path, "truncated: the file ends inside the dimension sizes");
+  if (file.read(bytes, header_bytes - 4) < header_bytes - 4) fail(path, "truncated: the file ends inside the dimension sizes");
   Shape sizes;
   std::uint64_t count = 1;
+  // An element count (and byte count) beyond what a tensor can hold is refused before
+  // anything is read: the product is checked against the limit at every dimension.
+  constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 62;
   for (int d = 0; d < ndim; ++d) {
     const std::uint32_t size = big_endian_u32(bytes, 4 + 4 * static_cast<std::size_t>(d));
     sizes.push_back(size);
+    if (size != 0 && count > kMaxBytes / element_bytes / size)
+      fail(path, "the sizes " + shape_to_string(sizes) + "... promise more data than any file can hold");
     count *= size;
-    if (count > bytes.size()) fail(path, "truncated: the sizes " + shape_to_string(sizes) + "... need more data than the file has");
   }
   const std::uint64_t data_bytes = count * element_bytes;
-  const std::uint64_t available = bytes.size() - header_bytes;
+  // Nor is a promise the file cannot keep read to its end: a plain file holds its size,
+  // deflate inflates at most 1032 bytes per compressed byte.
+  struct stat info {};
+  if (stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode)) {
+    const auto file_bytes = static_cast<std::uint64_t>(info.st_size);
+    const std::uint64_t most = file.plain() ? file_bytes : file_bytes * 1032 + 1024;
+    if (data_bytes > most)
+      fail(path, "truncated: sizes " + shape_to_string(sizes) + " need " + std::to_string(data_bytes) +
+                     " bytes of data but the " + (file.plain() ? "" : "gzipped ") + "file is only " +
+                     std::to_string(file_bytes) + " bytes");
+  }
+  const std::uint64_t available = file.read(bytes, data_bytes);
   if (available < data_bytes)
     fail(path, "truncated: sizes " + shape_to_string(sizes) + " need " + std::to_string(data_bytes) +
                    " bytes of data but the file has " + std::to_string(available));
-  if (available > data_bytes)
-    fail(path, std::to_string(available - data_bytes) + " bytes left over after the data for sizes " +
-                   shape_to_string(sizes));
+  std::string extra;
+  const std::uint64_t left_over = file.read(extra, 1 << 16);
+  if (left_over > 0)
+    fail(path, (left_over < (1 << 16) ? std::to_string(left_over) : "more than 65536") +
+                   " bytes left over after the data for sizes " + shape_to_string(sizes));
+  file.close();
 
   Tensor result = ember::empty(sizes, TensorOptions(dtype));
   const char* data = bytes.data() + header_bytes;
@@ -119,7 +168,7 @@ Tensor read_idx(const std::string& path) {
   return result;
 }
 
-TensorDataset read_idx_dataset(const std::string& images_path, const std::string& labels_path) {
+TensorDataset read_idx_dataset(const std::string& images_path, const std::string& labels_path, bool scale_to_unit) {
   Tensor images = read_idx(images_path);
   Tensor labels = read_idx(labels_path);
   if (images.dim() < 2) fail(images_path, "images need at least 2 dimensions, got " + shape_to_string(images.sizes()));
@@ -127,7 +176,7 @@ TensorDataset read_idx_dataset(const std::string& images_path, const std::string
   if (images.size(0) != labels.size(0))
     fail(labels_path, "count mismatch: " + std::to_string(labels.size(0)) + " labels but " + images_path + " has " +
                           std::to_string(images.size(0)) + " images");
-  // Pixels 0..255 -> float32 in [0, 1]; labels -> int64 class indices. Done element by
+  // Pixels 0..255 -> float32 in [0, 1] (or as they are); labels -> int64 class indices. Done element by
   // element here because the data layer sits below autograd's tensor arithmetic.
   Tensor scaled = ember::empty(images.sizes(), TensorOptions(kFloat32));
   Tensor classes = ember::empty(labels.sizes(), TensorOptions(kInt64));
@@ -135,7 +184,8 @@ TensorDataset read_idx_dataset(const std::string& images_path, const std::string
   const std::int64_t pixel_count = images.numel();
   if (images.dtype() == kUInt8) {
     const std::uint8_t* raw = images.data_ptr<std::uint8_t>();
-    for (std::int64_t i = 0; i < pixel_count; ++i) pixels[i] = static_cast<float>(raw[i]) / 255.0f;
+    const float divisor = scale_to_unit ? 255.0f : 1.0f;
+    for (std::int64_t i = 0; i < pixel_count; ++i) pixels[i] = static_cast<float>(raw[i]) / divisor;
   } else {
     fail(images_path, "images must be unsigned bytes (type code 0x08)");
   }

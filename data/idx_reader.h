@@ -5,7 +5,8 @@
 // big-endian u32 per dimension, then the values, big-endian, row-major. Fashion-MNIST's
 // train-images-idx3-ubyte.gz is [60000, 28, 28] of u8. Files ending in .gz (or starting
 // with gzip's magic bytes) are inflated with zlib while reading.
-// Every problem (missing file, wrong magic, truncated data, bytes left over, an
+// The header is read first and only the bytes it promises are inflated (a gzip bomb stops
+// there). Every problem (missing file, wrong magic, truncated data, bytes left over, an
 // images/labels count mismatch) is an IOError naming the file and what is wrong.
 #pragma once
 
@@ -21,7 +22,9 @@ namespace ember::data {
 Tensor read_idx(const std::string& path);
 
 // An images file and a labels file as one dataset: images as float32 scaled to [0, 1]
-// ([N, rows, cols]), labels as int64 [N]. The two counts must match.
-TensorDataset read_idx_dataset(const std::string& images_path, const std::string& labels_path);
+// (x / 255; scale_to_unit false: the values 0..255 as they are) ([N, rows, cols]), labels
+// as int64 [N]. The two counts must match.
+TensorDataset read_idx_dataset(const std::string& images_path, const std::string& labels_path,
+                               bool scale_to_unit = true);
 
 }  // namespace ember::data

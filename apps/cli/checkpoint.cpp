@@ -1,6 +1,9 @@
 // apps/cli/checkpoint.cpp — packs a training state into safetensors and back (see checkpoint.h).
 #include "checkpoint.h"
 
+#include <charconv>
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include <ember/core/error.h>
@@ -45,6 +48,7 @@ nlohmann::json config_json(const Checkpoint& c) {
           {"dropout", c.model.dropout},
           {"data", c.data_spec},
           {"class_names", c.class_names},
+          {"input_scale", c.input_scale},
           {"train",
            {{"epochs", t.epochs},
             {"batch_size", t.batch_size},
@@ -59,7 +63,8 @@ nlohmann::json config_json(const Checkpoint& c) {
             {"workers", t.workers},
             {"csv_label_column", t.data.csv_label_column},
             // What the file turned out to have (train_command.cpp resolves Auto before saving).
-            {"csv_header", t.data.csv_header == CsvHeader::Yes}}}};
+            {"csv_header", t.data.csv_header == CsvHeader::Yes},
+            {"world_size", t.world_size}}}};
 }
 
 // Splits "prefix.rest" entries of a state dict into their own dict without the prefix.
@@ -69,6 +74,16 @@ nn::StateDict with_prefix_removed(const nn::StateDict& all, const std::string& p
     if (name.rfind(prefix, 0) == 0) part.insert(name.substr(prefix.size()), tensor);
   }
   return part;
+}
+
+// "epoch" / "step": a non-negative whole number in plain digits ("-5", "2abc", "" refused).
+std::int64_t whole_number_field(const std::string& text, const char* name, const std::string& path) {
+  std::int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  bool digits_only = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  EMBER_CHECK(digits_only && error == std::errc() && end == text.data() + text.size(), IOError, path,
+              ": the checkpoint's \"", name, "\" metadata is \"", text, "\", not a non-negative whole number");
+  return value;
 }
 
 }  // namespace
@@ -98,8 +113,8 @@ Checkpoint load_checkpoint(const std::string& path) {
               "\" (expected ", kFormat, ")");
   Checkpoint checkpoint;
   try {
-    checkpoint.epoch = std::stoll(field("epoch"));
-    checkpoint.step = std::stoll(field("step"));
+    checkpoint.epoch = whole_number_field(field("epoch"), "epoch", path);
+    checkpoint.step = whole_number_field(field("step"), "step", path);
     nlohmann::json config = nlohmann::json::parse(field("config"));
     checkpoint.model.in_features = config.at("in_features").get<std::int64_t>();
     checkpoint.model.hidden = config.at("hidden").get<std::vector<std::int64_t>>();
@@ -124,11 +139,26 @@ Checkpoint load_checkpoint(const std::string& path) {
     checkpoint.train.drop_last = train.at("drop_last").get<bool>();
     checkpoint.train.val_split = train.at("val_split").get<double>();
     checkpoint.train.workers = train.value("workers", std::int64_t{0});  // informative; absent in older files
+    checkpoint.train.world_size = train.value("world_size", std::int64_t{1});  // absent before issue 16
+    // Absent before issue 16: the rule those versions applied (toy data as given, else / 255).
+    checkpoint.input_scale = config.contains("input_scale") ? config.at("input_scale").get<double>()
+                             : checkpoint.data_spec == "toy" ? 1.0
+                                                             : 1.0 / 255.0;
+    checkpoint.train.data.input_scale = checkpoint.input_scale;
+    checkpoint.train.data.num_classes = checkpoint.model.num_classes;
   } catch (const nlohmann::json::exception& error) {
     throw IOError(path + ": the checkpoint's config metadata is damaged (" + error.what() + ")");
-  } catch (const std::logic_error& error) {  // std::stoll
-    throw IOError(path + ": the checkpoint's epoch/step metadata is not a number");
   }
+  EMBER_CHECK(checkpoint.epoch <= checkpoint.train.epochs, IOError, path, ": the checkpoint's epoch ", checkpoint.epoch,
+              " is beyond its run's ", checkpoint.train.epochs, " epochs");
+  EMBER_CHECK(std::isfinite(checkpoint.input_scale) && checkpoint.input_scale > 0, IOError, path,
+              ": the checkpoint's input_scale ", checkpoint.input_scale, " is not a positive finite number");
+  EMBER_CHECK(checkpoint.train.world_size >= 1, IOError, path, ": the checkpoint's world_size ",
+              checkpoint.train.world_size, " is not a positive number");
+  check_config_fits_state(checkpoint.model, with_prefix_removed(tensors, "model."), path);
+  EMBER_CHECK(static_cast<std::int64_t>(checkpoint.class_names.size()) == checkpoint.model.num_classes, IOError, path,
+              ": the checkpoint has ", checkpoint.class_names.size(), " class names for ", checkpoint.model.num_classes,
+              " classes");
   checkpoint.generator_state = from_hex(field("generator"), path);
   checkpoint.model_state = with_prefix_removed(tensors, "model.");
   checkpoint.optimizer_state = with_prefix_removed(tensors, "optimizer.");

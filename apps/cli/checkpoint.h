@@ -14,7 +14,17 @@
 //                                  "class_names", "train": {"epochs", "batch_size", "lr",
 //                                  "momentum", "weight_decay", "nesterov", "optimizer", "seed",
 //                                  "drop_last", "val_split", "workers", "csv_label_column",
-//                                  "csv_header"}}
+//                                  "csv_header", "world_size"},
+//                                  "input_scale"}
+//             "input_scale" is the preprocessing that is part of the model: features are
+//             multiplied by it (1/255 for IDX images, 1 for CSV and toy unless --input-scale),
+//             and eval/predict apply exactly it. Checkpoints written before it existed get
+//             the rule they were trained with: 1 for toy data, 1/255 for everything else.
+//             "world_size" (absent in older files: 1) is the number of ranks that trained it.
+// Loading validates everything before any model is built: epoch and step are non-negative
+// whole numbers (epoch at most the run's epochs), the config's layer sizes are sane and
+// match the model tensors' shapes and dtype (model.h check_config_fits_state), there is one
+// class name per class.
 // ember::save writes through a temporary file and a rename, so an interrupted write never
 // leaves a half-written checkpoint in place of the last good one.
 #pragma once
@@ -33,6 +43,7 @@ namespace ember::cli {
 struct Checkpoint {
   ModelConfig model;
   std::string data_spec;
+  double input_scale = 1.0;  // the features' preprocessing: x * input_scale (datasets.h)
   std::vector<std::string> class_names;
   // The flags of the run that wrote it; --resume refuses to continue with different ones
   // (resume_check.h) unless --allow-config-change. data.csv_header is Yes or No, never Auto.

@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <limits>
 #include <fstream>
 #include <vector>
 
 #include <ember/core/error.h>
 #include <ember/core/factories.h>
+#include <ember/data/csv_reader.h>
 
 namespace ember::cli {
 
@@ -49,7 +52,8 @@ CsvLayout inspect_csv(const std::string& path) {
   std::ifstream file(path);
   if (!file) fail(path, "cannot open it");
   std::string line;
-  while (std::getline(file, line)) {
+  for (bool first = true; std::getline(file, line); first = false) {
+    if (first) data::strip_utf8_bom(line);
     if (trim(line).empty()) continue;
     std::vector<std::string> cells = cells_of(line);
     CsvLayout layout;
@@ -71,6 +75,7 @@ Tensor read_csv_features(const std::string& path, bool has_header) {
   bool header_pending = has_header;
   std::string line;
   for (int line_number = 1; std::getline(file, line); ++line_number) {
+    if (line_number == 1) data::strip_utf8_bom(line);
     if (trim(line).empty()) continue;
     std::vector<std::string> cells = cells_of(line);
     if (columns == 0) columns = cells.size();
@@ -87,6 +92,10 @@ Tensor read_csv_features(const std::string& path, bool has_header) {
       if (!parse_number(cells[c], value)) {
         fail(path, "line " + std::to_string(line_number) + ", column " + std::to_string(c + 1) + ": \"" + cells[c] +
                        "\" is not a number");
+      }
+      if (!(std::isfinite(value) && std::fabs(value) <= std::numeric_limits<float>::max())) {
+        fail(path, "line " + std::to_string(line_number) + ", column " + std::to_string(c + 1) + ": \"" + cells[c] +
+                       "\" is not a finite float32 number");
       }
       values.push_back(static_cast<float>(value));
     }

@@ -42,13 +42,16 @@ std::string column_label(const std::string& name, std::int64_t index) {
 
 int run_eval(const EvalOptions& options) {
   Device device = choose_device(options.device);
-  Checkpoint checkpoint = load_checkpoint(options.checkpoint_path);
+  Checkpoint checkpoint = load_checkpoint(options.checkpoint_path);  // config checked against its tensors
   std::shared_ptr<nn::Sequential> model = build_mlp(checkpoint.model);
   check_state_fits(checkpoint.model_state, *model);
   model->load_state_dict(checkpoint.model_state);
   model->to(device);
 
   DataOptions data_options = options.data_given ? options.data : checkpoint.train.data;
+  // The model's preprocessing and classes, whatever data it is evaluated on.
+  data_options.input_scale = checkpoint.input_scale;
+  data_options.num_classes = checkpoint.model.num_classes;
   LoadedData data = load_data(data_options);
   bool has_test = data.test.has_value();
   const DataSplit& split = has_test ? *data.test : data.train;
@@ -67,9 +70,10 @@ int run_eval(const EvalOptions& options) {
 
   const std::vector<std::string>& names = checkpoint.class_names;
   auto name_of = [&](std::int64_t c) { return c < static_cast<std::int64_t>(names.size()) ? names[c] : std::to_string(c); };
-  std::printf("checkpoint: %s (%s MLP, epoch %lld, trained on %s)\n", options.checkpoint_path.c_str(),
-              describe_layers(checkpoint.model).c_str(), static_cast<long long>(checkpoint.epoch),
-              checkpoint.data_spec.c_str());
+  std::printf("checkpoint: %s (%s MLP, epoch %lld, trained on %s, input scale %s)\n",
+              options.checkpoint_path.c_str(), describe_layers(checkpoint.model).c_str(),
+              static_cast<long long>(checkpoint.epoch), checkpoint.data_spec.c_str(),
+              describe_input_scale(checkpoint.input_scale).c_str());
   std::printf("data:       %s (%lld examples) on %s\n", source.c_str(), static_cast<long long>(result.total),
               device.str().c_str());
   std::printf("accuracy:   %.2f%% (%lld/%lld)\n\n", 100.0 * result.accuracy(), static_cast<long long>(result.correct),

@@ -14,7 +14,10 @@
 //   130 interrupted by Ctrl-C, 143 stopped by SIGTERM (the shell convention 128 + signal)
 // The tutorial's training loop (§7) lives in train_command.cpp; see docs/cli.md.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <new>
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -25,6 +28,7 @@
 
 #include <ember/core/error.h>
 
+#include "model.h"
 #include "options.h"
 #include "output_paths.h"
 #include "usage_error.h"
@@ -62,21 +66,29 @@ std::string check_device(const std::string& device) {
 // Number checks with short messages (CLI11's PositiveNumber prints the whole double range).
 // Validators see the text before conversion; CLI11 reports a non-number itself as well,
 // but checking here keeps every message in one style.
-CLI::Validator whole_number_at_least(long long minimum) {
+CLI::Validator whole_number_in(long long minimum, long long maximum) {
   return CLI::Validator(
-      [minimum](const std::string& text) -> std::string {
+      [minimum, maximum](const std::string& text) -> std::string {
         std::size_t used = 0;
         long long value = 0;
         try {
           value = std::stoll(text, &used);
+        } catch (const std::out_of_range&) {
+          if (text.find('-') != std::string::npos) return "must be at least " + std::to_string(minimum) + ", got " + text;
+          return "must be at most " + std::to_string(maximum) + ", got " + text;
         } catch (const std::exception&) {
           used = 0;
         }
         if (used == 0 || used != text.size()) return "expected a whole number, got '" + text + "'";
         if (value < minimum) return "must be at least " + std::to_string(minimum) + ", got " + text;
+        if (value > maximum) return "must be at most " + std::to_string(maximum) + ", got " + text;
         return "";
       },
       "INT>=" + std::to_string(minimum));
+}
+
+CLI::Validator whole_number_at_least(long long minimum) {
+  return whole_number_in(minimum, std::numeric_limits<long long>::max());
 }
 
 // A real number in [low, high] (or [low, high) when !high_included), in the same style.
@@ -108,10 +120,16 @@ CLI::Validator real_number(bool allow_zero) {
         double value = 0;
         try {
           value = std::stod(text, &used);
+        } catch (const std::out_of_range&) {
+          return "must be a finite number (float32 range), got " + text;
         } catch (const std::exception&) {
           used = 0;
         }
         if (used == 0 || used != text.size()) return "expected a number, got '" + text + "'";
+        // nan, inf and values beyond float32's range (1e39) would make every parameter nan.
+        if (!(std::isfinite(value) && std::fabs(value) <= std::numeric_limits<float>::max())) {
+          return "must be a finite number (float32 range), got " + text;
+        }
         if (allow_zero ? value < 0 : value <= 0) {
           return std::string("must be ") + (allow_zero ? "non-negative" : "positive") + ", got " + text;
         }
@@ -143,6 +161,59 @@ void add_device_option(CLI::App& command, std::string& device) {
       ->check(CLI::Validator(check_device, "DEVICE"));
 }
 
+// --- Hardening (issue 16): limits and the model/data options ---------------------------
+// --batch-size: beyond 2^31 - 1 examples no batch fits in memory; larger values only
+// overflowed the batch arithmetic. --workers: a thread per worker; 256 is far more than
+// any host has cores (a failed thread start is still a clean error: data/dataloader.cpp).
+constexpr long long kMaxBatchSize = 2147483647;
+constexpr long long kMaxWorkers = 256;
+
+// --seed: a whole number in [-2^63, 2^64 - 1]. As torch.manual_seed, a negative seed s is
+// taken modulo 2^64 (-1 is the seed 18446744073709551615), which CLI11's conversion does.
+CLI::Validator seed_number() {
+  return CLI::Validator(
+      [](const std::string& text) -> std::string {
+        const std::string digits = text.rfind('-', 0) == 0 ? text.substr(1) : text;
+        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+          return "expected a whole number, got '" + text + "'";
+        }
+        try {
+          if (text[0] == '-') {
+            (void)std::stoll(text);
+          } else {
+            (void)std::stoull(text);
+          }
+        } catch (const std::exception&) {
+          return "must be in [-9223372036854775808, 18446744073709551615], got " + text;
+        }
+        return "";
+      },
+      "INT");
+}
+
+void add_model_data_options(CLI::App& command, TrainOptions& train) {
+  command.add_option("--num-classes", train.data.num_classes,
+                     "Number of classes (labels must lie in [0, N); default: the largest label + 1)")
+      ->check(whole_number_in(1, kMaxLayerWidth));
+  command.add_option("--input-scale", train.data.input_scale,
+                     "Features are multiplied by this (default 1/255 for IDX images, 1 for CSV and toy)")
+      ->check(real_number(false));
+  command.add_flag_callback("--no-stop-on-nan", [&train] { train.stop_on_nan = false; },
+                            "Keep training when the loss becomes nan or inf (default: stop with an error)");
+}
+
+// `ember frobnicate`: CLI11 only says that a subcommand is required; name the unknown one.
+bool unknown_command(CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return false;
+  const std::string name = argv[1];
+  for (const CLI::App* command : app.get_subcommands({})) {
+    if (command->check_name(name)) return false;
+  }
+  std::cerr << "ember: error: unknown command '" << name << "' (expected train, eval, predict or info)\n"
+            << app.help() << std::flush;
+  return true;
+}
+
 void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
   CLI::App* command = app.add_subcommand("train", "Train an MLP classifier (the tutorial's training loop)");
   add_data_options(*command, train.data, "Training data: fashion-mnist, toy, idx:DIR or csv:FILE");
@@ -150,13 +221,13 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
       ->check(number_in_range(0.0, 1.0, /*high_included=*/false));
   command->add_option("--hidden", train.hidden, "Hidden layer widths, e.g. 256,128")
       ->delimiter(',')
-      ->check(whole_number_at_least(1));
+      ->check(whole_number_in(1, kMaxLayerWidth));
   command->add_option("--dropout", train.dropout, "Dropout probability after each hidden ReLU")
       ->check(number_in_range(0.0, 1.0, /*high_included=*/true));
   command->add_option("--epochs", train.epochs, "Number of passes over the training set (in total, also with --resume)")
       ->check(whole_number_at_least(1));
   command->add_option("--batch-size", train.batch_size, "Examples per optimiser step")
-      ->check(whole_number_at_least(1));
+      ->check(whole_number_in(1, kMaxBatchSize));
   command->add_option("--lr", train.lr, "Learning rate")->check(real_number(false));
   command->add_option("--momentum", train.momentum, "SGD momentum")->check(real_number(true));
   command->add_option("--weight-decay", train.weight_decay, "L2 penalty (decoupled for adamw)")
@@ -164,10 +235,12 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
   command->add_flag("--nesterov", train.nesterov, "Nesterov momentum (SGD)");
   command->add_option("--optimizer", train.optimizer, "sgd, adam or adamw")
       ->check(CLI::IsMember({"sgd", "adam", "adamw"}));
-  command->add_option("--seed", train.seed, "Seed of the random generator (model init, shuffling, dropout)");
+  command->add_option("--seed", train.seed, "Seed of the random generator (model init, shuffling, dropout)")
+      ->check(seed_number());
   command->add_flag("--drop-last", train.drop_last, "Skip the last batch of an epoch when it is incomplete");
   command->add_option("--workers", train.workers, "DataLoader worker threads")
-      ->check(whole_number_at_least(0));
+      ->check(whole_number_in(0, kMaxWorkers));
+  add_model_data_options(*command, train);
   add_device_option(*command, train.device);
   command->add_option("--timeout", train.timeout_s,
                       "Distributed: seconds the rendezvous and each collective wait for a peer (default: "
@@ -208,7 +281,7 @@ void add_eval_command(CLI::App& app, EvalOptions& eval, Command& run) {
   add_data_options(*command, eval.data, "Data to evaluate on (default: the checkpoint's; its test split)");
   add_device_option(*command, eval.device);
   command->add_option("--batch-size", eval.batch_size, "Examples per forward pass")
-      ->check(whole_number_at_least(1));
+      ->check(whole_number_in(1, kMaxBatchSize));
   command->callback([&eval, &run, command] {
     eval.data_given = command->count("--data") > 0;
     run = [&eval] { return run_eval(eval); };
@@ -253,6 +326,7 @@ int main(int argc, char** argv) {
     run = [] { return run_info(); };
   });
 
+  if (unknown_command(app, argc, argv)) return 2;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {
@@ -274,6 +348,10 @@ int main(int argc, char** argv) {
   } catch (const ember::Error& error) {
     std::cout.flush();
     std::cerr << "ember: error: " << error.what() << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cout.flush();
+    std::cerr << "ember: error: out of memory (a smaller model, --batch-size or data set may fit)\n";
     return 1;
   } catch (const std::exception& error) {
     std::cout.flush();

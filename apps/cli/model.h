@@ -25,8 +25,27 @@ struct ModelConfig {
 };
 
 std::shared_ptr<nn::Sequential> build_mlp(const ModelConfig& config);
+
+// ValueError when the model's float32 parameters alone would exceed this machine's
+// physical memory (counted with overflow checks): --hidden 2147483647,2147483647 is an
+// error before anything is allocated, not an out-of-memory kill.
+void check_model_fits_memory(const ModelConfig& config);
 // "784-256-128-10" for the summary line.
 std::string describe_layers(const ModelConfig& config);
+
+// The widest layer the CLI builds: --hidden above it is a usage error, a checkpoint
+// config above it a damaged checkpoint (2^31 - 1: a Linear of that width is already far
+// beyond any memory, and every product of two widths still fits an int64).
+constexpr std::int64_t kMaxLayerWidth = 2147483647;
+
+// Checks a model config read from a checkpoint against the checkpoint's model tensors
+// BEFORE any model is built from it, so that a damaged or hostile config (a width of 2^62,
+// a negative class count) is an error, never an allocation: every width in
+// [1, kMaxLayerWidth], dropout in [0, 1], and each Linear's weight [out, in] and bias
+// [out] present as float32 with exactly those sizes, no other model tensor. IOError
+// naming `path` and listing every problem.
+void check_config_fits_state(const ModelConfig& config, const nn::StateDict& checkpoint_state,
+                             const std::string& path);
 
 // Raises ValueError listing every missing key, unexpected key and shape mismatch when a
 // checkpoint's model tensors do not fit `model` (more useful than stopping at the first).

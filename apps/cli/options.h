@@ -25,6 +25,12 @@ struct DataOptions {
   std::string spec = "fashion-mnist";
   std::int64_t csv_label_column = 0;      // which CSV column holds the class index
   CsvHeader csv_header = CsvHeader::Auto;  // --header / --no-header / neither
+  // --num-classes: labels must lie in [0, N). 0: taken as the largest label + 1, refused
+  // when that leaves more than half of the classes without an example (datasets.h).
+  std::int64_t num_classes = 0;
+  // --input-scale: features are multiplied by it (datasets.h). 0: the data's default,
+  // 1/255 for IDX images (fashion-mnist, idx:DIR), 1 for csv:FILE and toy.
+  double input_scale = 0;
 };
 
 struct TrainOptions {
@@ -61,6 +67,11 @@ struct TrainOptions {
   std::string log_path;     // JSON lines metrics log
   std::int64_t log_every = 0;  // also log every N optimiser steps (0: epochs only)
   bool quiet = false;
+
+  // Hardening (issue 16): a non-finite training loss stops the run unless --no-stop-on-nan;
+  // world_size is the number of ranks (recorded in checkpoints, compared on --resume).
+  bool stop_on_nan = true;
+  std::int64_t world_size = 1;
 };
 
 struct EvalOptions {

@@ -29,7 +29,8 @@ int run_predict(const PredictOptions& options) {
   model->load_state_dict(checkpoint.model_state);
   model->to(device);
 
-  PredictionInputs inputs = load_prediction_inputs(options.input_path, checkpoint.model.in_features, options.csv, options.no_label);
+  PredictionInputs inputs = load_prediction_inputs(options.input_path, checkpoint.model.in_features, options.csv, options.no_label,
+                                                   checkpoint.input_scale);  // the model's preprocessing
   Evaluation result = evaluate(*model, inputs.features, Tensor(), device, 1000, /*keep_probabilities=*/true);
   std::int64_t count = result.total, classes = checkpoint.model.num_classes;
   const std::int64_t* predicted = count > 0 ? result.predictions.contiguous().data_ptr<std::int64_t>() : nullptr;

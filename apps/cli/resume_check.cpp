@@ -59,6 +59,15 @@ std::vector<std::string> config_differences(const TrainOptions& saved, const Tra
       differ("--header/--no-header", header(saved.data.csv_header), header(now.data.csv_header));
     }
   }
+  // The same data with another preprocessing or class count (other data: follows from them).
+  if (resolved_data_spec(saved.data.spec) == resolved_data_spec(now.data.spec)) {
+    if (saved.data.input_scale != now.data.input_scale) {
+      differ("--input-scale", number_text(saved.data.input_scale), number_text(now.data.input_scale));
+    }
+    if (saved.data.num_classes != now.data.num_classes) {
+      differ("--num-classes", std::to_string(saved.data.num_classes), std::to_string(now.data.num_classes));
+    }
+  }
   if (saved.val_split != now.val_split) differ("--val-split", number_text(saved.val_split), number_text(now.val_split));
   if (saved.hidden != now.hidden) differ("--hidden", widths_text(saved.hidden), widths_text(now.hidden));
   if (saved.dropout != now.dropout) differ("--dropout", number_text(saved.dropout), number_text(now.dropout));
@@ -74,7 +83,19 @@ std::vector<std::string> config_differences(const TrainOptions& saved, const Tra
     differ("--weight-decay", number_text(saved.weight_decay), number_text(now.weight_decay));
   }
   if (saved.seed != now.seed) differ("--seed", std::to_string(saved.seed), std::to_string(now.seed));
+  // The effective batch is batch size x ranks: another world size is another run.
+  if (saved.world_size != now.world_size) {
+    differ("world size (ranks)", std::to_string(saved.world_size), std::to_string(now.world_size));
+  }
   return differences;
+}
+
+DataOptions with_checkpoint_defaults(DataOptions given, const TrainOptions& saved) {
+  // Other data (a difference check_resume reports) keep their own defaults.
+  if (resolved_data_spec(given.spec) != resolved_data_spec(saved.data.spec)) return given;
+  if (given.input_scale == 0) given.input_scale = saved.data.input_scale;
+  if (given.num_classes == 0) given.num_classes = saved.data.num_classes;
+  return given;
 }
 
 std::vector<std::string> check_resume(const TrainOptions& saved, std::int64_t saved_epoch, const TrainOptions& current,

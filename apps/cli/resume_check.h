@@ -6,7 +6,8 @@
 // current ones, flag by flag:
 //   --data (paths compared after resolving them), --label-column and the CSV header,
 //   --val-split, --hidden, --dropout, --batch-size, --drop-last, --optimizer, --lr,
-//   --momentum, --nesterov, --weight-decay, --seed.
+//   --momentum, --nesterov, --weight-decay, --seed, --input-scale and --num-classes (for
+//   the same --data) and the world size (ranks: the effective batch is --batch-size x ranks).
 // --epochs is the total and may grow (never fall below the checkpoint's epoch); --workers
 // and --device do not change the numbers and may differ. Any difference is an error listing
 // each option with both values, unless --allow-config-change asks to continue with the new
@@ -23,6 +24,10 @@ namespace ember::cli {
 
 // "--lr: checkpoint 0.5, now 0.1", one entry per differing option, in the order above.
 std::vector<std::string> config_differences(const TrainOptions& saved, const TrainOptions& current);
+
+// The data options of a --resume run: --input-scale and --num-classes, when not given,
+// are the checkpoint's (its preprocessing and class count continue) — for the same --data.
+DataOptions with_checkpoint_defaults(DataOptions given, const TrainOptions& saved);
 
 // Throws ValueError when --epochs is below the checkpoint's epoch, or when the options
 // differ and !current.allow_config_change. Returns the differences (empty: an exact resume).

@@ -87,6 +87,16 @@ nn::StateDict to_cpu(const nn::StateDict& state) {
   return result;
 }
 
+// The optimizer state without "param_groups.*" (optim::Optimizer::load_state_dict then
+// keeps the constructor's hyper-parameters, i.e. the command line's).
+nn::StateDict without_param_groups(const nn::StateDict& state) {
+  nn::StateDict result;
+  for (const auto& [name, tensor] : state) {
+    if (name.rfind("param_groups.", 0) != 0) result.insert(name, tensor);
+  }
+  return result;
+}
+
 nn::StateDict to_device(const nn::StateDict& state, Device device) {
   nn::StateDict result;
   for (const auto& [name, tensor] : state) result.insert(name, tensor.to(device));
@@ -138,18 +148,22 @@ int run_train(const TrainOptions& options) {
   check_distinct_paths(options);
   DistributedMode distributed(options.device, options.timeout_s);
   Device device = choose_device(distributed.device_request());
-  LoadedData data = load_data(options.data);
-  // The options as this run uses them — the CSV header decided — as its checkpoints record them.
+  // --resume: read (and validate) the checkpoint first; its input scale and class count
+  // are the defaults of this run's data.
+  std::optional<Checkpoint> resumed;
+  if (!options.resume_path.empty()) resumed = load_checkpoint(options.resume_path);
+  LoadedData data = load_data(resumed ? with_checkpoint_defaults(options.data, resumed->train) : options.data);
+  // The options as this run uses them — the CSV header, input scale, class count and world
+  // size decided — as its checkpoints record them.
   TrainOptions effective = options;
   if (data.spec.rfind("csv:", 0) == 0) effective.data.csv_header = data.csv_has_header ? CsvHeader::Yes : CsvHeader::No;
+  effective.data.input_scale = data.input_scale;
+  effective.data.num_classes = data.num_classes;
+  effective.world_size = distributed.world_size();
 
-  // --resume: read the checkpoint and refuse one from another configuration before building anything.
-  std::optional<Checkpoint> resumed;
+  // Refuse a checkpoint of another configuration before building anything.
   std::vector<std::string> changed_options;
-  if (!options.resume_path.empty()) {
-    resumed = load_checkpoint(options.resume_path);
-    changed_options = check_resume(resumed->train, resumed->epoch, effective, options.resume_path);
-  }
+  if (resumed) changed_options = check_resume(resumed->train, resumed->epoch, effective, options.resume_path);
   // Only --allow-config-change gets past check_resume with another optimizer: its state would not fit.
   bool optimizer_restored = !resumed || resumed->train.optimizer == options.optimizer;
   if (!changed_options.empty() && distributed.is_main()) {
@@ -161,6 +175,7 @@ int run_train(const TrainOptions& options) {
   }
   TrainValidation split = split_validation(data.train, options.val_split, options.seed);
   ModelConfig config{data.num_features, options.hidden, data.num_classes, options.dropout};
+  check_model_fits_memory(config);  // before anything is allocated
 
   // --- Tutorial §7: seed, model, optimizer, loader --------------------------------------
   manual_seed(options.seed);
@@ -194,7 +209,10 @@ int run_train(const TrainOptions& options) {
   if (resumed) {
     check_state_fits(resumed->model_state, *model);
     model->load_state_dict(resumed->model_state);
-    if (optimizer_restored) optimizer->load_state_dict(to_device(resumed->optimizer_state, device));
+    // The optimizer's state (momentum buffers, moments), but not its param_groups: the
+    // hyper-parameters are this run's options (with --allow-config-change they may differ
+    // from the checkpoint's, and the new checkpoint records what was used).
+    if (optimizer_restored) optimizer->load_state_dict(to_device(without_param_groups(resumed->optimizer_state), device));
     default_generator().set_state(resumed->generator_state);
     first_epoch = resumed->epoch;
     step = resumed->step;
@@ -216,6 +234,8 @@ int run_train(const TrainOptions& options) {
                 << "), batch size " << options.batch_size << " per rank, "
                 << options.batch_size * distributed.world_size() << " per step\n";
     }
+    // The preprocessing and class count are part of the model (checkpoint.h): say them.
+    std::cout << "  input scale " << describe_input_scale(data.input_scale) << ", " << data.num_classes << " classes\n";
     std::cout << std::flush;
   }
 
@@ -262,6 +282,14 @@ int run_train(const TrainOptions& options) {
       // and a Ctrl-C seen by any rank stops all of them after the same step.
       DistributedMode::StepAgreement agreed = distributed.agree_on_step(loss_value, interrupt_requested());
       loss_value = static_cast<float>(agreed.loss);
+      // A nan/inf loss (the agreed mean, so every rank stops together) has already made
+      // the parameters non-finite: stop before any checkpoint is written from them.
+      if (options.stop_on_nan && !std::isfinite(agreed.loss)) {
+        throw ValueError(make_message("the training loss is ", agreed.loss, " at epoch ", epoch + 1, ", step ", step,
+                                      " (batch ", batch + 1, " of ", loader.size(), "); stopping: ",
+                                      kept_checkpoint_note(options, first_epoch, saved_epoch),
+                                      ". Try a smaller --lr, check the data, or add --no-stop-on-nan"));
+      }
       {
         NoGradGuard no_grad;
         correct += logits.argmax(1).eq(labels).sum().item<std::int64_t>();
@@ -305,6 +333,7 @@ int run_train(const TrainOptions& options) {
       Checkpoint checkpoint;
       checkpoint.model = config;
       checkpoint.data_spec = data.spec;
+      checkpoint.input_scale = data.input_scale;
       checkpoint.class_names = data.class_names;
       checkpoint.train = effective;
       checkpoint.epoch = epoch + 1;

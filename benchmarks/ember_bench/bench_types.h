@@ -59,6 +59,10 @@ struct Record {
   int calls_per_sample = 1;
   bool cold_single_sample = false;  // the first call exceeded max_seconds and is the only sample
   std::string skipped;              // non-empty: why it was not measured (no samples then)
+  // A peer run under several settings (pytorch_peer.h): the one whose median was fastest,
+  // which this record is, and every setting's median (skipped settings absent).
+  std::string peer_setting;
+  std::map<std::string, double> setting_medians;
   // Derived by report.cpp.
   double median = 0;
   double rate = 0;           // in workload.unit

@@ -38,6 +38,8 @@ json record_json(const Record& r) {
   record["speedup_over_cpu"] = optional_number(r.speedup_over_cpu);
   record["ratio_to_peer"] = r.ratio_to_peer;
   record["skipped"] = measured ? json(nullptr) : json(r.skipped);
+  record["peer_setting"] = r.peer_setting.empty() ? json(nullptr) : json(r.peer_setting);
+  record["setting_medians_s"] = r.setting_medians.empty() ? json(nullptr) : json(r.setting_medians);
   return record;
 }
 
@@ -78,6 +80,7 @@ void read_pytorch_output(const std::string& text, const std::vector<PytorchJob>&
       record.samples = entry.at("samples").get<std::vector<double>>();
       record.calls_per_sample = entry.at("calls_per_sample").get<int>();
       record.cold_single_sample = entry.at("cold_single_sample").get<bool>();
+      record.peer_setting = entry.value("setting", "");
       if (record.samples.empty()) record.skipped = "PyTorch returned no samples";
     }
     outcome.records.push_back(std::move(record));

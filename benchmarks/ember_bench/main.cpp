@@ -241,13 +241,16 @@ int main(int argc, char** argv) {
   } else if (!pytorch_jobs.empty()) {
     std::fprintf(stderr, "ember-bench: running the PyTorch peer (%s) on %zu figures\n", python.c_str(),
                  pytorch_jobs.size());
-    PytorchOutcome outcome = run_pytorch_peer(pytorch_jobs, policy, threads, python, options.script);
+    PytorchOutcome outcome = run_pytorch_peer(pytorch_jobs, policy, pytorch_settings(threads), python, options.script);
     info.peers["pytorch"] = outcome.status;
     if (outcome.status == "ok") {
       info.versions["pytorch"] = outcome.torch_version;
       info.versions["python"] = outcome.python_version + " (" + python + ")";
       info.options["pytorch_threads"] = std::to_string(outcome.torch_threads);
     }
+    std::string tried;
+    for (const auto& setting : outcome.settings) tried += (tried.empty() ? "" : "; ") + setting;
+    info.options["pytorch_settings"] = tried;
     for (auto& record : outcome.records) records.push_back(std::move(record));
   }
   // Group the table by figure: stable sort by (catalogue order, device order).

@@ -4,6 +4,12 @@
 // `python3` then `/usr/bin/python3`), writes the (workload, device) pairs it measured to a
 // JSON spec, runs the script once for all of them and reads back one Record per pair.
 // No usable PyTorch is a status ("absent: ..."), never an error.
+//
+// A peer is measured at its best: the script runs once per setting that could help PyTorch
+// here (its defaults, OMP_WAIT_POLICY=PASSIVE, one thread instead of --threads), and each
+// figure keeps its fastest setting's samples, naming the setting (Record::peer_setting) and
+// every setting's median (Record::setting_medians). The script itself also tries the
+// optimizer's foreach and for-loop implementations for the `sgd` figures.
 #pragma once
 
 #include <string>
@@ -18,19 +24,33 @@ struct PytorchJob {
   std::string device;
 };
 
+// One way of starting the peer: extra environment and the thread count it is given.
+struct PeerSetting {
+  std::string name;         // as recorded: "defaults", "OMP_WAIT_POLICY=PASSIVE", "1 thread"
+  std::string environment;  // prefixed to the command, e.g. "OMP_WAIT_POLICY=PASSIVE "
+  int threads = 0;
+};
+
+// The settings to try for `threads` (0: PyTorch's own default). When the user has set
+// OMP_WAIT_POLICY, that choice is kept and only the thread count varies.
+std::vector<PeerSetting> pytorch_settings(int threads);
+
 struct PytorchOutcome {
   std::string status = "not run";  // "ok", "absent: ...", "failed: ...", "disabled (--python none)"
   std::string python;              // the interpreter used
   std::string torch_version;
   std::string python_version;
   int torch_threads = 0;
-  std::vector<Record> records;
+  std::vector<std::string> settings;  // every setting tried, with its outcome when it failed
+  std::vector<Record> records;        // one per (figure, device): the fastest setting's
 };
 
 // The interpreter to use for `choice` ("auto", "none" or a path); "" when none imports torch.
 std::string find_python_with_torch(const std::string& choice);
 
-PytorchOutcome run_pytorch_peer(const std::vector<PytorchJob>& jobs, const Policy& policy, int threads,
-                                const std::string& python, const std::string& script);
+// Runs every setting and keeps each figure's fastest.
+PytorchOutcome run_pytorch_peer(const std::vector<PytorchJob>& jobs, const Policy& policy,
+                                const std::vector<PeerSetting>& settings, const std::string& python,
+                                const std::string& script);
 
 }  // namespace ember_bench

@@ -192,7 +192,7 @@ void write_csv(const std::string& path, const RunInfo& info, const std::vector<R
   for (const auto& [key, value] : info.versions) out << "# version." << key << ": " << value << "\n";
   for (const auto& [key, value] : info.peers) out << "# peer." << key << ": " << value << "\n";
   out << "id,group,op,shape,size,device,implementation,unit,median_s,rate,gflops,fraction_of_ceiling,ceiling,"
-         "speedup_over_cpu,ratio_to_peer,calls_per_sample,samples_s,skipped\n";
+         "speedup_over_cpu,ratio_to_peer,calls_per_sample,samples_s,skipped,peer_setting\n";
   for (const auto& r : records) {
     const bool ok = measured(r);
     std::string ratios, samples;
@@ -210,7 +210,7 @@ void write_csv(const std::string& path, const RunInfo& info, const std::vector<R
         << (ok && r.workload.flops > 0 ? number(r.gflops) : "") << ","
         << (r.fraction_of_ceiling ? number(*r.fraction_of_ceiling) : "") << "," << csv_field(r.ceiling) << ","
         << (r.speedup_over_cpu ? number(*r.speedup_over_cpu) : "") << "," << ratios << "," << r.calls_per_sample << ","
-        << samples << "," << csv_field(r.skipped) << "\n";
+        << samples << "," << csv_field(r.skipped) << "," << csv_field(r.peer_setting) << "\n";
   }
 }
 

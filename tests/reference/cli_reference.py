@@ -11,7 +11,8 @@ loop, generalised to the CLI's flags:
     for epoch in range(epochs):
         for x, y in loader: loss = F.cross_entropy(model(x), y); opt.zero_grad(); loss.backward(); opt.step()
 
-IDX/CSV data are scaled to [0, 1] as float32 first; the toy data are used as given. Dropout
+Features are multiplied by the input scale (--input-scale; default 1/255 for IDX images,
+1 for CSV and toy data); a scale 1/D with a whole D divides by D (x / 255), as ember does. Dropout
 masks are drawn from the default generator during the forward pass, so --dropout runs are
 compared too; --workers only changes who loads the batches (PyTorch's worker processes,
 ember's threads), never which examples they hold. A CSV file's first line is a header when
@@ -67,7 +68,7 @@ def idx_split(directory, prefix):
     labels = next(n for n in names if n.startswith(prefix) and "labels" in n)
     x = read_idx(os.path.join(directory, images))
     y = read_idx(os.path.join(directory, labels))
-    return x.reshape(x.shape[0], -1).to(torch.float32) / 255.0, y.to(torch.int64)
+    return x.reshape(x.shape[0], -1).to(torch.float32), y.to(torch.int64)
 
 
 def is_number(cell):
@@ -86,8 +87,18 @@ def csv_data(path):
     if not all(is_number(cell) for cell in rows[0]):
         rows = rows[1:]
     y = torch.tensor([int(r[0]) for r in rows])
-    x = torch.tensor([[float(v) for v in r[1:]] for r in rows], dtype=torch.float32) / 255.0
+    x = torch.tensor([[float(v) for v in r[1:]] for r in rows], dtype=torch.float32)
     return (x, y), (x, y)
+
+
+def apply_input_scale(x, scale):
+    """ember's apply_input_scale (apps/cli/datasets.cpp)."""
+    if scale == 1.0:
+        return x
+    divisor = round(1.0 / scale)
+    if divisor > 1 and 1.0 / divisor == scale:
+        return x / float(divisor)
+    return x * scale
 
 
 def load_data(spec):
@@ -119,6 +130,7 @@ def parse(argv):
     p.add_argument("--drop-last", action="store_true")
     p.add_argument("--val-split", type=float, default=0.0)
     p.add_argument("--workers", type=int, default=0)
+    p.add_argument("--input-scale", type=float, default=None)
     p.add_argument("--generate", action="store_true")
     return p.parse_args(argv)
 
@@ -126,6 +138,10 @@ def parse(argv):
 def train(args):
     """Runs the reference loop; returns (losses per batch, final state_dict, test accuracy)."""
     (x_train, y_train), (x_test, y_test) = load_data(args.data)
+    scale = args.input_scale
+    if scale is None:
+        scale = 1.0 / 255.0 if args.data.startswith("idx:") or args.data == "fashion-mnist" else 1.0
+    x_train, x_test = apply_input_scale(x_train, scale), apply_input_scale(x_test, scale)
     if args.val_split > 0:
         n = x_train.shape[0]
         perm = torch.randperm(n, generator=torch.Generator().manual_seed(args.seed))
@@ -179,7 +195,9 @@ CONFIGS = [
     "--data toy --hidden 12 --epochs 3 --batch-size 2 --lr 0.01 --seed 11 --optimizer adamw --weight-decay 0.1",
     f"--data idx:{FIX}/idx --hidden 8 --epochs 2 --batch-size 4 --lr 0.5 --seed 3",
     f"--data idx:{FIX}/idx --hidden 8 --epochs 2 --batch-size 4 --lr 0.5 --seed 3 --val-split 0.25",
-    f"--data csv:{FIX}/tiny.csv --hidden 5 --epochs 2 --batch-size 3 --lr 0.5 --seed 1",
+    f"--data csv:{FIX}/tiny.csv --hidden 5 --epochs 2 --batch-size 3 --lr 0.5 --seed 1 --input-scale 0.00392156862745098",
+    # CSV features as they are (--input-scale defaults to 1 for CSV).
+    f"--data csv:{FIX}/tiny.csv --hidden 5 --epochs 2 --batch-size 3 --lr 0.01 --seed 1",
     # Dropout: its masks come from the default generator, between the shuffles.
     "--data toy --hidden 16,8 --epochs 4 --batch-size 2 --lr 0.1 --seed 5 --dropout 0.2",
     f"--data idx:{FIX}/idx --hidden 12,6 --epochs 3 --batch-size 5 --lr 0.3 --seed 8 --dropout 0.3 --momentum 0.9",
@@ -191,7 +209,7 @@ CONFIGS = [
     f"--data idx:{FIX}/idx --hidden 8 --epochs 2 --batch-size 4 --lr 0.5 --seed 3 --workers 2",
     f"--data idx:{FIX}/idx --hidden 8,8 --epochs 2 --batch-size 3 --lr 0.2 --seed 4 --workers 3 --dropout 0.1",
     # A headerless CSV keeps its first example.
-    f"--data csv:{FIX}/tiny_noheader.csv --hidden 5 --epochs 2 --batch-size 3 --lr 0.5 --seed 1",
+    f"--data csv:{FIX}/tiny_noheader.csv --hidden 5 --epochs 2 --batch-size 3 --lr 0.5 --seed 1 --input-scale 0.00392156862745098",
 ]
 
 
