@@ -81,8 +81,10 @@ std::int64_t compute_storage_nbytes(IntArrayRef sizes, std::size_t itemsize) {
 
 std::int64_t compute_storage_nbytes(IntArrayRef sizes, IntArrayRef strides, std::size_t itemsize,
                                     std::int64_t storage_offset) {
-  std::int64_t numel = 1;
+  std::int64_t numel = 1, offset_bytes = 0;
   bool fits = checked_numel(sizes, numel);
+  // Even with nothing addressed, the first element's address (offset · itemsize) is computed.
+  if (!multiply(storage_offset, static_cast<std::int64_t>(itemsize), offset_bytes)) fits = false;
   if (fits && numel == 0) return 0;  // nothing is addressed, whatever the strides
   // The farthest element sits at offset + sum (size_d - 1) · stride_d; one past it, in bytes.
   std::int64_t last = storage_offset;

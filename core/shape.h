@@ -66,7 +66,8 @@ void check_sizes_fit(IntArrayRef sizes);
 std::int64_t compute_storage_nbytes(IntArrayRef sizes, std::size_t itemsize);
 
 // Bytes a strided layout reaches: (storage_offset + 1 + sum (size_d - 1) · stride_d) ·
-// itemsize, 0 when numel is 0. Strides must be non-negative (checked by the callers, with
+// itemsize, 0 when numel is 0 (offset · itemsize must still fit: data_ptr() computes it;
+// PyTorch lets a 0-element view sit at any offset). Strides must be non-negative (checked by the callers, with
 // their own messages). Overflow: "Storage size calculation overflowed with sizes=[2] and
 // strides=[4611686018427387904]" (PyTorch's message for as_strided).
 std::int64_t compute_storage_nbytes(IntArrayRef sizes, IntArrayRef strides, std::size_t itemsize,

@@ -136,6 +136,9 @@ TEST_CASE("native::as_strided refuses negative and overflowing strides", "[core]
                       "4611686018427387904]");
   REQUIRE_THROWS_WITH(native::as_strided(x, {2}, {1}, kInt64Max),
                       "Storage size calculation overflowed with sizes=[2] and strides=[1]");
+  // No element, but data_ptr() would still compute offset · itemsize.
+  REQUIRE_THROWS_WITH(native::as_strided(x, {0}, {1}, kInt64Max),
+                      "Storage size calculation overflowed with sizes=[0] and strides=[1]");
   // Large strides that do not overflow are out of bounds, as before.
   REQUIRE_THROWS_WITH(native::as_strided(x, {2}, {k2to40}, 0),
                       "setStorage: sizes [2], strides [1099511627776], storage offset 0, and itemsize 4 requiring a "
