@@ -153,8 +153,7 @@ Shape infer_size(IntArrayRef requested, std::int64_t numel) {
   if (!known_fits) {
     // A product beyond int64 can equal no tensor's size — unless a 0 makes it 0. (Letting it
     // wrap would accept [2^62 + 1, 4] for 4 elements: the product wraps to 4.)
-    bool has_zero = std::any_of(out.begin(), out.end(), [](std::int64_t size) { return size == 0; });
-    EMBER_CHECK(has_zero, ShapeError, "shape '", shape_to_string(requested), "' is invalid for input of size ", numel);
+    EMBER_CHECK(contains_zero(requested), ShapeError, "shape '", shape_to_string(requested), "' is invalid for input of size ", numel);
     known = 0;
   }
   if (infer_at >= 0 && known == 0) {
