@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include <ember/core/device.h>
 #include <ember/core/fused_plans.h>
@@ -27,8 +28,24 @@ enum class UnaryOp {
 
 struct UnaryParams {
   double low = 0.0, high = 0.0;
+  // The same bounds as integers, for integral tensors: a double holds integers exactly only
+  // up to 2^53. native::clamp keeps them inside the tensor dtype's range.
+  std::int64_t low_int = 0, high_int = 0;
   bool has_low = false, has_high = false;
   double exponent = 1.0;
+
+  // A clamp bound as the element type T (exact for integers).
+  template <class T>
+  T low_as() const { return bound_as<T>(low, low_int); }
+  template <class T>
+  T high_as() const { return bound_as<T>(high, high_int); }
+
+ private:
+  template <class T>
+  static T bound_as(double as_double, std::int64_t as_int) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return static_cast<T>(as_int);
+    else return static_cast<T>(as_double);
+  }
 };
 
 enum class BinaryOp {

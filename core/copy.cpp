@@ -16,6 +16,7 @@
 #include <ember/core/backend.h>
 #include <ember/core/cuda_hooks.h>
 #include <ember/core/tensor_iterator.h>
+#include <ember/core/value_range.h>
 
 namespace ember::native {
 
@@ -114,11 +115,18 @@ Tensor to_device(const Tensor& self, Device device, bool non_blocking) {
 
 void copy_(const Tensor& dst, const Tensor& src) {
   check_no_internal_overlap(dst);
-  copy_values(dst, src);
+  // x.copy_(x), or a view with x's very layout: every element already holds its value.
+  // (PyTorch returns early too; running the copy would hand memcpy identical ranges.)
+  const bool same_elements = src.dtype() == dst.dtype() && src.sizes() == dst.sizes() &&
+                             memory_overlap(dst, src) == MemoryOverlap::Full;
+  if (!same_elements) copy_values(dst, src);  // refuses a partial overlap (make_strided_plan)
   dst.bump_version();  // an in-place write: autograd must see that dst changed
 }
 
 void fill_(const Tensor& self, Scalar value) {
+  // 300 into uint8, 1e20 or NaN into int64: PyTorch's range error, never a wrapped value or
+  // an undefined cast in the kernel (core/value_range.h has the rules).
+  check_scalar_fits(value, self.dtype());
   if (self.numel() > 0) {
     StridedPlan plan = make_strided_plan(self, {});
     backend_for(self.device()).fill(plan, value);

@@ -70,7 +70,17 @@ void* hand_out(void* pointer, std::size_t nbytes, std::size_t size) {
 
 bool huge_pages_enabled();
 
+// ASan's allocator aborts the process (rather than failing) for requests above its limit
+// (1 TiB on x86-64, with the default allocator_may_return_null=0): in a sanitized build such
+// a request fails here instead, as it would anyway, so the caller still gets the error.
+#ifdef EMBER_HAVE_ASAN
+constexpr std::size_t kAsanMaxAllocation = std::size_t{1} << 40;
+#endif
+
 void* system_allocate(std::size_t size) {
+#ifdef EMBER_HAVE_ASAN
+  if (size > kAsanMaxAllocation) return nullptr;
+#endif
   const bool huge = size >= kHugePageThreshold && huge_pages_enabled();
   const std::size_t alignment = huge ? kHugePage : kCpuAlignment;
   void* pointer = nullptr;

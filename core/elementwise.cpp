@@ -15,6 +15,7 @@
 #include <ember/core/backend.h>
 #include <ember/core/tensor_iterator.h>
 #include <ember/core/type_promotion.h>
+#include <ember/core/value_range.h>
 
 namespace ember::native {
 
@@ -197,12 +198,31 @@ Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar
   std::vector<Tensor> operands{self};
   if (min) operands.push_back(scalar_to_tensor(*min));
   if (max) operands.push_back(scalar_to_tensor(*max));
+  const DType compute = result_type(operands);
   UnaryParams params;
   params.has_low = min.has_value();
   params.has_high = max.has_value();
   if (min) params.low = min->to_double();
   if (max) params.high = max->to_double();
-  return unary_op(UnaryOp::Clamp, self, result_type(operands), params);
+  if (is_integral(compute, /*include_bool=*/false)) {
+    // Integer bounds stay integers (2^53 + 1 is not a double), and must make sense for the
+    // dtype. A bound that cannot bind (a min below the dtype's range, a max above it) is
+    // dropped; one that excludes every value is PyTorch's error.
+    const IntegralRange range = integral_range(compute);
+    if (min) {
+      params.low_int = min->to_int64();
+      EMBER_CHECK(params.low_int <= range.max, ValueError, "Clamp min value ", min->to_double(),
+                  " is outside the representable range of ", scalar_type_name(compute));
+      params.has_low = params.low_int > range.lowest;
+    }
+    if (max) {
+      params.high_int = max->to_int64();
+      EMBER_CHECK(params.high_int >= range.lowest, ValueError, "Clamp max value ", max->to_double(),
+                  " is outside the representable range of ", scalar_type_name(compute));
+      params.has_high = params.high_int < range.max;
+    }
+  }
+  return unary_op(UnaryOp::Clamp, self, compute, params);
 }
 
 // ------------------------------------------------------------------ where

@@ -251,6 +251,9 @@ Tensor eye(std::int64_t n, std::optional<std::int64_t> m, TensorOptions options)
   const std::int64_t columns = m.value_or(n);
   EMBER_CHECK(columns >= 0, ValueError, "m must be greater or equal to 0, got ", columns);
   DType dtype = options.dtype_or(default_float_dtype());
+  // PyTorch's first check: n · m itself ("numel: integer multiplication overflow" for
+  // eye(2^32)); empty then checks the bytes ("Storage size calculation overflowed ...").
+  (void)compute_numel({n, columns});
   Tensor result = empty({n, columns}, TensorOptions().dtype(dtype));
   EMBER_DISPATCH_ALL(dtype, {
     auto* out = static_cast<scalar_t*>(result.data_ptr());
@@ -273,12 +276,18 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptio
     EMBER_CHECK(size >= 0, ShapeError, "Trying to create tensor with negative dimension ", size, ": ",
                 shape_to_string(sizes));
   }
-  // The storage must reach the farthest element: 1 + sum (size - 1) · stride.
-  std::int64_t extent = compute_numel(sizes) == 0 ? 0 : 1;
-  for (std::size_t d = 0; d < sizes.size() && extent > 0; ++d) extent += (sizes[d] - 1) * strides[d];
+  // A negative stride would reach memory before `data`, which the storage below does not
+  // cover (as_strided refuses them for the same reason).
+  for (std::int64_t stride : strides) {
+    EMBER_CHECK(stride >= 0, ValueError, "from_blob: Negative strides are not supported at the moment, got strides: ",
+                shape_to_string(strides));
+  }
+  // The storage must reach the farthest element: (1 + sum (size - 1) · stride) · itemsize,
+  // overflow-checked ("Storage size calculation overflowed with sizes=... and strides=...").
   DType dtype = options.dtype_or(default_float_dtype());
-  auto storage = std::make_shared<StorageImpl>(data, static_cast<std::size_t>(extent) * itemsize(dtype),
-                                               options.device(), std::move(deleter));
+  const std::int64_t nbytes = compute_storage_nbytes(sizes, strides, itemsize(dtype));
+  auto storage = std::make_shared<StorageImpl>(data, static_cast<std::size_t>(nbytes), options.device(),
+                                               std::move(deleter));
   Tensor result = make_tensor(std::move(storage), sizes.vec(), strides.vec(), 0, dtype);
   if (options.requires_grad()) result.requires_grad_(true);
   return result;

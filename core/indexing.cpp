@@ -103,7 +103,8 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
                   "dimension ", dim, ". Expected size ", reference->size(d), " but got size ", t.size(d),
                   " for tensor number ", i, " in the list.");
     }
-    out_sizes[dim] += t.size(dim);
+    EMBER_CHECK(!__builtin_add_overflow(out_sizes[dim], t.size(dim), &out_sizes[dim]), ShapeError,
+                "torch.cat(): the sizes of the tensors in dimension ", dim, " add up to more than 2^63 - 1");
   }
 
   // Each input is copied (and cast to the promoted dtype) into its slab of the output.

@@ -26,7 +26,8 @@ Tensor pin_memory(const Tensor& self) {
   EMBER_CHECK(self.is_cpu(), DeviceError, "cannot pin a tensor on ", self.device(),
               ": only dense CPU tensors can be pinned");
   if (is_pinned(self)) return self;
-  const std::size_t nbytes = static_cast<std::size_t>(self.numel()) * self.element_size();
+  // Checked: self may be a huge expanded view whose dense copy's byte count overflows.
+  const auto nbytes = static_cast<std::size_t>(compute_storage_nbytes(self.sizes(), self.element_size()));
   // Throws "Cannot access accelerator device when none is available." without a GPU.
   void* memory = cuda::allocate_pinned_memory(nbytes);
   Storage storage = std::make_shared<StorageImpl>(memory, nbytes, kCPU,

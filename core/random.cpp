@@ -22,6 +22,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numbers>
 #include <numeric>
 
@@ -29,6 +30,7 @@
 #include <ember/core/box_muller.h>
 #include <ember/core/tensor_iterator.h>
 #include <ember/core/native.h>
+#include <ember/core/value_range.h>
 
 // The bits below depend on exactly which multiply-adds are fused (written out with std::fma)
 // and which are not: forbid the compiler from fusing others on its own (-march=native
@@ -321,8 +323,17 @@ std::uint64_t random_range_for(DType dtype) {
 
 void uniform_(const Tensor& self, double from, double to, Generator* generator) {
   check_floating(self, "check_uniform_bounds");
+  // PyTorch's checks, in its order: both bounds finite numbers of the dtype, ordered, and
+  // a width the dtype can hold (from + u · (to - from) would otherwise be inf).
+  const double max = self.dtype() == DType::Float32 ? std::numeric_limits<float>::max()
+                                                    : std::numeric_limits<double>::max();
+  EMBER_CHECK(from >= -max && from <= max, ValueError, "from is out of bounds for ", sampler_type_name(self.dtype()));
+  EMBER_CHECK(to >= -max && to <= max, ValueError, "to is out of bounds for ", sampler_type_name(self.dtype()));
   EMBER_CHECK(from <= to, ValueError, "uniform_ expects to return a [from, to) range, but found from=", from,
               " > to=", to);
+  EMBER_CHECK(to - from <= max, ValueError, "uniform_ expects to-from <= std::numeric_limits<",
+              scalar_type_name(self.dtype()), ">::max(), but found to=", to, " and from=", from,
+              " which result in to-from to exceed the limit");
   if (!self.is_cpu()) {
     // float32 bounds are rounded to float32 first, as on the CPU.
     const bool single = self.dtype() == DType::Float32;
@@ -398,6 +409,15 @@ void random_(const Tensor& self, std::int64_t from, std::optional<std::int64_t> 
                 from, " >= to=", end);
     range = end - from_bits;
   }
+  // Every value drawn must be one the dtype holds: randint(0, 1000) into uint8 would wrap.
+  // (PyTorch only warns for floating dtypes, whose integers are exact up to 2^mantissa.)
+  if (is_integral(self.dtype(), /*include_bool=*/true)) {
+    const IntegralRange bounds = integral_range(self.dtype());
+    const std::string type = sampler_type_name(self.dtype());
+    EMBER_CHECK(from >= bounds.lowest && from <= bounds.max, ValueError, "from is out of bounds for ", type);
+    const auto last = static_cast<std::int64_t>(from_bits + (range == 0 ? 0 : range - 1));  // to - 1
+    EMBER_CHECK(last >= bounds.lowest && last <= bounds.max, ValueError, "to - 1 is out of bounds for ", type);
+  }
   // Below 2^32 one 32-bit draw suffices; above, PyTorch switches to random64().
   const bool wide = range == 0 || range >= (std::uint64_t{1} << 32);
   sample_into(self, generator, [&](const Tensor& out, Generator& gen) {
@@ -451,23 +471,28 @@ Tensor randint(std::int64_t low, std::int64_t high, IntArrayRef sizes, TensorOpt
 
 Tensor randperm(std::int64_t n, TensorOptions options, Generator* generator) {
   EMBER_CHECK(n >= 0, ShapeError, "Trying to create tensor with negative dimension ", n, ": [", n, "]");
-  // Fisher–Yates from the front, PyTorch's CPU order: swap slot i with slot i + (draw % (n - i)).
-  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
-  std::iota(order.begin(), order.end(), 0);
+  const DType dtype = options.dtype_or(DType::Int64);
+  // Every number 0 .. n-1 must be exact in the dtype, or the "permutation" has duplicates
+  // (300 in uint8 would wrap to 44). PyTorch's messages for each case.
+  EMBER_CHECK(dtype != DType::Bool, NotImplementedError, "\"randperm\" not implemented for 'Bool'");
+  EMBER_CHECK(dtype != DType::Float32 || n <= (std::int64_t{1} << 24) + 1, ValueError,
+              "n cannot be greater than 2^24+1 for Float type.");
+  if (n > 0 && is_integral(dtype)) check_scalar_fits(n - 1, dtype);
+  // The permutation is built in an int64 tensor: its allocation is size-checked like any
+  // tensor's (a std::vector here threw std::length_error for n = 2^62).
+  Tensor order = empty({n}, TensorOptions().dtype(DType::Int64));
+  auto* values = order.data_ptr<std::int64_t>();
+  std::iota(values, values + n, std::int64_t{0});
   {
+    // Fisher–Yates from the front, PyTorch's CPU order: swap slot i with slot i + (draw % (n - i)).
     Generator& gen = resolve(generator);
     std::lock_guard<std::mutex> lock(gen.mutex());
     for (std::int64_t i = 0; i + 1 < n; ++i) {
       auto pick = static_cast<std::int64_t>(gen.random() % static_cast<std::uint64_t>(n - i));
-      std::swap(order[i], order[i + pick]);
+      std::swap(values[i], values[i + pick]);
     }
   }
-  const DType dtype = options.dtype_or(DType::Int64);
-  Tensor host = empty({n}, TensorOptions().dtype(dtype));
-  EMBER_DISPATCH_ALL(dtype, {
-    auto* out = host.data_ptr<scalar_t>();
-    for (std::int64_t i = 0; i < n; ++i) out[i] = static_cast<scalar_t>(order[i]);
-  });
+  Tensor host = native::to_dtype(order, dtype);
   Tensor result = options.device().is_cpu() ? host : native::to_device(host, options.device());
   return finish(result, options);
 }

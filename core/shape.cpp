@@ -12,9 +12,40 @@ bool IntArrayRef::operator==(const IntArrayRef& other) const {
   return std::equal(begin(), end(), other.begin(), other.end());
 }
 
+namespace {
+
+// a · b, or false when the product leaves int64 (the compilers' checked multiply: one
+// instruction and a flag, cheap enough for Tensor::numel()).
+bool multiply(std::int64_t a, std::int64_t b, std::int64_t& product) { return !__builtin_mul_overflow(a, b, &product); }
+bool add(std::int64_t a, std::int64_t b, std::int64_t& sum) { return !__builtin_add_overflow(a, b, &sum); }
+
+bool contains_zero(IntArrayRef sizes) { return std::find(sizes.begin(), sizes.end(), 0) != sizes.end(); }
+
+// The product of the sizes, or false when it overflows. A 0 anywhere makes the product 0
+// even when the sizes before it already overflowed.
+bool checked_numel(IntArrayRef sizes, std::int64_t& numel) {
+  numel = 1;
+  bool fits = true;
+  for (std::int64_t size : sizes) fits = multiply(numel, size, numel) && fits;
+  if (fits) return true;
+  if (contains_zero(sizes)) {
+    numel = 0;
+    return true;
+  }
+  return false;
+}
+
+[[noreturn]] void throw_storage_overflow(IntArrayRef sizes, const Shape* strides) {
+  std::string message = "Storage size calculation overflowed with sizes=" + shape_to_string(sizes);
+  if (strides != nullptr) message += " and strides=" + shape_to_string(*strides);
+  throw ShapeError(message);
+}
+
+}  // namespace
+
 std::int64_t compute_numel(IntArrayRef sizes) {
   std::int64_t numel = 1;
-  for (std::int64_t size : sizes) numel *= size;
+  EMBER_CHECK(checked_numel(sizes, numel), ShapeError, "numel: integer multiplication overflow");
   return numel;
 }
 
@@ -23,9 +54,50 @@ Shape contiguous_strides(IntArrayRef sizes) {
   std::int64_t running = 1;
   for (std::size_t i = sizes.size(); i-- > 0;) {
     strides[i] = running;
-    running *= std::max<std::int64_t>(sizes[i], 1);
+    // The last step's product is never used as a stride: only fail when one is.
+    if (i > 0) EMBER_CHECK(multiply(running, std::max<std::int64_t>(sizes[i], 1), running), ShapeError,
+                           "Stride calculation overflowed");
   }
   return strides;
+}
+
+void check_sizes_fit(IntArrayRef sizes) {
+  std::int64_t product = 1;
+  for (std::int64_t size : sizes) {
+    EMBER_CHECK(size >= 0, ShapeError, "Trying to create tensor with negative dimension ", size, ": ",
+                shape_to_string(sizes));
+    EMBER_CHECK(multiply(product, std::max<std::int64_t>(size, 1), product), ShapeError,
+                "numel: integer multiplication overflow");
+  }
+}
+
+std::int64_t compute_storage_nbytes(IntArrayRef sizes, std::size_t itemsize) {
+  std::int64_t numel = 1, nbytes = 0;
+  if (!checked_numel(sizes, numel) || !multiply(numel, static_cast<std::int64_t>(itemsize), nbytes)) {
+    throw_storage_overflow(sizes, nullptr);
+  }
+  return nbytes;
+}
+
+std::int64_t compute_storage_nbytes(IntArrayRef sizes, IntArrayRef strides, std::size_t itemsize,
+                                    std::int64_t storage_offset) {
+  std::int64_t numel = 1, offset_bytes = 0;
+  bool fits = checked_numel(sizes, numel);
+  // Even with nothing addressed, the first element's address (offset · itemsize) is computed.
+  if (!multiply(storage_offset, static_cast<std::int64_t>(itemsize), offset_bytes)) fits = false;
+  if (fits && numel == 0) return 0;  // nothing is addressed, whatever the strides
+  // The farthest element sits at offset + sum (size_d - 1) · stride_d; one past it, in bytes.
+  std::int64_t last = storage_offset;
+  for (std::size_t d = 0; fits && d < sizes.size(); ++d) {
+    std::int64_t step = 0;
+    fits = multiply(sizes[d] - 1, strides[d], step) && add(last, step, last);
+  }
+  std::int64_t nbytes = 0;
+  if (!fits || !add(last, 1, last) || !multiply(last, static_cast<std::int64_t>(itemsize), nbytes)) {
+    const Shape stride_list = strides.vec();
+    throw_storage_overflow(sizes, &stride_list);
+  }
+  return nbytes;
 }
 
 bool is_contiguous_layout(IntArrayRef sizes, IntArrayRef strides) {
@@ -66,15 +138,23 @@ Shape broadcast_shapes(IntArrayRef a, IntArrayRef b) {
 Shape infer_size(IntArrayRef requested, std::int64_t numel) {
   Shape out = requested.vec();
   std::int64_t known = 1;
+  bool known_fits = true;  // the product of the given sizes fits in int64
   int infer_at = -1;
   for (std::size_t i = 0; i < out.size(); ++i) {
     if (out[i] == -1) {
       EMBER_CHECK(infer_at < 0, ShapeError, "only one dimension can be inferred");
       infer_at = static_cast<int>(i);
     } else {
-      EMBER_CHECK(out[i] >= 0, ShapeError, "invalid shape dimension ", out[i]);
-      known *= out[i];
+      EMBER_CHECK(out[i] >= 0, ShapeError, "invalid shape dimension ", out[i], " at index ", i, " of shape ",
+                  shape_to_string(requested));
+      known_fits = multiply(known, out[i], known) && known_fits;
     }
+  }
+  if (!known_fits) {
+    // A product beyond int64 can equal no tensor's size — unless a 0 makes it 0. (Letting it
+    // wrap would accept [2^62 + 1, 4] for 4 elements: the product wraps to 4.)
+    EMBER_CHECK(contains_zero(requested), ShapeError, "shape '", shape_to_string(requested), "' is invalid for input of size ", numel);
+    known = 0;
   }
   if (infer_at >= 0 && known == 0) {
     // 0 elements and a 0 among the given sizes: any value fits the -1 (PyTorch refuses too).

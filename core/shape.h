@@ -46,10 +46,32 @@ class IntArrayRef {
   std::size_t size_ = 0;
 };
 
-// Product of sizes (1 for a 0-d tensor).
+// Product of sizes (1 for a 0-d tensor). A product beyond int64 throws ShapeError with
+// PyTorch's words: "numel: integer multiplication overflow".
 std::int64_t compute_numel(IntArrayRef sizes);
-// Row-major strides for sizes.
+// Row-major strides for sizes. "Stride calculation overflowed" (PyTorch's words) when a
+// stride does not fit in int64 — possible only with a 0 among huge sizes, [0, 2^40, 2^40].
 Shape contiguous_strides(IntArrayRef sizes);
+
+// The size invariant every tensor keeps (make_tensor checks it; core/tensor.cpp): no size
+// is negative ("Trying to create tensor with negative dimension -1: [-1]") and the product
+// of the sizes, 0s counted as 1, fits in int64 ("numel: integer multiplication overflow").
+// Then numel, row-major strides and the product of any subset of the sizes (flatten, the
+// iterator's coalescing) are safe to compute with plain int64 arithmetic.
+void check_sizes_fit(IntArrayRef sizes);
+
+// Bytes of a row-major tensor: numel · itemsize, checked before anything is allocated.
+// Beyond int64 (the range of every byte count in ember): ShapeError "Storage size
+// calculation overflowed with sizes=[4611686018427387904]" (PyTorch's message).
+std::int64_t compute_storage_nbytes(IntArrayRef sizes, std::size_t itemsize);
+
+// Bytes a strided layout reaches: (storage_offset + 1 + sum (size_d - 1) · stride_d) ·
+// itemsize, 0 when numel is 0 (offset · itemsize must still fit: data_ptr() computes it;
+// PyTorch lets a 0-element view sit at any offset). Strides must be non-negative (checked by the callers, with
+// their own messages). Overflow: "Storage size calculation overflowed with sizes=[2] and
+// strides=[4611686018427387904]" (PyTorch's message for as_strided).
+std::int64_t compute_storage_nbytes(IntArrayRef sizes, IntArrayRef strides, std::size_t itemsize,
+                                    std::int64_t storage_offset = 0);
 // True when sizes/strides describe a row-major layout (size-1 dims may have any stride).
 bool is_contiguous_layout(IntArrayRef sizes, IntArrayRef strides);
 

@@ -116,6 +116,9 @@ bool Tensor::equal(const Tensor& other) const { return native::equal(*this, othe
 // ------------------------------------------------------------------ construction
 
 Tensor make_tensor(Storage storage, Shape sizes, Shape strides, std::int64_t storage_offset, DType dtype) {
+  // Every tensor is born here (empty, views, from_blob): the one place that guarantees
+  // the size invariant (core/shape.h) that the rest of the code relies on.
+  check_sizes_fit(sizes);
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::move(storage);
   impl->sizes = std::move(sizes);
@@ -131,8 +134,12 @@ Tensor empty(IntArrayRef sizes, TensorOptions options) {
                 shape_to_string(sizes));
   }
   DType dtype = options.dtype_or(default_float_dtype());
-  std::size_t nbytes = static_cast<std::size_t>(compute_numel(sizes)) * itemsize(dtype);
-  Tensor result = make_tensor(make_storage(nbytes, options.device()), sizes.vec(), contiguous_strides(sizes), 0, dtype);
+  // Sizes and byte count are checked before the allocator sees them: an overflowing
+  // product would otherwise ask for a few bytes and let the tensor read far past them.
+  const std::int64_t nbytes = compute_storage_nbytes(sizes, itemsize(dtype));
+  Shape strides = contiguous_strides(sizes);
+  Tensor result = make_tensor(make_storage(static_cast<std::size_t>(nbytes), options.device()), sizes.vec(),
+                              std::move(strides), 0, dtype);
   if (options.requires_grad()) result.requires_grad_(true);
   return result;
 }

@@ -57,9 +57,64 @@ void check_no_internal_overlap(const Tensor& output) {
   }
 }
 
+namespace {
+
+// True when the elements fill a block of memory exactly once, in some order of the dims
+// (a contiguous tensor, its transpose, any permutation of one). Size-1 dims never step.
+bool is_non_overlapping_and_dense(const Tensor& tensor) {
+  std::array<std::int64_t, kMaxDims> sizes{}, strides{};  // the dims that step, by stride
+  std::size_t count = 0;
+  for (std::int64_t d = 0; d < tensor.dim(); ++d) {
+    if (tensor.sizes()[d] == 1) continue;
+    if (count == sizes.size()) return false;  // too many dims to tell: treat as "too hard"
+    // Insertion by stride keeps this allocation-free; tensors have a handful of dims.
+    std::size_t at = count++;
+    for (; at > 0 && strides[at - 1] > tensor.strides()[d]; --at) {
+      sizes[at] = sizes[at - 1];
+      strides[at] = strides[at - 1];
+    }
+    sizes[at] = tensor.sizes()[d];
+    strides[at] = tensor.strides()[d];
+  }
+  std::int64_t expected = 1;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (strides[i] != expected) return false;
+    expected *= sizes[i];
+  }
+  return true;
+}
+
+}  // namespace
+
+MemoryOverlap memory_overlap(const Tensor& a, const Tensor& b) {
+  if (a.is_same(b)) return MemoryOverlap::Full;
+  if (a.numel() == 0 || b.numel() == 0) return MemoryOverlap::No;
+  if (a.storage().get() != b.storage().get()) return MemoryOverlap::No;
+  if (!is_non_overlapping_and_dense(a) || !is_non_overlapping_and_dense(b)) return MemoryOverlap::TooHard;
+  // Dense layouts occupy [begin, end) exactly, so the byte ranges decide.
+  const auto begin_a = a.storage_offset() * static_cast<std::int64_t>(a.element_size());
+  const auto begin_b = b.storage_offset() * static_cast<std::int64_t>(b.element_size());
+  const auto end_a = begin_a + a.numel() * static_cast<std::int64_t>(a.element_size());
+  const auto end_b = begin_b + b.numel() * static_cast<std::int64_t>(b.element_size());
+  if (begin_a == begin_b && end_a == end_b) {
+    return a.strides() == b.strides() ? MemoryOverlap::Full : MemoryOverlap::Partial;
+  }
+  return begin_a < end_b && begin_b < end_a ? MemoryOverlap::Partial : MemoryOverlap::No;
+}
+
+void check_no_partial_overlap(const Tensor& written, const Tensor& input) {
+  EMBER_CHECK(memory_overlap(written, input) != MemoryOverlap::Partial, ValueError,
+              "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+              "memory location. Please clone() the tensor before performing the operation.");
+}
+
 StridedPlan make_strided_plan(const Tensor& output, std::span<const Tensor> inputs) {
   EMBER_CHECK(inputs.size() + 1 <= static_cast<std::size_t>(kMaxOperands), ValueError,
               "make_strided_plan: at most ", kMaxOperands - 1, " inputs, got ", inputs.size());
+  for (const Tensor& input : inputs) {
+    // Cheap for the usual fresh output: different storages end the test at once.
+    if (input.storage().get() == output.storage().get()) check_no_partial_overlap(output, input);
+  }
   StridedPlan plan;
   plan.num_operands = static_cast<int>(inputs.size()) + 1;
   plan.numel = output.numel();

@@ -44,9 +44,30 @@ Shape broadcast_shape_of(const std::vector<Tensor>& tensors);
 // performing the operation." (ValueError). fill_ writes one value everywhere and skips this.
 void check_no_internal_overlap(const Tensor& output);
 
+// How the memory of two tensors relates (PyTorch's MemOverlapStatus, same rules):
+//   Full     the same elements in the same layout (the same tensor, or a view with equal
+//            offset, sizes' extent and strides): an in-place op reads each element just
+//            before writing it, which is safe;
+//   Partial  they share some memory, or the same memory in another layout (x and x.t());
+//   No       disjoint, or one of them has no elements;
+//   TooHard  sharing a storage, but one of them is not a dense layout (x[::2], an expanded
+//            view): the ranges cannot tell, and PyTorch lets such ops run.
+enum class MemoryOverlap { No, Full, Partial, TooHard };
+MemoryOverlap memory_overlap(const Tensor& a, const Tensor& b);
+
+// A write into `written` that reads `input` while writing goes wrong when the two
+// partially overlap (x.slice(0, 1).add_(x.slice(0, 0, n - 1)) would read values it has
+// already overwritten; copy_ would reach memcpy over overlapping ranges). PyTorch refuses:
+// "unsupported operation: some elements of the input tensor and the written-to tensor
+// refer to a single memory location. Please clone() the tensor before performing the
+// operation." (ValueError). make_strided_plan runs it for every input, so every in-place
+// op, out= op and copy_ gets it.
+void check_no_partial_overlap(const Tensor& written, const Tensor& input);
+
 // Builds the loop plan for `output` (operand 0) and `inputs` (operands 1..). Every input
 // must broadcast to output's shape; the output itself is never broadcast. At most
-// kMaxOperands - 1 inputs. Callers write make_strided_plan(out, {a, b}): the braced list
+// kMaxOperands - 1 inputs. An input that partially overlaps the output is refused
+// (check_no_partial_overlap); a fresh output costs one pointer comparison per input. Callers write make_strided_plan(out, {a, b}): the braced list
 // picks the initializer_list overload, which costs no heap allocation.
 StridedPlan make_strided_plan(const Tensor& output, std::span<const Tensor> inputs);
 StridedPlan make_strided_plan(const Tensor& output, std::initializer_list<Tensor> inputs);

@@ -68,6 +68,15 @@ std::optional<Shape> compute_view_strides(IntArrayRef old_sizes, IntArrayRef old
   return new_strides;
 }
 
+// size · stride: the stride PyTorch gives a new size-1 dim placed before a dim (unsqueeze,
+// expand's new leading dims). A size-1 dim never steps, so when the product overflows
+// (possible only for layouts that address no element twice, e.g. a 0-element tensor with a
+// huge stride) any value is correct: keep the dim's own stride.
+std::int64_t stride_past(std::int64_t size, std::int64_t stride) {
+  std::int64_t product = 0;
+  return __builtin_mul_overflow(size, stride, &product) ? stride : product;
+}
+
 // "torch.FloatTensor{[2, 3]}" — how PyTorch names a tensor in expand's message.
 std::string describe_for_expand(const Tensor& self) {
   return make_message("torch.", scalar_type_name(self.dtype()), "Tensor{", shape_to_string(self.sizes()), "}");
@@ -82,13 +91,18 @@ Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, st
     EMBER_CHECK(size >= 0, ShapeError, "Trying to create tensor with negative dimension ", size, ": ",
                 shape_to_string(sizes));
   }
-  // The view must stay inside the storage: the farthest element is at
-  // offset + sum (size_d - 1) * stride_d (nothing is addressed when numel is 0).
-  if (compute_numel(sizes) > 0) {
-    std::int64_t last = storage_offset;
-    for (std::size_t d = 0; d < sizes.size(); ++d) last += (sizes[d] - 1) * strides[d];
+  // A negative stride would walk before the view's first element, where the bounds check
+  // below does not look (PyTorch refuses them too).
+  for (std::int64_t stride : strides) {
+    EMBER_CHECK(stride >= 0, ValueError, "as_strided: Negative strides are not supported at the moment, got strides: ",
+                shape_to_string(strides));
+  }
+  // The view must stay inside the storage: its farthest element is at
+  // offset + sum (size_d - 1) * stride_d (nothing is addressed when numel is 0). Computed
+  // with overflow checks: a wrapped sum would look small and pass.
+  const std::int64_t required = compute_storage_nbytes(sizes, strides, self.element_size(), storage_offset);
+  if (required > 0) {
     auto item = static_cast<std::int64_t>(self.element_size());
-    auto required = (last + 1) * item;
     auto available = static_cast<std::int64_t>(self.storage()->nbytes());
     EMBER_CHECK(required <= available, ShapeError, "setStorage: sizes ", shape_to_string(sizes), ", strides ",
                 shape_to_string(strides), ", storage offset ", storage_offset, ", and itemsize ", item,
@@ -187,7 +201,7 @@ Tensor unsqueeze(const Tensor& self, std::int64_t dim) {
   Shape strides = self.strides();
   // The new size-1 dim's stride is never used to step; PyTorch picks the value that keeps
   // a contiguous tensor contiguous: size * stride of the dim it is inserted before.
-  std::int64_t new_stride = dim >= self.dim() ? 1 : sizes[dim] * strides[dim];
+  std::int64_t new_stride = dim >= self.dim() ? 1 : stride_past(sizes[dim], strides[dim]);
   sizes.insert(sizes.begin() + dim, 1);
   strides.insert(strides.begin() + dim, new_stride);
   return make_view(self, std::move(sizes), std::move(strides), self.storage_offset());
@@ -223,7 +237,7 @@ Tensor expand(const Tensor& self, IntArrayRef sizes) {
       size = self.sizes()[self_index];
       stride = self.strides()[self_index];
     } else if (i + 1 < ndim && self_dim > 0) {
-      stride = new_sizes[i + 1] * new_strides[i + 1];  // PyTorch's choice; unused when size stays 1
+      stride = stride_past(new_sizes[i + 1], new_strides[i + 1]);  // PyTorch's choice; unused when size stays 1
     }
     std::int64_t target = sizes[i];
     if (target == -1) {
@@ -265,10 +279,13 @@ Tensor select(const Tensor& self, std::int64_t dim, std::int64_t index) {
 Tensor narrow(const Tensor& self, std::int64_t dim, std::int64_t start, std::int64_t length) {
   EMBER_CHECK(self.dim() > 0, IndexError, "narrow() cannot be applied to a 0-dim tensor.");
   dim = wrap_dim(dim, self.dim());
+  EMBER_CHECK(length >= 0, ValueError, "narrow(): length must be non-negative.");
   std::int64_t size = self.sizes()[dim];
-  // start == size is allowed (an empty narrow at the end); otherwise start wraps like a dim.
-  if (start != size) start = wrap_dim(start, size);
-  EMBER_CHECK(length >= 0 && start <= size - length, IndexError, "start (", start, ") + length (", length,
+  // start may be size itself (an empty narrow at the end) and counts from the end when negative.
+  EMBER_CHECK(start >= -size && start <= size, IndexError, "start out of range (expected to be in range of [", -size,
+              ", ", size, "], but got ", start, ")");
+  if (start < 0) start += size;
+  EMBER_CHECK(start <= size - length, IndexError, "start (", start, ") + length (", length,
               ") exceeds dimension size (", size, ").");
   return slice(self, dim, start, start + length, 1);
 }
@@ -289,9 +306,14 @@ Tensor slice(const Tensor& self, std::int64_t dim, std::optional<std::int64_t> s
   std::int64_t last = std::max(first, clamp_bound(end.value_or(size)));
   Shape sizes = self.sizes();
   Shape strides = self.strides();
-  sizes[dim] = (last - first + step - 1) / step;
+  // ceil((last - first) / step), written so that a step near INT64_MAX cannot overflow
+  // (the textbook (last - first + step - 1) / step made slice(0, 0, 3, INT64_MAX) size -1).
+  sizes[dim] = last == first ? 0 : (last - first - 1) / step + 1;
   std::int64_t offset = self.storage_offset() + first * strides[dim];
-  strides[dim] *= step;
+  // stride · step can only overflow when the step exceeds the dim, i.e. when at most one
+  // element is taken; that element's stride is never used to step, so keep the old one.
+  std::int64_t stepped = 0;
+  if (!__builtin_mul_overflow(strides[dim], step, &stepped)) strides[dim] = stepped;
   return make_view(self, std::move(sizes), std::move(strides), offset);
 }
 

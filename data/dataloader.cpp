@@ -175,7 +175,10 @@ DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions optio
 
 std::int64_t DataLoader::size() const {
   const std::int64_t n = sampler_->size();
-  return options_.drop_last ? n / options_.batch_size : (n + options_.batch_size - 1) / options_.batch_size;
+  // ceil(n / batch_size) without n + batch_size - 1, which overflows for batch_size near
+  // INT64_MAX (it reported 0 batches for a loader that yields 1).
+  const std::int64_t full_batches = n / options_.batch_size;
+  return options_.drop_last || n % options_.batch_size == 0 ? full_batches : full_batches + 1;
 }
 
 DataLoader::Iterator DataLoader::begin() {

@@ -263,7 +263,7 @@ void unary_typed(UnaryOp op, const StridedPlan& plan, const UnaryParams& params)
       unary_loop<T, T>(plan, [](T x) { return is_negative(x) ? T(0) : x; });
       return;
     case UnaryOp::Clamp: {
-      const T low = static_cast<T>(params.low), high = static_cast<T>(params.high);
+      const T low = params.low_as<T>(), high = params.high_as<T>();
       const bool has_low = params.has_low, has_high = params.has_high;
       // min(max(x, low), high): when low > high every element becomes high (PyTorch).
       unary_loop<T, T>(plan, [=](T x) {

@@ -163,7 +163,7 @@ void unary_for_type(UnaryOp op, const StridedPlan& plan, const UnaryParams& para
     case UnaryOp::Sign: return launch_elementwise<T, T>(plan, SignOp<T>{}, stream);
     case UnaryOp::Relu: return launch_elementwise<T, T>(plan, ReluOp<T>{}, stream);
     case UnaryOp::Clamp:
-      return launch_elementwise<T, T>(plan, ClampOp<T>{static_cast<T>(params.low), static_cast<T>(params.high),
+      return launch_elementwise<T, T>(plan, ClampOp<T>{params.low_as<T>(), params.high_as<T>(),
                                                        params.has_low, params.has_high}, stream);
     case UnaryOp::PowScalar: return launch_elementwise<T, T>(plan, PowScalarOp<T>{params.exponent}, stream);
     default: break;
