@@ -56,6 +56,11 @@ class Node : public GradFn, public std::enable_shared_from_this<Node> {
   using BackwardFormula = std::function<TensorList(Node& node, const TensorList& grad_outputs)>;
 
   explicit Node(std::string name);
+  // Frees the graph below this node iteratively (see node.cpp): a chain of a million ops
+  // must not recurse a million destructors deep.
+  ~Node() override;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
   std::string name() const override { return name_; }
 
   // ---- edges and slots
@@ -123,6 +128,12 @@ class Node : public GradFn, public std::enable_shared_from_this<Node> {
   std::string forward_context_;
   bool is_view_ = false;
 };
+
+// A tensor hook may replace a gradient, but only with one of the same type (dtype and
+// device) and size: anything else would be summed into the wrong shape or land on a leaf
+// of another dtype. Throws PyTorch's messages ("hook 'hook' has changed the size of value").
+// C++ hooks have no name, so they are all called 'hook'.
+void check_hook_result(const Tensor& original, const Tensor& replacement);
 
 // The edge along which a gradient for `tensor` flows: its grad_fn (and output_nr), or for
 // a leaf that requires grad its AccumulateGrad node, or an invalid edge.
