@@ -33,17 +33,22 @@ void move_out_unique_edges(std::vector<Edge>& edges, std::vector<std::shared_ptr
 }
 }  // namespace
 
-Node::~Node() {
-  saved_.clear();
-  std::vector<std::shared_ptr<Node>> stack;
-  move_out_unique_edges(next_edges_, stack);
+void Node::free_iteratively(std::vector<std::shared_ptr<Node>>& stack) {
   while (!stack.empty()) {
     std::shared_ptr<Node> node = std::move(stack.back());
     stack.pop_back();
     node->saved_.clear();
+    node->move_out_owned_nodes(stack);
     move_out_unique_edges(node->next_edges_, stack);
-    // `node` dies here, with no saved tensors and no edges: its own destructor stops at once.
+    // `node` dies here, with nothing left to free: its own destructor stops at once.
   }
+}
+
+Node::~Node() {
+  saved_.clear();
+  std::vector<std::shared_ptr<Node>> stack;
+  move_out_unique_edges(next_edges_, stack);
+  free_iteratively(stack);
 }
 
 std::uint32_t Node::add_gradient_slot(const Tensor& output) {
@@ -102,8 +107,12 @@ Edge gradient_edge(const Tensor& tensor) {
   if (auto grad_fn = tensor.grad_fn()) {
     return {std::static_pointer_cast<Node>(grad_fn), tensor.output_nr()};
   }
-  if (tensor.requires_grad()) return {grad_accumulator(tensor), 0};
-  return {};
+  if (!tensor.requires_grad()) return {};
+  // A view made in no-grad mode requires grad through its base but has no history: PyTorch
+  // gives it no edge (it is not a leaf of its own unless requires_grad_() made it one).
+  const AutogradMeta* meta = tensor.autograd_meta();
+  if (meta->is_view && !meta->requires_grad) return {};
+  return {grad_accumulator(tensor), 0};
 }
 
 }  // namespace ember::autograd
