@@ -9,6 +9,7 @@
 // select, ...) is one code path.
 #include <ember/autograd/view_tracking.h>
 
+#include <algorithm>
 #include <vector>
 
 #include <ember/autograd/function.h>
@@ -41,15 +42,53 @@ void for_each_storage_index(const Shape& sizes, const Shape& strides, std::int64
   }
 }
 
-// For each element of the view (row-major), the flat index of the base element that
-// shares its memory: an int64 tensor of the view's numel, on `device`.
+// For each element of the view (row-major), the flat index (in the base's row-major order)
+// of the base element that shares its memory: an int64 tensor of the view's numel, on
+// `device`. Costs O(view numel) when the base is dense (a permutation of a contiguous
+// layout: every tensor a kernel makes), O(base extent) otherwise.
 Tensor view_positions_in_base(const Shape& base_sizes, const Shape& base_strides, std::int64_t base_offset,
                               const Shape& view_sizes, const Shape& view_strides, std::int64_t view_offset,
                               Device device) {
-  // storage index (relative to the lowest one the base reaches) -> base flat index.
+  Tensor positions = ember::empty({compute_numel(view_sizes)}, kInt64);
+  std::int64_t* out = positions.data_ptr<std::int64_t>();
+  auto outside = [](std::int64_t storage) {
+    return AutogradError(make_message("internal error: an element of a view (storage index ", storage,
+                                      ") is not an element of its base"));
+  };
+  // Dense base: its dims sorted by decreasing stride have strides size[k+1] * stride[k+1],
+  // so a storage index splits into one index per dim by division.
+  std::vector<std::size_t> order;
+  for (std::size_t d = 0; d < base_sizes.size(); ++d) {
+    if (base_sizes[d] != 1) order.push_back(d);
+  }
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return base_strides[a] > base_strides[b]; });
+  bool dense = true;
+  std::int64_t expected_stride = 1;
+  for (std::size_t k = order.size(); k-- > 0;) {
+    dense = dense && base_strides[order[k]] == expected_stride;
+    expected_stride *= base_sizes[order[k]];
+  }
+  if (dense) {
+    const Shape row_major = contiguous_strides(base_sizes);
+    for_each_storage_index(view_sizes, view_strides, view_offset, [&](std::int64_t storage) {
+      std::int64_t relative = storage - base_offset, flat = 0;
+      if (relative < 0) throw outside(storage);
+      for (std::size_t d : order) {
+        const std::int64_t index = relative / base_strides[d];
+        if (index >= base_sizes[d]) throw outside(storage);
+        flat += index * row_major[d];
+        relative -= index * base_strides[d];
+      }
+      if (relative != 0) throw outside(storage);
+      *out++ = flat;
+    });
+    return positions.to(device);
+  }
+  // Any other base (from_blob or as_strided with gaps): a table from storage index to
+  // base index over the storage the base spans.
   std::int64_t lowest = base_offset, highest = base_offset;
   for (std::size_t d = 0; d < base_sizes.size(); ++d) {
-    if (base_sizes[d] == 0) return ember::empty({0}, kInt64).to(device);
+    if (base_sizes[d] == 0) return positions.to(device);  // an empty base has empty views
     const std::int64_t reach = (base_sizes[d] - 1) * base_strides[d];
     (reach < 0 ? lowest : highest) += reach;
   }
@@ -58,14 +97,12 @@ Tensor view_positions_in_base(const Shape& base_sizes, const Shape& base_strides
   for_each_storage_index(base_sizes, base_strides, base_offset, [&](std::int64_t storage) {
     base_index_at[static_cast<std::size_t>(storage - lowest)] = flat++;
   });
-  Tensor positions = ember::empty({compute_numel(view_sizes)}, kInt64);
-  std::int64_t* out = positions.data_ptr<std::int64_t>();
   for_each_storage_index(view_sizes, view_strides, view_offset, [&](std::int64_t storage) {
     const std::int64_t relative = storage - lowest;
-    const bool inside = relative >= 0 && relative < static_cast<std::int64_t>(base_index_at.size()) &&
-                        base_index_at[static_cast<std::size_t>(relative)] >= 0;
-    EMBER_CHECK(inside, AutogradError, "internal error: an element of a view (storage index ", storage,
-                ") is not an element of its base");
+    if (relative < 0 || relative >= static_cast<std::int64_t>(base_index_at.size()) ||
+        base_index_at[static_cast<std::size_t>(relative)] < 0) {
+      throw outside(storage);
+    }
     *out++ = base_index_at[static_cast<std::size_t>(relative)];
   });
   return positions.to(device);
@@ -120,7 +157,9 @@ const Tensor& track_view(const Tensor& self, const Tensor& view) {
   // tensors they were made from, so AccumulateGrad can still take them without a copy.
   if (base.defined() && (!no_grad || base.requires_grad())) meta.view_base = base;
   meta.view_version = view.version();
-  refresh_view_grad_fn = &refresh_stale_view;
+  if (refresh_view_grad_fn.load(std::memory_order_relaxed) == nullptr) {
+    refresh_view_grad_fn.store(&refresh_stale_view, std::memory_order_release);
+  }
   return view;
 }
 

@@ -6,6 +6,7 @@
 // its name, to print `grad_fn=<AddmmBackward0>`.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -49,10 +50,12 @@ struct AutogradMeta {
   std::uint64_t view_version = 0;
 };
 
-// Set by autograd the first time it records a view: rebuilds a stale view's grad_fn from
-// its base (Tensor::grad_fn calls it when view_version is behind the storage's version).
-// A plain function pointer, so that core does not depend on autograd.
-inline void (*refresh_view_grad_fn)(const Tensor& view) = nullptr;
+// Set by autograd when it records a view: rebuilds a stale view's grad_fn from its base
+// (Tensor::grad_fn calls it when view_version is behind the storage's version). A function
+// pointer, so that core does not depend on autograd; atomic, because views are made on any
+// thread (DataLoader workers index their data set).
+using RefreshViewGradFn = void (*)(const Tensor& view);
+inline std::atomic<RefreshViewGradFn> refresh_view_grad_fn{nullptr};
 
 // Grad mode (PyTorch: torch.is_grad_enabled). Thread-local: a NoGradGuard in one thread
 // does not switch off recording in another (autograd/grad_mode.h has the guard).

@@ -92,8 +92,8 @@ std::shared_ptr<GradFn> Tensor::grad_fn() const {
   if (meta == nullptr) return nullptr;
   // A view whose memory was written in place since its grad_fn was set gets a fresh one
   // that replays the view on its base's current history (autograd/view_tracking.h).
-  if (meta->view_base.defined() && meta->view_version != version() && refresh_view_grad_fn != nullptr) {
-    refresh_view_grad_fn(*this);
+  if (meta->view_base.defined() && meta->view_version != version()) {
+    if (RefreshViewGradFn refresh = refresh_view_grad_fn.load(std::memory_order_acquire)) refresh(*this);
   }
   return meta->grad_fn;
 }

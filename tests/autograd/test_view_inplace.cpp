@@ -7,6 +7,7 @@
 // undefined in the second.
 #include <catch2/catch.hpp>
 
+#include <ember/core/native.h>
 #include <ember/ember.h>
 
 #include "test_support.h"
@@ -244,4 +245,18 @@ TEST_CASE("views keep working as before when nothing is written in place", "[aut
   Tensor view = plain.view({2, 2});
   REQUIRE_FALSE(view.requires_grad());
   REQUIRE(view.is_leaf());
+}
+
+TEST_CASE("CopySlices on a base with gaps in its memory", "[autograd][views][inplace]") {
+  // A base that is no permutation of a contiguous layout (every other element of a buffer)
+  // takes the general path of view_tracking.cpp. The same as slice_of_plain_base_add:
+  // PyTorch gives w.grad = [1, 2] for base = [w0, w1, 0] and loss sum(base * [1, 2, 3]).
+  Tensor buffer = ember::zeros({6});
+  Tensor base = ember::native::as_strided(buffer, {3}, {2}, 0);
+  Tensor w = leaf({1.0, 2.0});
+  base.slice(0, 0, 2).add_(w);
+  REQUIRE(to_vector(buffer) == std::vector<double>{1.0, 0.0, 2.0, 0.0, 0.0, 0.0});
+  REQUIRE(grad_fn_name(base) == "CopySlices");
+  (base * ember::tensor({1.0, 2.0, 3.0})).sum().backward();
+  REQUIRE(to_vector(w.grad()) == std::vector<double>{1.0, 2.0});
 }
