@@ -54,7 +54,9 @@ void AccumulateGrad::run_pre_hooks(TensorList& grads) {
   if (meta == nullptr || grads.empty() || !grads[0].defined()) return;
   for (const TensorHook& hook : meta->hooks) {
     Tensor replacement = hook(grads[0]);
-    if (replacement.defined()) grads[0] = replacement;
+    if (!replacement.defined()) continue;
+    check_hook_result(grads[0], replacement);
+    grads[0] = replacement;
   }
 }
 

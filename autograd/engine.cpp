@@ -71,17 +71,46 @@ struct GraphTask {
   TensorList captured;
 };
 
-// Marks (in task.needed) every node from which a capture node can be reached.
-bool mark_needed(Node* node, GraphTask& task, std::unordered_map<Node*, bool>& memo) {
-  if (auto found = memo.find(node); found != memo.end()) return found->second;
-  memo[node] = false;  // the graph is acyclic; this only guards the recursion
-  bool needed = task.captures.count(node) > 0;
-  for (const Edge& edge : node->next_edges()) {
-    if (edge.is_valid() && mark_needed(edge.node.get(), task, memo)) needed = true;
+// Marks (in task.needed) every node from which a capture node can be reached: a post-order
+// walk (a node is needed when it is a capture or one of its children is needed), with an
+// explicit stack so a graph a million nodes deep does not overflow the call stack.
+void mark_needed(const std::vector<Node*>& roots, GraphTask& task) {
+  struct Frame {
+    Node* node;
+    std::size_t next_edge;  // the next child to look at
+    bool needed;            // a capture, or a needed child seen so far
+  };
+  std::unordered_map<Node*, bool> done;  // node -> needed, once all its children are known
+  std::vector<Frame> stack;
+  auto enter = [&](Node* node) {
+    done.emplace(node, false);  // the graph is acyclic: this only stops a second visit
+    stack.push_back({node, 0, task.captures.count(node) > 0});
+  };
+  for (Node* root : roots) {
+    if (done.count(root) == 0) enter(root);
+    while (!stack.empty()) {
+      Frame& frame = stack.back();
+      const auto& edges = frame.node->next_edges();
+      if (frame.next_edge < edges.size()) {
+        const Edge& edge = edges[frame.next_edge++];
+        if (!edge.is_valid()) continue;
+        auto found = done.find(edge.node.get());
+        if (found == done.end()) {
+          enter(edge.node.get());  // invalidates `frame`; the loop fetches it again
+        } else if (found->second) {
+          frame.needed = true;
+        }
+        continue;
+      }
+      const Frame finished = frame;
+      stack.pop_back();
+      done[finished.node] = finished.needed;
+      if (finished.needed) {
+        task.needed.insert(finished.node);
+        if (!stack.empty()) stack.back().needed = true;
+      }
+    }
   }
-  memo[node] = needed;
-  if (needed) task.needed.insert(node);
-  return needed;
 }
 
 bool is_needed(const GraphTask& task, Node* node) { return !task.capture_mode || task.needed.count(node) > 0; }
@@ -120,10 +149,7 @@ void check_anomaly(const Node& node, const TensorList& gradients) {
 void execute(const std::vector<Edge>& roots, const TensorList& root_grads, GraphTask& task) {
   std::vector<Node*> root_nodes;
   for (const Edge& root : roots) root_nodes.push_back(root.node.get());
-  if (task.capture_mode) {
-    std::unordered_map<Node*, bool> memo;
-    for (Node* root : root_nodes) mark_needed(root, task, memo);
-  }
+  if (task.capture_mode) mark_needed(root_nodes, task);
   compute_dependencies(root_nodes, task);
 
   // Ready nodes, newest first (larger sequence number = created later in the forward).

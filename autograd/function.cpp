@@ -2,6 +2,7 @@
 #include <ember/autograd/function.h>
 
 #include <ember/autograd/anomaly.h>
+#include <ember/autograd/view_tracking.h>
 
 namespace ember::autograd {
 
@@ -56,6 +57,11 @@ std::shared_ptr<Node> record(const std::string& name, const TensorList& inputs, 
 }
 
 void rebase_history(const Tensor& self, const std::shared_ptr<Node>& node) {
+  const AutogradMeta* self_meta = self.autograd_meta();
+  if (self_meta != nullptr && self_meta->is_view && self_meta->view_base.defined()) {
+    rebase_view_history(self, node);
+    return;
+  }
   AutogradMeta& meta = self.ensure_autograd_meta();
   meta.grad_fn = node;
   meta.output_nr = node->add_gradient_slot(self);
@@ -63,17 +69,23 @@ void rebase_history(const Tensor& self, const std::shared_ptr<Node>& node) {
   meta.grad_accumulator.reset();
 }
 
-void check_inplace(const Tensor& self) {
-  if (!is_grad_enabled() || !self.requires_grad()) return;
-  if (self.is_leaf()) throw AutogradError("a leaf Variable that requires grad is being used in an in-place operation.");
-  auto node = std::static_pointer_cast<Node>(self.grad_fn());
-  if (node->is_view()) {
-    // PyTorch rewrites the base's history here (CopySlices); ember refuses rather than
-    // silently computing wrong gradients for the base.
-    throw NotImplementedError(make_message(
-        "in-place operations on a view (output of ", node->name(),
-        ") of a tensor that requires grad are not supported by ember's autograd; use the out-of-place op, "
-        "or run the in-place op under NoGradGuard"));
+void check_inplace(const Tensor& self, bool records) {
+  if (!records) return;
+  const AutogradMeta* meta = self.autograd_meta();
+  if (meta != nullptr && meta->is_view) {
+    if (meta->view_created_in_no_grad) {
+      throw AutogradError(
+          "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this "
+          "use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view "
+          "and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both "
+          "outside (if you want the inplace to be tracked).");
+    }
+    if (self.requires_grad() && meta->view_base.defined() && meta->view_base.is_leaf()) {
+      throw AutogradError("a view of a leaf Variable that requires grad is being used in an in-place operation.");
+    }
+  }
+  if (self.requires_grad() && self.is_leaf()) {
+    throw AutogradError("a leaf Variable that requires grad is being used in an in-place operation.");
   }
 }
 

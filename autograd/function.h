@@ -51,11 +51,13 @@ inline std::shared_ptr<Node> record(const std::string& name, const TensorList& i
 
 // Makes `self` (modified in place by an op) the output of `node`: its history is
 // "rebased" so later ops see the in-place result. `node`'s first edge must already point
-// where self's gradient used to flow.
+// where self's gradient used to flow. When self is a view, its base's history is rewritten
+// instead (CopySlices, view_tracking.h) and the view's grad_fn is rebuilt from it.
 void rebase_history(const Tensor& self, const std::shared_ptr<Node>& node);
 
-// Before an in-place op while recording: refuses a leaf that requires grad (PyTorch's
-// message) and a view of a tensor that requires grad (not supported, see inplace_ops.cpp).
-void check_inplace(const Tensor& self);
+// Before an in-place op on `self`; `records` is needs_grad(self, other inputs...). Refuses,
+// with PyTorch's messages, a leaf that requires grad, a view of such a leaf, and a view made
+// in no-grad mode (which grad mode on would have to track).
+void check_inplace(const Tensor& self, bool records);
 
 }  // namespace ember::autograd

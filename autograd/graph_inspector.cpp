@@ -84,33 +84,6 @@ std::string to_dot(const Tensor& root) {
   return out.str();
 }
 
-namespace {
-void dump_node(const Node& node, const std::string& prefix, bool last, bool is_root, std::set<const Node*>& seen,
-               std::ostringstream& out) {
-  out << prefix << (is_root ? "" : (last ? "└─ " : "├─ "));
-  if (const auto* leaf = dynamic_cast<const AccumulateGrad*>(&node)) {
-    out << "AccumulateGrad (" << leaf_label(*leaf) << ")\n";
-    return;
-  }
-  out << node.name();
-  if (!seen.insert(&node).second) {
-    out << " (shown above)\n";
-    return;
-  }
-  const auto& saved = node.saved_tensors();
-  for (std::size_t s = 0; s < saved.size(); ++s) out << (s == 0 ? "  saved: " : "; ") << saved_label(saved[s]);
-  out << "\n";
-  std::vector<const Node*> children;
-  for (const Edge& edge : node.next_edges()) {
-    if (edge.is_valid()) children.push_back(edge.node.get());
-  }
-  std::string child_prefix = prefix + (is_root ? "" : (last ? "   " : "│  "));
-  for (std::size_t c = 0; c < children.size(); ++c) {
-    dump_node(*children[c], child_prefix, c + 1 == children.size(), false, seen, out);
-  }
-}
-}  // namespace
-
 std::string dump(const Tensor& root) {
   std::ostringstream out;
   auto grad_fn = std::static_pointer_cast<Node>(root.grad_fn());
@@ -118,8 +91,48 @@ std::string dump(const Tensor& root) {
     out << (root.requires_grad() ? "leaf tensor (no grad_fn)\n" : "tensor without autograd history\n");
     return out.str();
   }
+  // A depth-first, children-in-order walk with an explicit stack (a deep graph must not
+  // overflow the call stack): each entry is a line still to print.
+  struct Line {
+    const Node* node;
+    std::string prefix;  // the tree drawing to the left of this node
+    bool last;           // the last child of its parent (└─ rather than ├─)
+    bool is_root;
+    std::size_t depth;
+  };
+  // Past this depth children are drawn at their parent's indentation: a chain a million
+  // nodes deep would otherwise need megabytes of tree drawing per line.
+  constexpr std::size_t kMaxIndentDepth = 32;
   std::set<const Node*> seen;
-  dump_node(*grad_fn, "", true, true, seen, out);
+  std::vector<Line> stack{{grad_fn.get(), "", true, true, 0}};
+  while (!stack.empty()) {
+    Line line = std::move(stack.back());
+    stack.pop_back();
+    const Node& node = *line.node;
+    out << line.prefix << (line.is_root ? "" : (line.last ? "└─ " : "├─ "));
+    if (const auto* leaf = dynamic_cast<const AccumulateGrad*>(&node)) {
+      out << "AccumulateGrad (" << leaf_label(*leaf) << ")\n";
+      continue;
+    }
+    out << node.name();
+    if (!seen.insert(&node).second) {
+      out << " (shown above)\n";
+      continue;
+    }
+    const auto& saved = node.saved_tensors();
+    for (std::size_t s = 0; s < saved.size(); ++s) out << (s == 0 ? "  saved: " : "; ") << saved_label(saved[s]);
+    out << "\n";
+    std::vector<const Node*> children;
+    for (const Edge& edge : node.next_edges()) {
+      if (edge.is_valid()) children.push_back(edge.node.get());
+    }
+    std::string child_prefix = line.prefix;
+    if (line.depth < kMaxIndentDepth) child_prefix += line.is_root ? "" : (line.last ? "   " : "│  ");
+    // Pushed last child first, so the first child is printed next.
+    for (std::size_t c = children.size(); c-- > 0;) {
+      stack.push_back({children[c], child_prefix, c + 1 == children.size(), false, line.depth + 1});
+    }
+  }
   return out.str();
 }
 

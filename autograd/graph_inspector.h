@@ -6,7 +6,8 @@
 // Boxes are nodes (grad_fn names), notes hang off them for every saved tensor (name,
 // shape, strides, dtype, version; "freed" after backward), ellipses are leaves
 // (AccumulateGrad, labelled with the leaf's name and shape). dump() prints the same graph
-// as an indented tree for the terminal.
+// as an indented tree for the terminal (indentation stops growing 32 levels down, so a very
+// deep graph stays readable and small).
 #pragma once
 
 #include <string>

@@ -9,9 +9,9 @@
 //      that saved this data notices at backward time (saved_tensor.h);
 //   3. when recording, "rebase" the tensor's history: it becomes the output of a new node
 //      whose first edge leads to where its gradient used to go.
-// Limitation (documented in docs/autograd.md): ember does not rewrite the history of a
-// view's base (PyTorch's CopySlices), so an in-place op on a view recorded by autograd is
-// refused with NotImplementedError instead of giving the base wrong gradients.
+// When self is a view, step 3 rewrites its base's history instead (CopySlices), and the
+// views of a tensor written in place rebuild their grad_fn on next use: view_tracking.h,
+// and docs/autograd.md for the whole story.
 #include <ember/autograd/function.h>
 #include <ember/autograd/ops.h>
 #include <ember/core/factories.h>
@@ -39,8 +39,8 @@ std::shared_ptr<Node> record_inplace(const std::string& name, const Tensor& self
 template <class Kernel, class Formula>
 Tensor& inplace_binary(Tensor& self, const Tensor& other, const std::string& name, bool needs_old_self, Kernel kernel,
                        Formula formula) {
-  autograd::check_inplace(self);
   bool record = autograd::needs_grad(self, other);
+  autograd::check_inplace(self, record);
   // mul_/div_ need self's value *before* the op for other's gradient: copy it first —
   // with ember::clone, so the copy keeps self's old history (second derivatives need it).
   Tensor old_self = record && needs_old_self && other.requires_grad() ? ember::clone(self) : Tensor();
@@ -107,21 +107,24 @@ Tensor& Tensor::div_(const Tensor& other) {
 Tensor& Tensor::div_(Scalar other) { return div_(wrap(other, *this)); }
 
 Tensor& Tensor::copy_(const Tensor& source) {
-  autograd::check_inplace(*this);
   bool record = autograd::needs_grad(*this, source);
-  native::copy_(*this, source);  // bumps the version counter
+  autograd::check_inplace(*this, record);
+  std::shared_ptr<Node> node;
   if (record) {
+    // Built before the write, so its first edge is self's history before it (for a view,
+    // taken before the write makes its grad_fn stale).
     // The old value is overwritten: no gradient flows to it. The source gets the gradient,
     // summed over broadcast dims and cast back to its dtype.
-    auto node = record_inplace("CopyBackwards", *this, source);
+    node = record_inplace("CopyBackwards", *this, source);
     Shape source_sizes = source.sizes();
     DType source_dtype = source.dtype();
     node->set_backward([source_sizes, source_dtype](Node& n, const TensorList& grads) -> TensorList {
       return {n.needs_input_grad(0) ? zeros_like(grads[0]) : Tensor(),
               n.needs_input_grad(1) ? ember::to(sum_to(grads[0], source_sizes), source_dtype) : Tensor()};
     });
-    autograd::rebase_history(*this, node);
   }
+  native::copy_(*this, source);  // bumps the version counter
+  if (node) autograd::rebase_history(*this, node);
   return *this;
 }
 
@@ -130,15 +133,16 @@ Tensor& Tensor::copy_(const Tensor& source) {
 // FillBackward2 is fill_ with a number (FillBackward0/1 are the out-of-place torch.fill),
 // ZeroBackward0 is zero_.
 static Tensor& fill_recorded(Tensor& self, Scalar value, const char* name) {
-  autograd::check_inplace(self);
   bool record = autograd::needs_grad(self);
-  native::fill_(self, value);  // bumps the version counter
-  if (record) {
-    auto node = std::make_shared<Node>(name);
+  autograd::check_inplace(self, record);
+  std::shared_ptr<Node> node;
+  if (record) {  // built before the write, as in copy_
+    node = std::make_shared<Node>(name);
     node->add_next_edge(autograd::gradient_edge(self));
     node->set_backward([](Node&, const TensorList& grads) -> TensorList { return {zeros_like(grads[0])}; });
-    autograd::rebase_history(self, node);
   }
+  native::fill_(self, value);  // bumps the version counter
+  if (node) autograd::rebase_history(self, node);
   return self;
 }
 

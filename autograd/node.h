@@ -56,6 +56,11 @@ class Node : public GradFn, public std::enable_shared_from_this<Node> {
   using BackwardFormula = std::function<TensorList(Node& node, const TensorList& grad_outputs)>;
 
   explicit Node(std::string name);
+  // Frees the graph below this node iteratively (see node.cpp): a chain of a million ops
+  // must not recurse a million destructors deep.
+  ~Node() override;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
   std::string name() const override { return name_; }
 
   // ---- edges and slots
@@ -76,7 +81,8 @@ class Node : public GradFn, public std::enable_shared_from_this<Node> {
   }
   Tensor saved(std::size_t index);  // version-checked; throws after release
   const std::vector<SavedTensor>& saved_tensors() const { return saved_; }
-  void release_saved_tensors();
+  // Virtual: a node that runs another node's formula (CopySlices) releases that one's too.
+  virtual void release_saved_tensors();
 
   // ---- the formula
   void set_backward(BackwardFormula formula) { formula_ = std::move(formula); }
@@ -98,11 +104,6 @@ class Node : public GradFn, public std::enable_shared_from_this<Node> {
   // PyTorch's UINT64_MAX for AccumulateGrad: the highest priority, so a leaf's gradient is
   // accumulated — and its post-accumulate-grad hooks run — as soon as it is ready.
   static constexpr std::uint64_t kAccumulateGradSequenceNr = UINT64_MAX;
-  // Views (view, select, slice, transpose, ...) mark their node: an in-place op on the
-  // view would have to rewrite its base's history too, which ember does not do, so it is
-  // refused (function.h: check_inplace).
-  void mark_view() { is_view_ = true; }
-  bool is_view() const { return is_view_; }
   // Anomaly mode: what forward op made this node (autograd/anomaly.h).
   const std::string& forward_context() const { return forward_context_; }
   void set_forward_context(std::string context) { forward_context_ = std::move(context); }
@@ -110,6 +111,11 @@ class Node : public GradFn, public std::enable_shared_from_this<Node> {
  protected:
   // For node kinds with a fixed priority instead of their creation order (AccumulateGrad).
   Node(std::string name, std::uint64_t sequence_nr);
+  // Freeing without recursion (node.cpp): a node that owns other nodes outside its edges
+  // (CopySlices owns the in-place op's node) moves them onto `stack` when they have no
+  // other owner, and frees `stack` with free_iteratively from its own destructor.
+  virtual void move_out_owned_nodes(std::vector<std::shared_ptr<Node>>& /*stack*/) {}
+  static void free_iteratively(std::vector<std::shared_ptr<Node>>& stack);
   std::vector<SavedTensor> saved_;
 
  private:
@@ -121,8 +127,13 @@ class Node : public GradFn, public std::enable_shared_from_this<Node> {
   std::vector<std::pair<std::uint32_t, TensorHook>> retain_hooks_;
   std::uint64_t sequence_nr_;
   std::string forward_context_;
-  bool is_view_ = false;
 };
+
+// A tensor hook may replace a gradient, but only with one of the same type (dtype and
+// device) and size: anything else would be summed into the wrong shape or land on a leaf
+// of another dtype. Throws PyTorch's messages ("hook 'hook' has changed the size of value").
+// C++ hooks have no name, so they are all called 'hook'.
+void check_hook_result(const Tensor& original, const Tensor& replacement);
 
 // The edge along which a gradient for `tensor` flows: its grad_fn (and output_nr), or for
 // a leaf that requires grad its AccumulateGrad node, or an invalid edge.

@@ -39,6 +39,12 @@ Tensor Tensor::detach() const { return native::alias(*this); }
 
 Tensor& Tensor::detach_() {
   if (AutogradMeta* meta = autograd_meta()) {
+    // A view's history is its base's: cutting it alone would leave the two inconsistent.
+    EMBER_CHECK(!meta->is_view, AutogradError,
+                "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) "
+                "for training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and "
+                "hence detach_() cannot be called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.");
     meta->grad_fn.reset();
     meta->output_nr = 0;
     meta->requires_grad = false;

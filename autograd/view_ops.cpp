@@ -4,11 +4,14 @@
 // into the input's layout: view/reshape/squeeze/unsqueeze/flatten reshape it back,
 // transpose/permute undo the permutation, expand sums over the expanded dims, and
 // select/narrow/slice scatter the gradient into zeros of the input's shape.
+// Every view's output is also tracked as a view of its base (track_view, view_tracking.h),
+// so an in-place op through it, or on its base, keeps both histories right.
 #include <algorithm>
 #include <numeric>
 
 #include <ember/autograd/function.h>
 #include <ember/autograd/ops.h>
+#include <ember/autograd/view_tracking.h>
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
 
@@ -17,6 +20,7 @@ namespace ember {
 using autograd::needs_grad;
 using autograd::Node;
 using autograd::record;
+using autograd::track_view;
 using autograd::TensorList;
 
 Tensor sum_to(const Tensor& gradient, IntArrayRef sizes) {
@@ -41,12 +45,11 @@ Tensor record_reshape_like(const Tensor& self, Tensor out, const char* name) {
   if (needs_grad(self)) {
     Shape sizes = self.sizes();
     auto node = record(name, {self}, out);
-    if (out.storage().get() == self.storage().get()) node->mark_view();  // a view, not a copy
     node->set_backward([sizes](Node&, const TensorList& grads) -> TensorList {
       return {ember::reshape(grads[0], sizes)};
     });
   }
-  return out;
+  return track_view(self, out);  // a no-op when the reshape had to copy
 }
 
 // select/narrow/slice backward: zeros of the input's shape with the gradient added at
@@ -101,22 +104,20 @@ Tensor transpose(const Tensor& self, std::int64_t dim0, std::int64_t dim1) {
   Tensor out = native::transpose(self, dim0, dim1);
   if (needs_grad(self)) {
     auto node = record("TransposeBackward0", {self}, out);
-    node->mark_view();
     node->set_backward([dim0, dim1](Node&, const TensorList& grads) -> TensorList {
       return {ember::transpose(grads[0], dim0, dim1)};  // a swap is its own inverse
     });
   }
-  return out;
+  return track_view(self, out);
 }
 
 Tensor t(const Tensor& self) {
   Tensor out = native::t(self);
   if (needs_grad(self)) {
     auto node = record("TBackward0", {self}, out);
-    node->mark_view();
     node->set_backward([](Node&, const TensorList& grads) -> TensorList { return {ember::t(grads[0])}; });
   }
-  return out;
+  return track_view(self, out);
 }
 
 Tensor permute(const Tensor& self, IntArrayRef dims) {
@@ -128,12 +129,11 @@ Tensor permute(const Tensor& self, IntArrayRef dims) {
       inverse[static_cast<std::size_t>(wrap_dim(dims[i], self.dim()))] = static_cast<std::int64_t>(i);
     }
     auto node = record("PermuteBackward0", {self}, out);
-    node->mark_view();
     node->set_backward([inverse](Node&, const TensorList& grads) -> TensorList {
       return {ember::permute(grads[0], inverse)};
     });
   }
-  return out;
+  return track_view(self, out);
 }
 
 Tensor expand(const Tensor& self, IntArrayRef sizes) {
@@ -142,12 +142,11 @@ Tensor expand(const Tensor& self, IntArrayRef sizes) {
     // Every copy of an expanded element received gradient: add them up.
     Shape self_sizes = self.sizes();
     auto node = record("ExpandBackward0", {self}, out);
-    node->mark_view();
     node->set_backward([self_sizes](Node&, const TensorList& grads) -> TensorList {
       return {sum_to(grads[0], self_sizes)};
     });
   }
-  return out;
+  return track_view(self, out);
 }
 
 Tensor select(const Tensor& self, std::int64_t dim, std::int64_t index) {
@@ -157,13 +156,12 @@ Tensor select(const Tensor& self, std::int64_t dim, std::int64_t index) {
     std::int64_t d = wrap_dim(dim, self.dim());
     std::int64_t i = index < 0 ? index + sizes[static_cast<std::size_t>(d)] : index;
     auto node = record("SelectBackward0", {self}, out);
-    node->mark_view();
     node->set_backward([sizes, d, i](Node&, const TensorList& grads) -> TensorList {
       Tensor position = ember::tensor({i}, TensorOptions().device(grads[0].device()));
       return {scatter_into_zeros(ember::unsqueeze(grads[0], d), sizes, d, position)};
     });
   }
-  return out;
+  return track_view(self, out);
 }
 
 Tensor slice(const Tensor& self, std::int64_t dim, std::optional<std::int64_t> start,
@@ -180,20 +178,19 @@ Tensor slice(const Tensor& self, std::int64_t dim, std::optional<std::int64_t> s
     first = std::clamp<std::int64_t>(first, 0, size);
     std::int64_t count = out.size(d);
     auto node = record("SliceBackward0", {self}, out);
-    node->mark_view();
     node->set_backward([sizes, d, first, count, step](Node&, const TensorList& grads) -> TensorList {
       Tensor positions = arange(first, first + count * step, step, TensorOptions().dtype(kInt64).device(grads[0].device()));
       return {scatter_into_zeros(grads[0], sizes, d, positions)};
     });
   }
-  return out;
+  return track_view(self, out);
 }
 
 Tensor narrow(const Tensor& self, std::int64_t dim, std::int64_t start, std::int64_t length) {
   // narrow is a slice with step 1 (PyTorch records SliceBackward0 for it too). The checks
   // and messages are native::narrow's.
   Tensor out = native::narrow(self, dim, start, length);
-  if (!needs_grad(self)) return out;
+  if (!needs_grad(self)) return track_view(self, out);
   std::int64_t d = wrap_dim(dim, self.dim());
   std::int64_t first = start < 0 ? start + self.size(d) : start;
   return ember::slice(self, d, first, first + length, 1);

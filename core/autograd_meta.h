@@ -6,6 +6,7 @@
 // its name, to print `grad_fn=<AddmmBackward0>`.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -34,7 +35,27 @@ struct AutogradMeta {
   // For leaves: the node that accumulates into .grad, created once and shared by every
   // graph the leaf takes part in (autograd/accumulate_grad.h). Type-erased here.
   std::weak_ptr<GradFn> grad_accumulator;
+
+  // ---- views (autograd/view_tracking.h gives these meaning)
+  // A floating tensor made by a differentiable view op (view, select, slice, t, ...) shares
+  // its base's memory; an in-place write through either must reach the other's history.
+  bool is_view = false;
+  // Made with grad mode off: PyTorch forbids modifying it in place with grad mode on.
+  bool view_created_in_no_grad = false;
+  // The tensor that owns the memory (never itself a view: a view of a view records the
+  // first base). Undefined only for a no-grad view whose base did not require grad then.
+  Tensor view_base;
+  // The storage version when grad_fn was last set. When an in-place write (to the base or
+  // to any view of it) moves the version on, grad_fn is stale and is rebuilt on access.
+  std::uint64_t view_version = 0;
 };
+
+// Set by autograd when it records a view: rebuilds a stale view's grad_fn from its base
+// (Tensor::grad_fn calls it when view_version is behind the storage's version). A function
+// pointer, so that core does not depend on autograd; atomic, because views are made on any
+// thread (DataLoader workers index their data set).
+using RefreshViewGradFn = void (*)(const Tensor& view);
+inline std::atomic<RefreshViewGradFn> refresh_view_grad_fn{nullptr};
 
 // Grad mode (PyTorch: torch.is_grad_enabled). Thread-local: a NoGradGuard in one thread
 // does not switch off recording in another (autograd/grad_mode.h has the guard).

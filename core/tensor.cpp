@@ -51,7 +51,10 @@ Scalar Tensor::item() const {
 
 bool Tensor::requires_grad() const {
   const AutogradMeta* meta = autograd_meta();
-  return meta != nullptr && meta->requires_grad;
+  if (meta == nullptr) return false;
+  // A view requires grad when its base does (PyTorch), also when the base started to after
+  // the view was made (an in-place op wrote a tensor that requires grad into it).
+  return meta->requires_grad || (meta->view_base.defined() && meta->view_base.requires_grad());
 }
 
 AutogradMeta& Tensor::ensure_autograd_meta() const {
@@ -82,14 +85,17 @@ const Tensor& Tensor::grad() const {
 
 Tensor& Tensor::mutable_grad() { return ensure_autograd_meta().grad; }
 
-bool Tensor::is_leaf() const {
-  const AutogradMeta* meta = autograd_meta();
-  return meta == nullptr || meta->grad_fn == nullptr;
-}
+bool Tensor::is_leaf() const { return grad_fn() == nullptr; }
 
 std::shared_ptr<GradFn> Tensor::grad_fn() const {
   const AutogradMeta* meta = autograd_meta();
-  return meta != nullptr ? meta->grad_fn : nullptr;
+  if (meta == nullptr) return nullptr;
+  // A view whose memory was written in place since its grad_fn was set gets a fresh one
+  // that replays the view on its base's current history (autograd/view_tracking.h).
+  if (meta->view_base.defined() && meta->view_version != version()) {
+    if (RefreshViewGradFn refresh = refresh_view_grad_fn.load(std::memory_order_acquire)) refresh(*this);
+  }
+  return meta->grad_fn;
 }
 
 std::uint32_t Tensor::output_nr() const {

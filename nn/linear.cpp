@@ -33,6 +33,10 @@ void Linear::reset_parameters() {
 }
 
 Tensor Linear::forward(const Tensor& input) {
+  // PyTorch's at::linear checks the ranks first, with its own message (a 0-d input has no
+  // feature dim to multiply).
+  EMBER_CHECK(input.dim() != 0 && weight.dim() != 0, ShapeError, "both arguments to linear need to be at least 1D, but they are ",
+              input.dim(), "D and ", weight.dim(), "D");
   EMBER_CHECK(input.dim() >= 1 && input.size(-1) == in_features, ShapeError,
               "mat1 and mat2 shapes cannot be multiplied (",
               input.dim() >= 2 ? input.numel() / std::max<std::int64_t>(input.size(-1), 1) : 1, "x",

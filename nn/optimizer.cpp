@@ -115,8 +115,12 @@ Tensor hyperparameter_tensor(double first, double second) { return ember::tensor
 
 Optimizer::Optimizer(std::vector<Tensor> parameters) : parameters_(std::move(parameters)) {
   EMBER_CHECK(!parameters_.empty(), ValueError, "optimizer got an empty parameter list");
-  for (const auto& parameter : parameters_)
+  for (const auto& parameter : parameters_) {
     EMBER_CHECK(parameter.defined(), ValueError, "optimizer can only optimize Tensors, but one of the params is undefined");
+    // PyTorch's add_param_group: a non-leaf's .grad is never filled by backward (unless it
+    // retains it), and the step would write into the output of an op, not a weight.
+    EMBER_CHECK(parameter.is_leaf() || parameter.retains_grad(), ValueError, "can't optimize a non-leaf Tensor");
+  }
   state_.resize(parameters_.size());
 }
 
