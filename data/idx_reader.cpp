@@ -108,6 +108,9 @@ Tensor read_idx(const std::string& path) {
   Tensor result = ember::empty(sizes, TensorOptions(dtype));
   const char* data = bytes.data() + header_bytes;
   const auto n = static_cast<std::int64_t>(count);
+  // An empty tensor (a zero size: [0, 28, 28]) has no buffer: its data_ptr() is null, and
+  // memcpy from or to null is undefined even for zero bytes.
+  if (count == 0) return result;
   switch (type_code) {
     case 0x08: std::memcpy(result.data_ptr(), data, static_cast<std::size_t>(count)); break;
     case 0x09: decode<std::int32_t, std::int8_t>(data, n, result.data_ptr<std::int32_t>()); break;
