@@ -90,11 +90,17 @@ Tensor read_idx(const std::string& path) {
   if (bytes.size() < header_bytes) fail(path, "truncated: the file ends inside the dimension sizes");
   Shape sizes;
   std::uint64_t count = 1;
+  // The product of the non-zero sizes: with a zero size there is no data to check the
+  // others against, yet [0, 2^32-1, 2^32-1, 2^32-1] would overflow the tensor's strides.
+  std::uint64_t extent = 1;
+  constexpr std::uint64_t kMaxExtent = std::uint64_t{1} << 48;
   for (int d = 0; d < ndim; ++d) {
     const std::uint32_t size = big_endian_u32(bytes, 4 + 4 * static_cast<std::size_t>(d));
     sizes.push_back(size);
     count *= size;
     if (count > bytes.size()) fail(path, "truncated: the sizes " + shape_to_string(sizes) + "... need more data than the file has");
+    if (size != 0 && extent > kMaxExtent / size) fail(path, "the sizes " + shape_to_string(sizes) + "... are too large");
+    if (size != 0) extent *= size;
   }
   const std::uint64_t data_bytes = count * element_bytes;
   const std::uint64_t available = bytes.size() - header_bytes;

@@ -46,3 +46,20 @@ TEST_CASE("read_idx loads a file with a zero size as an empty tensor", "[data][i
   FileWith floats("zero-size-float-idx", std::string{0, 0, 0x0D, 2, 0, 0, 0, 3, 0, 0, 0, 0});
   REQUIRE(data::read_idx(floats.path()).sizes() == Shape{3, 0});
 }
+
+TEST_CASE("read_idx refuses sizes too large for a tensor even when one is zero", "[data][idx][fuzz]") {
+  // idx_fuzzer: [0, 2^32-1, 2^32-1, 2^32-1] promises no data, so the truncation check
+  // passed, and the empty tensor's row-major strides overflowed int64 (UBSan: "signed
+  // integer overflow" in contiguous_strides).
+  std::string header = {0, 0, 8, 4, 0, 0, 0, 0};
+  for (int d = 0; d < 3; ++d) header += std::string(4, '\xFF');
+  FileWith file("huge-empty-idx", header);
+  REQUIRE_THROWS_AS(data::read_idx(file.path()), IOError);
+  REQUIRE_THROWS_WITH(data::read_idx(file.path()),
+                      Catch::Matchers::Contains("huge-empty-idx") &&
+                          Catch::Matchers::Contains("the sizes [0, 4294967295, 4294967295]... are too large"));
+  // Large but sane sizes around a zero still load.
+  std::string sane = {0, 0, 8, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0};
+  FileWith sane_file("large-empty-idx", sane);
+  REQUIRE(data::read_idx(sane_file.path()).sizes() == Shape{0, 65536, 65536});
+}

@@ -5,7 +5,7 @@
 // input is the metadata values, separated by NUL bytes:
 //   CONFIG-JSON [\0 EPOCH [\0 STEP [\0 GENERATOR-HEX [\0 FORMAT]]]]
 // missing fields take a valid value. The harness frames them around a small model's
-// tensors with ember::save and loads the file with load_checkpoint.
+// tensors (ember::save_to_bytes) and loads the file with load_checkpoint.
 //
 // Contract: load_checkpoint loads or throws ember::IOError; what loads is self-consistent:
 // saving it (save_checkpoint) and loading it back gives the same fields. When the loaded
@@ -81,9 +81,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ember::Metadata metadata = {
       {"config", fields[0]}, {"epoch", fields[1]}, {"step", fields[2]}, {"generator", fields[3]}, {"format", fields[4]}};
   try {
-    ember::save(tensors, file.path(), metadata);
-  } catch (const ember::Error& error) {
-    finding(std::string("cannot write the checkpoint to fuzz: ") + error.what());
+    file.write(ember::save_to_bytes(tensors, metadata));  // what ember::save writes, without its fsync
+  } catch (const ember::ValueError&) {
+    return 0;  // metadata no file can hold (not UTF-8): ember::save refuses it
+  } catch (...) {
+    ember::fuzz::unexpected_exception();
   }
 
   ember::cli::Checkpoint loaded;

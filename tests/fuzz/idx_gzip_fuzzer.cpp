@@ -70,8 +70,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     finding(std::string("the gzipped file ") + (from_gzip ? "loads" : "fails") + " but the plain one " +
             (from_plain ? "loads" : "fails"));
   if (from_gzip && (from_gzip->sizes() != from_plain->sizes() || from_gzip->dtype() != from_plain->dtype() ||
-                    std::memcmp(from_gzip->data_ptr(), from_plain->data_ptr(),
-                                static_cast<std::size_t>(from_gzip->numel()) * from_gzip->element_size()) != 0))
+                    (from_gzip->numel() > 0 &&  // an empty tensor's data_ptr() is null
+                     std::memcmp(from_gzip->data_ptr(), from_plain->data_ptr(),
+                                 static_cast<std::size_t>(from_gzip->numel()) * from_gzip->element_size()) != 0)))
     finding("the gzipped file loads other values than the plain one");
   return 0;
 }
