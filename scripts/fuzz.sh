@@ -10,7 +10,8 @@
 # aborts with "FUZZ FINDING"), a timeout or an out-of-memory; the input that caused it is in
 # $FUZZ_BUILD/fuzz-findings/ and is printed. New corpus entries go to $FUZZ_BUILD/fuzz-corpus/
 # (never into the committed seeds). Environment: FUZZ_BUILD (default build-fuzz), FUZZ_JOBS
-# (build parallelism, default nproc), FUZZ_ARGS (more libFuzzer flags, e.g. -runs=1000000).
+# (build parallelism, default nproc), FUZZ_ARGS (more libFuzzer flags, e.g. -runs=1000000),
+# EMBER_FUZZ_KNOWN=1 (also run the API calls known to crash today: tests/fuzz/api_fuzzer.cpp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,6 +46,13 @@ max_len() {
   esac
 }
 
+# Flags per harness. The API harness does not check for leaks: today in-place ops on saved
+# non-leaf tensors leak their graph (KNOWN-3 in tests/fuzz/api_fuzzer.cpp); EMBER_FUZZ_KNOWN=1
+# turns the check back on, with the harness's other known findings.
+extra_flags() {
+  if [ "$1" = api ] && [ -z "${EMBER_FUZZ_KNOWN:-}" ]; then echo "-detect_leaks=0"; fi
+}
+
 failed=()
 for name in "${names[@]}"; do
   binary="$build/bin/${name}_fuzzer"
@@ -58,7 +66,7 @@ for name in "${names[@]}"; do
   status=0
   # shellcheck disable=SC2086  # FUZZ_ARGS is a list of flags
   "$binary" -max_total_time="$seconds" -max_len="$(max_len "$name")" -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$findings/$name-" ${FUZZ_ARGS:-} "$work" "$seeds" >"$log" 2>&1 || status=$?
+    -print_final_stats=1 -artifact_prefix="$findings/$name-" $(extra_flags "$name") ${FUZZ_ARGS:-} "$work" "$seeds" >"$log" 2>&1 || status=$?
   grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)' "$log" | sed 's/^/  /' || true
   # The API harness goes on after UBSan's integer-overflow and float-cast reports (see
   # tests/fuzz/api_fuzzer.cpp); they are findings all the same.

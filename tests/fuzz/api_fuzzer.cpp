@@ -18,10 +18,22 @@
 // Integer overflow and float-to-int conversion of out-of-range values *inside* tensor
 // arithmetic (an int64 prod, exp(100).to(kInt64)) are reported by UBSan but do not stop the
 // run (PyTorch leaves them undefined too); see __ubsan_default_options below.
+// Known findings (reported with issue 16, owned by core/autograd), skipped unless
+// EMBER_FUZZ_KNOWN=1 so that a bounded run looks for new ones (see known_finding):
+//   KNOWN-1  ember::mean(t, {0}) on a 0-d t that requires grad: out-of-range vector index
+//            (segfault); ember also accepts repeated dims on 0-d tensors ({0, 0}), PyTorch
+//            refuses them ("dim 0 appears multiple times in the list of dims").
+//   KNOWN-2  ember::index_select(ember::tensor(1.0), 0, ember::tensor({0, 0, 0})) writes past
+//            its output (PyTorch: "index_select(): Index to scalar can have only 1 value, got
+//            3 value(s)"); index_add on a 0-d tensor reaches it in backward.
+//   KNOWN-3  y = x * 2; w = y * y; z = ember::mm(w, w); w += z; (x a leaf that requires
+//            grad) leaks the graph (a reference cycle): scripts/fuzz.sh runs this harness
+//            with -detect_leaks=0 unless EMBER_FUZZ_KNOWN=1.
 // Reproduce a finding with its program printed as C++:
 //   EMBER_FUZZ_TRACE=1 build-fuzz/bin/api_fuzzer CRASH_FILE
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,6 +90,13 @@ class Program {
 
  private:
   static std::string name(int slot) { return "t" + std::to_string(slot); }
+  // Calls that crash today, reported (docs and the fuzzing notes list them as KNOWN-n with
+  // their reproducers) and fixed elsewhere: skipped, so that CI's bounded run looks for new
+  // findings. EMBER_FUZZ_KNOWN=1 runs them too, to check a fix; delete a guard once fixed.
+  static bool known_finding(bool condition) {
+    static const bool run_known = std::getenv("EMBER_FUZZ_KNOWN") != nullptr;
+    return condition && !run_known;
+  }
   int any_slot() { return static_cast<int>(in_.in(0, kSlots - 1)); }
   // A slot holding a tensor (the first one at or after a random start), or -1 when none does.
   int tensor_slot() {
@@ -389,7 +408,10 @@ class Program {
     const std::string lhs = name(target) + " = ", self = name(a), keep = keepdim ? "true" : "false";
     switch (in_.in(0, 9)) {
       case 0: trace_.line(lhs, "ember::sum(", self, ", ", list(dims), ", ", keep, ");"); return store(target, ember::sum(x, dims, keepdim));
-      case 1: trace_.line(lhs, "ember::mean(", self, ", ", list(dims), ", ", keep, ");"); return store(target, ember::mean(x, dims, keepdim));
+      case 1:
+        if (known_finding(x.dim() == 0 && !dims.empty() && x.requires_grad())) return;  // KNOWN-1
+        trace_.line(lhs, "ember::mean(", self, ", ", list(dims), ", ", keep, ");");
+        return store(target, ember::mean(x, dims, keepdim));
       case 2: trace_.line(lhs, "ember::prod(", self, ", ", list(dims), ", ", keep, ");"); return store(target, ember::prod(x, dims, keepdim));
       case 3: trace_.line(lhs, "ember::amax(", self, ", ", list(dims), ", ", keep, ");"); return store(target, ember::amax(x, dims, keepdim));
       case 4: trace_.line(lhs, "ember::amin(", self, ", ", list(dims), ", ", keep, ");"); return store(target, ember::amin(x, dims, keepdim));
@@ -459,6 +481,9 @@ class Program {
     const std::int64_t extent = x.dim() == 0 ? 1 : x.size(std::min<std::int64_t>(std::max<std::int64_t>(dim, -x.dim()), x.dim() - 1));
     std::string code;
     const std::string lhs = name(target) + " = ", self = name(a);
+    // KNOWN-2: index_select on a 0-d tensor (also inside index_add's backward) writes past
+    // its output; gather, scatter_add and index_add share its index plans.
+    if (known_finding(x.dim() == 0)) return;
     switch (in_.in(0, 6)) {
       case 0: {
         Tensor index = index_tensor({in_.in(0, 4)}, -1, extent, code);
