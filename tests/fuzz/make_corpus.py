@@ -5,6 +5,8 @@ The seeds are committed; this script is how they were made (standard library onl
 needs no PyTorch). Each is a small valid input — plus a few nearly valid ones — of the
 format its harness reads, so the fuzzer starts deep inside the parser instead of
 rediscovering the magic bytes. Run from anywhere:  python3 tests/fuzz/make_corpus.py
+The files named finding-* and known-* are not made here: they are inputs the fuzzers found
+(a fixed parser bug, or a known API crash the harness skips), kept so every run replays them.
 """
 import gzip
 import json
