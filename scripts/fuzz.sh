@@ -46,12 +46,13 @@ max_len() {
   esac
 }
 
-# Flags per harness. The API harness does not check for leaks: today in-place ops on saved
-# non-leaf tensors leak their graph (KNOWN-3 in tests/fuzz/api_fuzzer.cpp); EMBER_FUZZ_KNOWN=1
-# turns the check back on, with the harness's other known findings.
-extra_flags() {
-  if [ "$1" = api ] && [ -z "${EMBER_FUZZ_KNOWN:-}" ]; then echo "-detect_leaks=0"; fi
-}
+# The API harness's known findings (tests/fuzz/api_fuzzer.cpp) do not fail a run unless
+# EMBER_FUZZ_KNOWN=1: no leak checks (KNOWN-3: in-place ops on saved non-leaf tensors leak
+# their graph), and UBSan's integer-overflow and float-to-int reports inside tensor arithmetic
+# (KNOWN-4) are listed, not failures. Every other report fails.
+known_skipped() { [ "$1" = api ] && [ -z "${EMBER_FUZZ_KNOWN:-}" ]; }
+extra_flags() { if known_skipped "$1"; then echo "-detect_leaks=0"; fi; }
+asan_options() { if known_skipped "$1"; then echo "detect_leaks=0"; else echo "detect_leaks=1"; fi; }
 
 failed=()
 for name in "${names[@]}"; do
@@ -65,12 +66,17 @@ for name in "${names[@]}"; do
   echo "fuzz.sh: $name for ${seconds} s (log: $log)"
   status=0
   # shellcheck disable=SC2086  # FUZZ_ARGS is a list of flags
-  "$binary" -max_total_time="$seconds" -max_len="$(max_len "$name")" -timeout=10 -rss_limit_mb=2048 \
+  ASAN_OPTIONS="$(asan_options "$name")${ASAN_OPTIONS:+:$ASAN_OPTIONS}" "$binary" -max_total_time="$seconds" -max_len="$(max_len "$name")" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$findings/$name-" $(extra_flags "$name") ${FUZZ_ARGS:-} "$work" "$seeds" >"$log" 2>&1 || status=$?
   grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)' "$log" | sed 's/^/  /' || true
-  # The API harness goes on after UBSan's integer-overflow and float-cast reports (see
-  # tests/fuzz/api_fuzzer.cpp); they are findings all the same.
-  if [ $status -ne 0 ] || grep -q "runtime error:" "$log"; then
+  # Only the API harness goes on after a UBSan report (integer overflow, float-to-int casts).
+  reports=$(grep -c "runtime error:" "$log" || true)
+  if [ "$reports" -gt 0 ] && [ $status -eq 0 ] && known_skipped "$name"; then
+    echo "  $reports UBSan report(s) inside tensor arithmetic (KNOWN-4, listed, not a failure):"
+    grep "runtime error:" "$log" | sort -u | head -5 | sed 's/^/    /'
+    reports=0
+  fi
+  if [ $status -ne 0 ] || [ "$reports" -gt 0 ]; then
     echo "fuzz.sh: FINDING in $name (exit $status):" >&2
     grep -E "FUZZ FINDING|ERROR: |runtime error:|Test unit written|SUMMARY" "$log" | head -20 >&2 || true
     failed+=("$name")
