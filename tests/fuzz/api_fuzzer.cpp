@@ -35,6 +35,8 @@
 //            (Scalar::to<uint8_t>(-2.5), core/scalar.h: the out-of-range casts and
 //            fills). PyTorch leaves the first two undefined too; listed by scripts/fuzz.sh,
 //            not failures, unless EMBER_FUZZ_KNOWN=1.
+//   KNOWN-5  ember::one_hot(t, -1) where t holds a huge int64 (after an overflowing prod)
+//            allocates max + 1 classes without a size check (ASan: allocation-size-too-big).
 // Reproduce a finding with its program printed as C++:
 //   EMBER_FUZZ_TRACE=1 build-fuzz/bin/api_fuzzer CRASH_FILE
 #include <algorithm>
@@ -510,6 +512,10 @@ class Program {
       }
       case 4: {
         const std::int64_t classes = in_.in(-1, 6);
+        // KNOWN-5: classes = -1 takes max + 1, and an overflowed int64 value asks for ~2^62.
+        if (known_finding(classes == -1 && x.dtype() == kInt64 && x.numel() > 0 &&
+                          native::amax(x, {}, false).item<std::int64_t>() > 64))
+          return;
         trace_.line(lhs, "ember::one_hot(", self, ", ", classes, ");");
         return store(target, ember::one_hot(x, classes));
       }
