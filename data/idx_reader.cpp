@@ -124,12 +124,18 @@ Tensor read_idx(const std::string& path) {
   // An element count (and byte count) beyond what a tensor can hold is refused before
   // anything is read: the product is checked against the limit at every dimension.
   constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 62;
+  // The product of the non-zero sizes: with a zero size there is no data to check the
+  // others against, yet [0, 2^32-1, 2^32-1, 2^32-1] would overflow the tensor's strides.
+  std::uint64_t extent = 1;
+  constexpr std::uint64_t kMaxExtent = std::uint64_t{1} << 48;
   for (int d = 0; d < ndim; ++d) {
     const std::uint32_t size = big_endian_u32(bytes, 4 + 4 * static_cast<std::size_t>(d));
     sizes.push_back(size);
     if (size != 0 && count > kMaxBytes / element_bytes / size)
       fail(path, "the sizes " + shape_to_string(sizes) + "... promise more data than any file can hold");
     count *= size;
+    if (size != 0 && extent > kMaxExtent / size) fail(path, "the sizes " + shape_to_string(sizes) + "... are too large");
+    if (size != 0) extent *= size;
   }
   const std::uint64_t data_bytes = count * element_bytes;
   // Nor is a promise the file cannot keep read to its end: a plain file holds its size,
@@ -157,6 +163,9 @@ Tensor read_idx(const std::string& path) {
   Tensor result = ember::empty(sizes, TensorOptions(dtype));
   const char* data = bytes.data() + header_bytes;
   const auto n = static_cast<std::int64_t>(count);
+  // An empty tensor (a zero size: [0, 28, 28]) has no buffer: its data_ptr() is null, and
+  // memcpy from or to null is undefined even for zero bytes.
+  if (count == 0) return result;
   switch (type_code) {
     case 0x08: std::memcpy(result.data_ptr(), data, static_cast<std::size_t>(count)); break;
     case 0x09: decode<std::int32_t, std::int8_t>(data, n, result.data_ptr<std::int32_t>()); break;

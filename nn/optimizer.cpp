@@ -203,7 +203,9 @@ void Optimizer::load_state_dict(const StateDict& state) {
     const std::string prefix = kStatePrefix + std::to_string(i) + ".";
     const Tensor& parameter = parameters_[i];
     for (const auto& [name, tensor] : loaded[i]) {
-      const auto slot = std::find_if(slots.begin(), slots.end(), [&](const StateSlot& s) { return s.name == name; });
+      // An init-capture, not [&]: clang 14 (the fuzz build) cannot capture a structured binding.
+      const auto slot = std::find_if(slots.begin(), slots.end(),
+                                     [&slot_name = name](const StateSlot& s) { return s.name == slot_name; });
       if (slot == slots.end()) {
         unexpected.push_back(prefix + name);
       } else if (!tensor.defined()) {

@@ -167,13 +167,27 @@ std::vector<Entry> parse_header(const std::string& header_text, std::uint64_t da
   return entries;
 }
 
+// The header is JSON, which holds only UTF-8 text: nlohmann's dump() would throw its own
+// type_error at the first bad byte (found by tests/fuzz/checkpoint_fuzzer.cpp).
+void check_utf8(const std::string& text, const std::string& what) {
+  try {
+    (void)OrderedJson(text).dump();
+  } catch (const OrderedJson::type_error&) {
+    throw ValueError("safetensors: " + what + " is not valid UTF-8 text");
+  }
+}
+
 }  // namespace
 
 std::string save_to_bytes(const nn::StateDict& tensors, const Metadata& metadata) {
   OrderedJson header = OrderedJson::object();
   if (!metadata.empty()) {
     OrderedJson meta = OrderedJson::object();
-    for (const auto& [key, value] : metadata) meta[key] = value;
+    for (const auto& [key, value] : metadata) {
+      check_utf8(key, "a metadata key");
+      check_utf8(value, "the metadata value of \"" + key + "\"");
+      meta[key] = value;
+    }
     header["__metadata__"] = meta;
   }
   std::vector<Tensor> contiguous;
@@ -181,6 +195,7 @@ std::string save_to_bytes(const nn::StateDict& tensors, const Metadata& metadata
   for (const auto& [name, tensor] : tensors) {
     EMBER_CHECK(name != "__metadata__", ValueError, "safetensors: \"__metadata__\" cannot be a tensor name");
     EMBER_CHECK(tensor.defined(), ValueError, "safetensors: tensor \"", name, "\" is undefined");
+    check_utf8(name, "the tensor name \"" + name + "\"");
     // Bytes on disk are row-major on the CPU, whatever the tensor's strides or device.
     Tensor data = native::contiguous(native::to_device(tensor, kCPU));
     const std::uint64_t nbytes = static_cast<std::uint64_t>(data.numel()) * data.element_size();

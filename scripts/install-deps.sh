@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # scripts/install-deps.sh — installs ember's Debian packages when any is missing.
 # Used by `make run`, `make test` and CI. Needs root (or sudo) only when something is missing.
+#   scripts/install-deps.sh        the packages to build, test and run ember
+#   scripts/install-deps.sh fuzz   those and clang with libFuzzer (scripts/fuzz.sh)
 set -euo pipefail
 
 PACKAGES=(
@@ -13,6 +15,15 @@ PACKAGES=(
   dataset-fashion-mnist  # the trainer's default data
   libopenblas-dev      # the CPU GEMM peer, linked only into benchmarks/
 )
+
+# libFuzzer and the sanitizer runtimes for clang: Debian's clang only recommends them.
+FUZZ_PACKAGES=(clang libclang-rt-14-dev)
+if [ "${1:-}" = "fuzz" ]; then
+  PACKAGES+=("${FUZZ_PACKAGES[@]}")
+elif [ $# -ne 0 ]; then
+  echo "install-deps.sh: unknown group '$1' (known: fuzz)" >&2
+  exit 2
+fi
 
 missing=()
 for package in "${PACKAGES[@]}"; do

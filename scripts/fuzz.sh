@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# scripts/fuzz.sh — builds ember's libFuzzer harnesses (tests/fuzz/) with clang, ASan and
+# UBSan, and runs each on its committed seed corpus for a bounded time.
+#
+#   scripts/fuzz.sh                 every harness for 45 s
+#   scripts/fuzz.sh 60 csv idx      those two for 60 s each
+#   scripts/fuzz.sh --build-only    build, run nothing
+#
+# Fails (exit 1) on any finding: a crash, a sanitizer report, a broken contract (the harness
+# aborts with "FUZZ FINDING"), a timeout or an out-of-memory; the input that caused it is in
+# $FUZZ_BUILD/fuzz-findings/ and is printed. New corpus entries go to $FUZZ_BUILD/fuzz-corpus/
+# (never into the committed seeds). Environment: FUZZ_BUILD (default build-fuzz), FUZZ_JOBS
+# (build parallelism, default nproc), FUZZ_ARGS (more libFuzzer flags, e.g. -runs=1000000),
+# EMBER_FUZZ_KNOWN=1 (also run the API calls known to crash today: tests/fuzz/api_fuzzer.cpp).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ALL=(safetensors idx idx_gzip csv checkpoint api)
+build_only=0
+if [ "${1:-}" = "--build-only" ]; then build_only=1; shift; fi
+seconds=${1:-45}
+shift || true
+names=("$@")
+[ ${#names[@]} -eq 0 ] && names=("${ALL[@]}")
+case "$seconds" in ''|*[!0-9]*) echo "fuzz.sh: SECONDS must be a whole number, got '$seconds'" >&2; exit 2;; esac
+build=${FUZZ_BUILD:-build-fuzz}
+
+bash scripts/install-deps.sh fuzz
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
+# -O1 and line tables: quick to compile under the sanitizers, symbolised stack traces, and
+# assert() stays on (no NDEBUG).
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -gline-tables-only" \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DEMBER_CUDA=OFF -DEMBER_FUZZ=ON \
+  -DEMBER_BUILD_TESTS=OFF "${launcher[@]}" >/dev/null
+cmake --build "$build" -j "${FUZZ_JOBS:-$(nproc)}" --target ember_fuzzers
+[ $build_only -eq 1 ] && exit 0
+
+max_len() {
+  case "$1" in
+    api) echo 256 ;;
+    csv|checkpoint) echo 2048 ;;
+    *) echo 4096 ;;
+  esac
+}
+
+# The API harness's known findings (tests/fuzz/api_fuzzer.cpp) do not fail a run unless
+# EMBER_FUZZ_KNOWN=1: no leak checks (KNOWN-3: in-place ops on saved non-leaf tensors leak
+# their graph), and UBSan's integer-overflow and float-to-int reports inside tensor arithmetic
+# (KNOWN-4) are listed, not failures. Every other report fails.
+known_skipped() { [ "$1" = api ] && [ -z "${EMBER_FUZZ_KNOWN:-}" ]; }
+extra_flags() { if known_skipped "$1"; then echo "-detect_leaks=0"; fi; }
+asan_options() { if known_skipped "$1"; then echo "detect_leaks=0"; else echo "detect_leaks=1"; fi; }
+
+failed=()
+for name in "${names[@]}"; do
+  binary="$build/bin/${name}_fuzzer"
+  seeds="tests/fuzz/corpus/$name"
+  [ -x "$binary" ] || { echo "fuzz.sh: no harness named '$name' (have: ${ALL[*]})" >&2; exit 2; }
+  work="$build/fuzz-corpus/$name"
+  findings="$build/fuzz-findings"
+  log="$build/fuzz-logs/$name.log"
+  mkdir -p "$work" "$findings" "$(dirname "$log")"
+  echo "fuzz.sh: $name for ${seconds} s (log: $log)"
+  status=0
+  # shellcheck disable=SC2086  # FUZZ_ARGS is a list of flags
+  ASAN_OPTIONS="$(asan_options "$name")${ASAN_OPTIONS:+:$ASAN_OPTIONS}" "$binary" -max_total_time="$seconds" -max_len="$(max_len "$name")" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$findings/$name-" $(extra_flags "$name") ${FUZZ_ARGS:-} "$work" "$seeds" >"$log" 2>&1 || status=$?
+  grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)' "$log" | sed 's/^/  /' || true
+  # Only the API harness goes on after a UBSan report (integer overflow, float-to-int casts).
+  reports=$(grep -c "runtime error:" "$log" || true)
+  if [ "$reports" -gt 0 ] && [ $status -eq 0 ] && known_skipped "$name"; then
+    echo "  $reports UBSan report(s) inside tensor arithmetic (KNOWN-4, listed, not a failure):"
+    grep "runtime error:" "$log" | sort -u | head -5 | sed 's/^/    /'
+    reports=0
+  fi
+  if [ $status -ne 0 ] || [ "$reports" -gt 0 ]; then
+    echo "fuzz.sh: FINDING in $name (exit $status):" >&2
+    grep -E "FUZZ FINDING|ERROR: |runtime error:|Test unit written|SUMMARY" "$log" | head -20 >&2 || true
+    failed+=("$name")
+  fi
+done
+if [ ${#failed[@]} -ne 0 ]; then
+  echo "fuzz.sh: findings in ${failed[*]} (inputs in $build/fuzz-findings/)" >&2
+  exit 1
+fi
+echo "fuzz.sh: no findings in ${names[*]}"
