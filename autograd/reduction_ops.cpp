@@ -27,7 +27,9 @@ std::vector<std::int64_t> reduced_dims(IntArrayRef dims, std::int64_t ndim) {
   if (dims.empty()) {
     for (std::int64_t d = 0; d < ndim; ++d) result.push_back(d);
   } else {
-    for (std::int64_t d : dims) result.push_back(wrap_dim(d, ndim));
+    // A 0-d tensor's dim 0 / -1 names no dimension to restore (native:: checked the dims).
+    for (std::int64_t d : dims)
+      if (ndim > 0) result.push_back(wrap_dim(d, ndim));
   }
   std::sort(result.begin(), result.end());
   return result;

@@ -139,6 +139,8 @@ Tensor index_select(const Tensor& self, std::int64_t dim, const Tensor& index) {
   EMBER_CHECK(index.dtype() == DType::Int64 || index.dtype() == DType::Int32, DTypeError,
               "index_select(): Expected dtype int32 or int64 for index");
   check_index_is_vector(index, "index_select(): Index is supposed to be a vector");
+  EMBER_CHECK(self.dim() > 0 || index.numel() == 1, IndexError,
+              "index_select(): Index to scalar can have only 1 value, got ", index.numel(), " value(s)");
   Tensor index_cpu = index_as_int64(index);
   const std::int64_t self_size = self.dim() == 0 ? 1 : self.size(dim);
   check_index_range(index_cpu, self_size, [](std::int64_t) { return std::string("index out of range in self"); });

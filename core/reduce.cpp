@@ -28,11 +28,13 @@ namespace {
 std::vector<bool> reduced_dims_mask(const Tensor& self, IntArrayRef dims) {
   const std::int64_t ndim = self.dim();
   std::vector<bool> mask(static_cast<std::size_t>(ndim), dims.empty());
+  bool zero_d_dim_seen = false;  // a 0-d tensor accepts dim 0 / -1 once: there is nothing to fold
   for (std::int64_t dim : dims) {
     std::int64_t wrapped = wrap_dim(dim, ndim);
-    if (ndim == 0) continue;  // a 0-d tensor accepts dim 0 / -1: there is nothing to fold
-    EMBER_CHECK(!mask[wrapped], ValueError, "dim ", wrapped, " appears multiple times in the list of dims");
-    mask[wrapped] = true;
+    const bool seen = ndim == 0 ? zero_d_dim_seen : static_cast<bool>(mask[wrapped]);
+    EMBER_CHECK(!seen, ValueError, "dim ", wrapped, " appears multiple times in the list of dims");
+    if (ndim == 0) zero_d_dim_seen = true;
+    else mask[wrapped] = true;
   }
   return mask;
 }

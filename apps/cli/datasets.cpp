@@ -164,7 +164,7 @@ LoadedData load_data(const DataOptions& options) {
     data.test->features = apply_input_scale(data.test->features, scale);
     train_source = test_source = "toy data";
   } else if (spec == "fashion-mnist" || spec.rfind("idx:", 0) == 0) {
-    std::string directory = spec == "fashion-mnist" ? kFashionMnistDir : spec.substr(4);
+    std::string directory = idx_directory_of(spec);
     if (spec == "fashion-mnist" && !file_exists(directory + "/train-images-idx3-ubyte.gz")) {
       throw IOError(directory + "/train-images-idx3-ubyte.gz: no such file (install Debian's dataset-fashion-mnist: "
                     "apt-get install dataset-fashion-mnist)");
@@ -262,6 +262,12 @@ PredictionInputs load_prediction_inputs(const std::string& path, std::int64_t nu
   EMBER_CHECK(inputs.features.size(1) == num_features, IOError, path, ": examples have ", inputs.features.size(1),
               " features but the model expects ", num_features);
   return inputs;
+}
+
+std::string idx_directory_of(const std::string& spec) {
+  if (spec == "fashion-mnist") return kFashionMnistDir;
+  if (spec.rfind("idx:", 0) == 0) return spec.substr(4);
+  return "";
 }
 
 }  // namespace ember::cli

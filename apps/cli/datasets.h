@@ -27,6 +27,9 @@
 
 namespace ember::cli {
 
+// The folder of an IDX data set's files ("fashion-mnist" or "idx:DIR"), "" for other specs.
+std::string idx_directory_of(const std::string& spec);
+
 struct DataSplit {
   Tensor features;  // [N, F] float32
   Tensor labels;    // [N] int64 in [0, num_classes)

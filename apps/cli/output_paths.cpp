@@ -13,6 +13,7 @@
 #include <ember/core/error.h>
 #include <ember/nn/atomic_file.h>
 
+#include "datasets.h"
 #include "usage_error.h"
 
 namespace ember::cli {
@@ -64,9 +65,7 @@ std::vector<Role> inputs(const TrainOptions& options) {
   std::vector<Role> roles;
   const std::string& spec = options.data.spec;
   if (spec.rfind("csv:", 0) == 0) roles.push_back({"the --data " + spec + " file", spec.substr(4)});
-  std::string idx_directory;
-  if (spec.rfind("idx:", 0) == 0) idx_directory = spec.substr(4);
-  if (spec == "fashion-mnist") idx_directory = "/usr/share/datasets/fashion-mnist";  // as datasets.cpp reads it
+  const std::string idx_directory = idx_directory_of(spec);
   if (!idx_directory.empty()) {
     for (const char* prefix : {"train", "t10k"}) {
       for (const char* kind : {"-images-idx3-ubyte", "-labels-idx1-ubyte"}) {

@@ -460,21 +460,31 @@ TEST_CASE("ember train: worker threads that cannot start are an error, not an ab
   SKIP("ulimit -v does not leave AddressSanitizer room to start");
 #endif
 #endif
-  // 200 threads of 8 MiB stacks cannot fit in 300 MB of address space plus room for the
-  // compute thread pool (a thread per core). Before: "terminate called without an active
-  // exception" (SIGABRT).
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const std::string limit_kb = std::to_string(300000 + 9000 * cores);
-  REQUIRE(cores < 100);  // else 200 workers might fit
-  std::string command = "sh -c 'ulimit -v " + limit_kb + "; exec " + std::string(EMBER_BIN_DIR) +
-                        "/ember train --data toy --workers 200 --epochs 1 --quiet' 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
+  // Run `ember train --data toy` under `ulimit -v LIMIT_KB`; returns the exit code.
+  auto run_limited = [](std::int64_t limit_kb, int workers, std::string* output) {
+    std::string command = "sh -c 'ulimit -v " + std::to_string(limit_kb) + "; exec " + std::string(EMBER_BIN_DIR) +
+                          "/ember train --data toy --workers " + std::to_string(workers) + " --epochs 1 --quiet' 2>&1";
+    FILE* pipe = popen(command.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    char buffer[4096];
+    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) output->append(buffer, n);
+    const int status = pclose(pipe);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  // The address space a run without workers needs depends on the build (a CUDA build maps
+  // cuBLAS's large libraries), so find it: the smallest limit, to 16 MB, at which a run with
+  // no workers succeeds. 400 MB more then fits the run and a few dozen 8 MiB worker stacks,
+  // not 200. Before: "terminate called without an active exception" (SIGABRT).
+  std::int64_t low = 16000, high = 64000000;  // KB; a run fits in `high`, not in `low`
+  std::string probe_output;
+  REQUIRE(run_limited(high, 0, &probe_output) == 0);
+  while (high - low > 16000) {
+    const std::int64_t middle = (low + high) / 2;
+    std::string ignored;
+    (run_limited(middle, 0, &ignored) == 0 ? high : low) = middle;
+  }
   std::string output;
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) output.append(buffer, n);
-  int status = pclose(pipe);
-  int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const int code = run_limited(high + 400000, 200, &output);
   INFO(output);
   CHECK(code == 1);
   CHECK_THAT(output, Catch::Contains("ember: error: DataLoader: could not start worker thread "));

@@ -1,0 +1,43 @@
+// tests/autograd/test_api_fuzz_findings.cpp — regression tests for what the C++ API fuzzer
+// (tests/fuzz/api_fuzzer.cpp) found in core and autograd (docs/reliability.md, "Fuzzing").
+// PyTorch 2.15, for t = torch.tensor(1., requires_grad=True):
+//   t.mean((0,))                         -> tensor(1.), backward gives t.grad = 1
+//   t.sum((0, -1))                       -> RuntimeError: dim 0 appears multiple times in the list of dims
+//   t.index_select(0, torch.tensor([0, 0, 0]))
+//                                        -> RuntimeError: index_select(): Index to scalar can have only 1 value, got 3 value(s)
+// Before the fixes, the first crashed in backward's bookkeeping (an out-of-range index into
+// the 0-d tensor's empty sizes), the second was accepted, and the third wrote past its output.
+#include <catch2/catch.hpp>
+
+#include <ember/ember.h>
+
+#include "test_support.h"
+
+using ember::Tensor;
+
+TEST_CASE("a reduction over dim 0 of a 0-d tensor that requires grad runs backward", "[autograd][fuzz]") {
+  Tensor t = ember::tensor(1.0).requires_grad_();
+  Tensor m = ember::mean(t, {0});
+  CHECK(m.dim() == 0);
+  CHECK(m.item<float>() == 1.0f);
+  m.backward();
+  REQUIRE(t.grad().defined());
+  CHECK(t.grad().dim() == 0);
+  CHECK(t.grad().item<float>() == 1.0f);
+  Tensor s = ember::sum(t, {-1}, /*keepdim=*/true);
+  CHECK(s.dim() == 0);
+}
+
+TEST_CASE("a 0-d tensor's dim named twice in a reduction is refused", "[autograd][fuzz]") {
+  Tensor t = ember::tensor(1.0).requires_grad_();
+  REQUIRE_THROWS_AS(ember::sum(t, {0, -1}), ember::ValueError);
+  REQUIRE_THROWS_WITH(ember::mean(t, {0, 0}), "dim 0 appears multiple times in the list of dims");
+}
+
+TEST_CASE("index_select on a 0-d tensor takes exactly one index", "[autograd][fuzz]") {
+  Tensor t = ember::tensor(1.0);
+  REQUIRE_THROWS_AS(ember::index_select(t, 0, ember::tensor({0, 0, 0})), ember::IndexError);
+  REQUIRE_THROWS_WITH(ember::index_select(t, 0, ember::tensor({0, 0, 0})),
+                      "index_select(): Index to scalar can have only 1 value, got 3 value(s)");
+  CHECK(ember::index_select(t, 0, ember::tensor({0})).item<float>() == 1.0f);
+}
