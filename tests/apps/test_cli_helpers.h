@@ -92,16 +92,17 @@ inline void write_idx_dataset(const std::string& directory, std::int64_t train_c
   }
 }
 
-// What `ember ARGUMENTS` printed (stdout and stderr) and its exit code, when it got a
-// SIGINT (Ctrl-C) as soon as the /bin/sh condition `ready` held (checked every 20 ms;
-// $out names the output file, e.g. `grep -q 'train loss' "$out"`). If ember ends before
-// that, no signal is sent. The output is a file, so ember prints plain lines, not the bar.
+// What `ember ARGUMENTS` printed (stdout and stderr) and its exit code, when it got the
+// signal `signal_name` (INT for Ctrl-C, TERM) as soon as the /bin/sh condition `ready` held
+// (checked every 20 ms; $out names the output file, e.g. `grep -q 'train loss' "$out"`). If
+// ember ends before that, no signal is sent. The output is a file, so ember prints plain
+// lines, not the bar.
 struct InterruptedRun {
   std::string output;
   int exit_code = -1;
 };
-inline InterruptedRun run_ember_interrupted(const ScratchDir& scratch, const std::string& arguments,
-                                           const std::string& ready) {
+inline InterruptedRun run_ember_signalled(const ScratchDir& scratch, const std::string& arguments,
+                                          const std::string& ready, const std::string& signal_name) {
   std::string out = scratch / "interrupted.out", code = scratch / "interrupted.code";
   std::string script = scratch / "interrupt.sh";
   // The output file is removed first: the readiness check must never see an earlier run's
@@ -110,7 +111,7 @@ inline InterruptedRun run_ember_interrupted(const ScratchDir& scratch, const std
                           " >\"$out\" 2>&1 &\n"
                           "pid=$!\n"
                           "while kill -0 $pid 2>/dev/null && ! { " + ready + "; }; do sleep 0.02; done\n"
-                          "kill -INT $pid 2>/dev/null\n"
+                          "kill -" + signal_name + " $pid 2>/dev/null\n"
                           "wait $pid\n"
                           "echo $? > '" + code + "'\n");
   // coreutils' timeout: a run that never gets ready or never stops fails the test, not the suite.
@@ -121,6 +122,12 @@ inline InterruptedRun run_ember_interrupted(const ScratchDir& scratch, const std
   std::string exit_code = std::filesystem::exists(code) ? read_file(code) : "";
   if (!exit_code.empty()) run.exit_code = std::stoi(exit_code);
   return run;
+}
+
+// The same after a SIGINT (Ctrl-C).
+inline InterruptedRun run_ember_interrupted(const ScratchDir& scratch, const std::string& arguments,
+                                           const std::string& ready) {
+  return run_ember_signalled(scratch, arguments, ready, "INT");
 }
 
 // The "event": "step" losses of a --log file, in order.

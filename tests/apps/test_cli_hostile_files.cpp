@@ -38,28 +38,6 @@ namespace {
 
 const std::string kToy = "train --data toy --hidden 4 --batch-size 2 --lr 0.2 --seed 3 --quiet";
 
-// What `ember ARGUMENTS` printed and its exit code after `signal_name` (INT, TERM) was sent
-// once the /bin/sh condition `ready` held — run_ember_interrupted's pattern, any signal.
-InterruptedRun run_ember_signalled(const ScratchDir& scratch, const std::string& arguments, const std::string& ready,
-                                   const std::string& signal_name) {
-  std::string out = scratch / "signalled.out", code = scratch / "signalled.code";
-  std::string script = scratch / "signal.sh";
-  write_bytes(script, "out='" + out + "'\nrm -f \"$out\"\n" + std::string(EMBER_BIN_DIR) + "/ember " + arguments +
-                          " >\"$out\" 2>&1 &\n"
-                          "pid=$!\n"
-                          "while kill -0 $pid 2>/dev/null && ! { " + ready + "; }; do sleep 0.02; done\n"
-                          "kill -" + signal_name + " $pid 2>/dev/null\n"
-                          "wait $pid\n"
-                          "echo $? > '" + code + "'\n");
-  int status = std::system(("timeout 300 sh '" + script + "'").c_str());
-  (void)status;
-  InterruptedRun run;
-  if (fs::exists(out)) run.output = read_file(out);
-  std::string exit_code = fs::exists(code) ? read_file(code) : "";
-  if (!exit_code.empty()) run.exit_code = std::stoi(exit_code);
-  return run;
-}
-
 // A pid that certainly belonged to a process which has exited (a child, reaped).
 pid_t dead_pid() {
   pid_t child = fork();
