@@ -454,10 +454,10 @@ TEST_CASE("ember: a UTF-8 BOM does not turn the first CSV row into a header", "[
 
 TEST_CASE("ember train: worker threads that cannot start are an error, not an abort", "[cli][hostile]") {
 #if defined(__SANITIZE_ADDRESS__)
-  SKIP("ulimit -v does not leave AddressSanitizer room to start");
+  EMBER_SKIP("ulimit -v does not leave AddressSanitizer room to start");
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-  SKIP("ulimit -v does not leave AddressSanitizer room to start");
+  EMBER_SKIP("ulimit -v does not leave AddressSanitizer room to start");
 #endif
 #endif
   // Run `ember train --data toy` under `ulimit -v LIMIT_KB`; returns the exit code.
