@@ -25,21 +25,7 @@
 #include "fuzz_support.h"
 
 using ember::fuzz::finding;
-
-namespace {
-
-template <class Read>
-auto load_or_ioerror(Read read) -> std::optional<decltype(read())> {
-  try {
-    return read();
-  } catch (const ember::IOError&) {
-    return std::nullopt;
-  } catch (...) {
-    ember::fuzz::unexpected_exception();
-  }
-}
-
-}  // namespace
+using ember::fuzz::load_or_ioerror;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static ember::fuzz::ScratchFile file("csv");

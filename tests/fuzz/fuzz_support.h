@@ -12,8 +12,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <typeinfo>
+
+#include <ember/core/error.h>
 
 // UBSan stops at its first report. The libraries are built so that two checks could go on
 // (root CMakeLists.txt: integer overflow and float-to-int casts inside tensor arithmetic);
@@ -69,6 +72,19 @@ class ScratchFile {
             ": " + error.what());
   } catch (...) {
     finding("a non-std exception escaped");
+  }
+}
+
+// What `read()` returns, or nothing when it throws the documented ember::IOError; any other
+// exception is a finding.
+template <class Read>
+auto load_or_ioerror(Read read) -> std::optional<decltype(read())> {
+  try {
+    return read();
+  } catch (const ember::IOError&) {
+    return std::nullopt;
+  } catch (...) {
+    unexpected_exception();
   }
 }
 

@@ -39,13 +39,7 @@ std::string gzip(const std::uint8_t* data, std::size_t size, int level) {
 
 // The loaded tensor, or nothing when the reader threw IOError.
 std::optional<ember::Tensor> read(const std::string& path) {
-  try {
-    return ember::data::read_idx(path);
-  } catch (const ember::IOError&) {
-    return std::nullopt;
-  } catch (...) {
-    ember::fuzz::unexpected_exception();
-  }
+  return ember::fuzz::load_or_ioerror([&] { return ember::data::read_idx(path); });
 }
 
 }  // namespace
