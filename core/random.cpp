@@ -323,17 +323,7 @@ std::uint64_t random_range_for(DType dtype) {
 
 void uniform_(const Tensor& self, double from, double to, Generator* generator) {
   check_floating(self, "check_uniform_bounds");
-  // PyTorch's checks, in its order: both bounds finite numbers of the dtype, ordered, and
-  // a width the dtype can hold (from + u · (to - from) would otherwise be inf).
-  const double max = self.dtype() == DType::Float32 ? std::numeric_limits<float>::max()
-                                                    : std::numeric_limits<double>::max();
-  EMBER_CHECK(from >= -max && from <= max, ValueError, "from is out of bounds for ", sampler_type_name(self.dtype()));
-  EMBER_CHECK(to >= -max && to <= max, ValueError, "to is out of bounds for ", sampler_type_name(self.dtype()));
-  EMBER_CHECK(from <= to, ValueError, "uniform_ expects to return a [from, to) range, but found from=", from,
-              " > to=", to);
-  EMBER_CHECK(to - from <= max, ValueError, "uniform_ expects to-from <= std::numeric_limits<",
-              scalar_type_name(self.dtype()), ">::max(), but found to=", to, " and from=", from,
-              " which result in to-from to exceed the limit");
+  check_uniform_bounds(self.dtype(), from, to);  // PyTorch's checks and messages
   if (!self.is_cpu()) {
     // float32 bounds are rounded to float32 first, as on the CPU.
     const bool single = self.dtype() == DType::Float32;
@@ -411,13 +401,8 @@ void random_(const Tensor& self, std::int64_t from, std::optional<std::int64_t> 
   }
   // Every value drawn must be one the dtype holds: randint(0, 1000) into uint8 would wrap.
   // (PyTorch only warns for floating dtypes, whose integers are exact up to 2^mantissa.)
-  if (is_integral(self.dtype(), /*include_bool=*/true)) {
-    const IntegralRange bounds = integral_range(self.dtype());
-    const std::string type = sampler_type_name(self.dtype());
-    EMBER_CHECK(from >= bounds.lowest && from <= bounds.max, ValueError, "from is out of bounds for ", type);
-    const auto last = static_cast<std::int64_t>(from_bits + (range == 0 ? 0 : range - 1));  // to - 1
-    EMBER_CHECK(last >= bounds.lowest && last <= bounds.max, ValueError, "to - 1 is out of bounds for ", type);
-  }
+  if (is_integral(self.dtype(), /*include_bool=*/true))
+    check_random_range(self.dtype(), from, static_cast<std::int64_t>(from_bits + (range == 0 ? 0 : range - 1)));
   // Below 2^32 one 32-bit draw suffices; above, PyTorch switches to random64().
   const bool wide = range == 0 || range >= (std::uint64_t{1} << 32);
   sample_into(self, generator, [&](const Tensor& out, Generator& gen) {

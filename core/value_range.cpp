@@ -68,4 +68,22 @@ std::string sampler_type_name(DType dtype) {
   return "?";
 }
 
+void check_uniform_bounds(DType dtype, double from, double to) {
+  const double max = dtype == DType::Float32 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
+  EMBER_CHECK(from >= -max && from <= max, ValueError, "from is out of bounds for ", sampler_type_name(dtype));
+  EMBER_CHECK(to >= -max && to <= max, ValueError, "to is out of bounds for ", sampler_type_name(dtype));
+  EMBER_CHECK(from <= to, ValueError, "uniform_ expects to return a [from, to) range, but found from=", from,
+              " > to=", to);
+  EMBER_CHECK(to - from <= max, ValueError, "uniform_ expects to-from <= std::numeric_limits<",
+              scalar_type_name(dtype), ">::max(), but found to=", to, " and from=", from,
+              " which result in to-from to exceed the limit");
+}
+
+void check_random_range(DType dtype, std::int64_t from, std::int64_t last) {
+  const IntegralRange bounds = integral_range(dtype);
+  const std::string type = sampler_type_name(dtype);
+  EMBER_CHECK(from >= bounds.lowest && from <= bounds.max, ValueError, "from is out of bounds for ", type);
+  EMBER_CHECK(last >= bounds.lowest && last <= bounds.max, ValueError, "to - 1 is out of bounds for ", type);
+}
+
 }  // namespace ember

@@ -40,4 +40,12 @@ struct IntegralRange {
 };
 IntegralRange integral_range(DType dtype);
 
+// The random samplers' range checks, PyTorch's messages in PyTorch's order.
+// uniform_: both bounds finite numbers of the floating `dtype`, ordered, and a width the
+// dtype can hold (from + u · (to - from) would otherwise be inf).
+void check_uniform_bounds(DType dtype, double from, double to);
+// random_/randint into an integral `dtype` (bool included): `from` and `last` (to - 1) must
+// be values it holds, or the draws would wrap (randint(0, 1000) into uint8).
+void check_random_range(DType dtype, std::int64_t from, std::int64_t last);
+
 }  // namespace ember
