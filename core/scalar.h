@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <ember/core/element_math.h>
+
 namespace ember {
 
 class Scalar {
@@ -34,10 +36,12 @@ class Scalar {
   bool is_integral() const { return kind_ == Kind::Integral; }
   bool is_bool() const { return kind_ == Kind::Bool; }
 
+  // The value as T, converted as a tensor element is (math::convert: defined for every value;
+  // native:: range-checks numbers that enter a tensor first, with PyTorch's errors).
   template <class T>
   T to() const {
-    if (kind_ == Kind::Floating) return static_cast<T>(floating_);
-    return static_cast<T>(integral_);
+    if (kind_ == Kind::Floating) return math::convert<T>(floating_);
+    return math::convert<T>(integral_);
   }
   double to_double() const { return to<double>(); }
   std::int64_t to_int64() const { return to<std::int64_t>(); }

@@ -91,7 +91,7 @@ std::vector<Role> inputs(const TrainOptions& options) {
 
 void check_save_path(const std::string& path) {
   std::error_code error;
-  EMBER_CHECK(!fs::is_directory(path, error), IOError, "--save ", path, ": is a directory (expected a file name)");
+  if (fs::is_directory(path, error)) throw UsageError(make_message("--save ", path, ": is a directory (expected a file name)"));
   const std::string target = resolve_symlinks(path);
   fs::file_status status = fs::status(target, error);
   if (!error && status.type() != fs::file_type::not_found && status.type() != fs::file_type::regular) {
@@ -111,7 +111,7 @@ void check_save_path(const std::string& path) {
 
 void check_log_path(const std::string& path) {
   std::error_code error;
-  EMBER_CHECK(!fs::is_directory(path, error), IOError, "--log ", path, ": is a directory (expected a file name)");
+  if (fs::is_directory(path, error)) throw UsageError(make_message("--log ", path, ": is a directory (expected a file name)"));
   fs::file_status status = fs::status(path, error);  // follows symlinks: the log is opened, not replaced
   const fs::file_type type = error ? fs::file_type::not_found : status.type();
   if (type == fs::file_type::block || type == fs::file_type::socket || type == fs::file_type::unknown) {

@@ -147,6 +147,11 @@ int run_train(const TrainOptions& options) {
   if (!options.log_path.empty()) check_log_path(options.log_path);
   check_distinct_paths(options);
   DistributedMode distributed(options.device, options.timeout_s);
+  // From here on a first Ctrl-C or SIGTERM only asks the run to stop (interrupt.h): one during
+  // the data loading or model building below is seen before the first epoch (or, distributed,
+  // agreed at the first step) and exits 130/143 with nothing written. Only a rank still
+  // waiting for the others in the rendezvous above dies by the signal, at once.
+  install_interrupt_handler();
   Device device = choose_device(distributed.device_request());
   // --resume: read (and validate) the checkpoint first; its input scale and class count
   // are the defaults of this run's data.
@@ -217,8 +222,6 @@ int run_train(const TrainOptions& options) {
     first_epoch = resumed->epoch;
     step = resumed->step;
   }
-  // From here on a first Ctrl-C or SIGTERM only asks the loop to stop (interrupt.h).
-  install_interrupt_handler();
 
   ProgressReporter::Style style = ProgressReporter::detect_style(options.quiet || !distributed.is_main());
   if (style != ProgressReporter::Style::Quiet) {

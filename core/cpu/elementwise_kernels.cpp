@@ -3,7 +3,9 @@
 // Tutorial §2 (tensor operations). Every function here receives a StridedPlan built by the
 // TensorIterator (core/tensor_iterator.h): operands already broadcast, dims reordered and
 // coalesced, and all inputs already of one dtype (core/type_promotion.h did the casts).
-// So a kernel is just "walk the plan, apply a function of one element". Two pieces:
+// So a kernel is just "walk the plan, apply a function of one element". The functions of
+// one element are core/element_functions.h's functors, the same ones the CUDA kernels
+// instantiate; this file only supplies the loops. Two pieces:
 //
 //   for_each_run(plan, run)  splits the plan's linear index range across threads
 //                            (core/parallel.h) and hands `run` maximal *runs* along the
@@ -14,7 +16,7 @@
 //
 // A large new output (streamed_store, below) is written with non-temporal stores.
 //
-// Then one switch per entry point turns the runtime op + dtype into a typed loop.
+// Then one switch per entry point turns the runtime op + dtype into a loop over a functor.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -27,6 +29,7 @@
 #endif
 
 #include <ember/core/cpu/cpu_kernels.h>
+#include <ember/core/element_functions.h>
 #include <ember/core/error.h>
 #include <ember/core/parallel.h>
 
@@ -158,131 +161,24 @@ void binary_loop(const StridedPlan& plan, F f) {
   });
 }
 
-// ------------------------------------------------------------------ element functions
-
 template <class T>
 constexpr bool is_float_v = std::is_floating_point_v<T>;
-
-// Integer power by repeated squaring (exact, unlike std::pow through double). Negative
-// exponents: only 1 and -1 have integer reciprocals; everything else truncates to 0.
-template <class T>
-T integer_pow(T base, T exponent) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return exponent ? base : true;
-  } else {
-    if constexpr (std::is_signed_v<T>) {
-      if (exponent < 0) {
-        if (base == 1) return 1;
-        if (base == -1) return (exponent % 2 == 0) ? 1 : -1;
-        return 0;
-      }
-    }
-    T result = 1;
-    while (exponent > 0) {
-      if (exponent & 1) result = static_cast<T>(result * base);
-      base = static_cast<T>(base * base);
-      exponent = static_cast<T>(exponent >> 1);
-    }
-    return result;
-  }
-}
-
-template <class T>
-T power(T base, T exponent) {
-  if constexpr (is_float_v<T>) {
-    return std::pow(base, exponent);
-  } else {
-    return integer_pow(base, exponent);
-  }
-}
-
-template <class T>
-bool is_nan(T x) {
-  if constexpr (is_float_v<T>) {
-    return std::isnan(x);
-  } else {
-    return false;
-  }
-}
-
-template <class T>
-bool is_negative(T x) {
-  if constexpr (std::is_signed_v<T>) {
-    return x < T(0);
-  } else {
-    return false;  // uint8 and bool are never negative
-  }
-}
-
-// maximum/minimum propagate NaN, as PyTorch does (std::max would not).
-template <class T>
-T maximum(T a, T b) { return is_nan(a) ? a : is_nan(b) ? b : (a > b ? a : b); }
-template <class T>
-T minimum(T a, T b) { return is_nan(a) ? a : is_nan(b) ? b : (a < b ? a : b); }
-
-template <class T>
-T sign(T x) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return x;
-  } else {
-    return static_cast<T>((T(0) < x) - is_negative(x));  // NaN -> 0, as PyTorch
-  }
-}
-
-// The element conversion copy_ and .to(dtype) perform. Mostly static_cast, except:
-//   - to bool: any nonzero value (and NaN) is true, as in PyTorch;
-//   - floating to uint8: through int64, so -1.0 wraps to 255 like PyTorch on x86 (a direct
-//     cast of a negative float to an unsigned type is undefined behaviour in C++).
-template <class To, class From>
-To convert(From x) {
-  if constexpr (std::is_same_v<To, bool>) {
-    return x != From(0);
-  } else if constexpr (std::is_floating_point_v<From> && std::is_unsigned_v<To>) {
-    return static_cast<To>(static_cast<std::int64_t>(x));
-  } else {
-    return static_cast<To>(x);
-  }
-}
 
 // ------------------------------------------------------------------ typed entry points
 
 template <class T>
 void unary_typed(UnaryOp op, const StridedPlan& plan, const UnaryParams& params) {
   switch (op) {
-    case UnaryOp::Neg:
-      if constexpr (!std::is_same_v<T, bool>) unary_loop<T, T>(plan, [](T x) { return static_cast<T>(-x); });
+    case UnaryOp::Neg: unary_loop<T, T>(plan, element::Neg<T>{}); return;  // native refuses bool, as PyTorch
+    case UnaryOp::Abs: unary_loop<T, T>(plan, element::Abs<T>{}); return;
+    case UnaryOp::Sign: unary_loop<T, T>(plan, element::Sign<T>{}); return;
+    case UnaryOp::Relu: unary_loop<T, T>(plan, element::Relu<T>{}); return;
+    case UnaryOp::Clamp:
+      unary_loop<T, T>(plan, element::Clamp<T>{params.low_as<T>(), params.high_as<T>(), params.has_low, params.has_high});
       return;
-    case UnaryOp::Abs:
-      unary_loop<T, T>(plan, [](T x) { return is_negative(x) ? static_cast<T>(-x) : x; });
+    case UnaryOp::PowScalar:
+      element::with_pow_scalar<T>(params.exponent, [&](auto power) { unary_loop<T, T>(plan, power); });
       return;
-    case UnaryOp::Sign:
-      unary_loop<T, T>(plan, [](T x) { return sign(x); });
-      return;
-    case UnaryOp::Relu:
-      // `x < 0 ? 0 : x` keeps NaN (NaN < 0 is false), as torch.relu does.
-      unary_loop<T, T>(plan, [](T x) { return is_negative(x) ? T(0) : x; });
-      return;
-    case UnaryOp::Clamp: {
-      const T low = params.low_as<T>(), high = params.high_as<T>();
-      const bool has_low = params.has_low, has_high = params.has_high;
-      // min(max(x, low), high): when low > high every element becomes high (PyTorch).
-      unary_loop<T, T>(plan, [=](T x) {
-        if (is_nan(x)) return x;
-        if (has_low && x < low) x = low;
-        if (has_high && x > high) x = high;
-        return x;
-      });
-      return;
-    }
-    case UnaryOp::PowScalar: {
-      const T exponent = static_cast<T>(params.exponent);
-      if (params.exponent == 2.0) {
-        unary_loop<T, T>(plan, [](T x) { return static_cast<T>(x * x); });
-      } else {
-        unary_loop<T, T>(plan, [=](T x) { return power(x, exponent); });
-      }
-      return;
-    }
     case UnaryOp::Exp:
     case UnaryOp::Log:
     case UnaryOp::Sqrt:
@@ -292,11 +188,11 @@ void unary_typed(UnaryOp op, const StridedPlan& plan, const UnaryParams& params)
   }
   if constexpr (is_float_v<T>) {
     switch (op) {
-      case UnaryOp::Exp: unary_loop<T, T>(plan, [](T x) { return std::exp(x); }); return;
-      case UnaryOp::Log: unary_loop<T, T>(plan, [](T x) { return std::log(x); }); return;
-      case UnaryOp::Sqrt: unary_loop<T, T>(plan, [](T x) { return std::sqrt(x); }); return;
-      case UnaryOp::Sigmoid: unary_loop<T, T>(plan, [](T x) { return T(1) / (T(1) + std::exp(-x)); }); return;
-      case UnaryOp::Tanh: unary_loop<T, T>(plan, [](T x) { return std::tanh(x); }); return;
+      case UnaryOp::Exp: unary_loop<T, T>(plan, element::Exp<T>{}); return;
+      case UnaryOp::Log: unary_loop<T, T>(plan, element::Log<T>{}); return;
+      case UnaryOp::Sqrt: unary_loop<T, T>(plan, element::Sqrt<T>{}); return;
+      case UnaryOp::Sigmoid: unary_loop<T, T>(plan, element::Sigmoid<T>{}); return;
+      case UnaryOp::Tanh: unary_loop<T, T>(plan, element::Tanh<T>{}); return;
       default: return;
     }
   } else {
@@ -314,41 +210,38 @@ void binary_typed(BinaryOp op, const StridedPlan& plan, Scalar alpha_scalar) {
       const bool negate = op == BinaryOp::Sub;
       const double alpha_value = negate ? -alpha_scalar.to_double() : alpha_scalar.to_double();
       if (alpha_value == 1.0) {
-        binary_loop<T, T>(plan, [](T a, T b) { return static_cast<T>(a + b); });
-      } else if (alpha_value == -1.0 && !std::is_same_v<T, bool>) {
-        binary_loop<T, T>(plan, [](T a, T b) { return static_cast<T>(a - b); });
+        binary_loop<T, T>(plan, element::Add<T>{});
+      } else if constexpr (!std::is_same_v<T, bool>) {
+        if (alpha_value == -1.0) {
+          binary_loop<T, T>(plan, element::Sub<T>{});
+        } else {
+          const T alpha = alpha_scalar.to<T>();
+          binary_loop<T, T>(plan, element::AddScaled<T>{negate ? math::neg(alpha) : alpha});
+        }
       } else {
-        const T alpha = negate ? static_cast<T>(-alpha_scalar.to<T>()) : alpha_scalar.to<T>();
-        binary_loop<T, T>(plan, [=](T a, T b) { return static_cast<T>(a + alpha * b); });
+        binary_loop<T, T>(plan, element::AddScaled<T>{alpha_scalar.to<T>()});
       }
       return;
     }
-    case BinaryOp::Mul: binary_loop<T, T>(plan, [](T a, T b) { return static_cast<T>(a * b); }); return;
+    case BinaryOp::Mul: binary_loop<T, T>(plan, element::Mul<T>{}); return;
     case BinaryOp::Div:
       if constexpr (is_float_v<T>) {
-        binary_loop<T, T>(plan, [](T a, T b) { return a / b; });
+        binary_loop<T, T>(plan, element::Div<T>{});
         return;
       } else {
         throw DTypeError("cpu::binary: Div needs floating operands (true division)");
       }
-    case BinaryOp::Pow: binary_loop<T, T>(plan, [](T a, T b) { return power(a, b); }); return;
-    case BinaryOp::Maximum: binary_loop<T, T>(plan, [](T a, T b) { return maximum(a, b); }); return;
-    case BinaryOp::Minimum: binary_loop<T, T>(plan, [](T a, T b) { return minimum(a, b); }); return;
-    case BinaryOp::ReluBackward:
-      // threshold_backward: a = the gradient, b = relu's result. `b <= 0` is false for NaN,
-      // so a NaN result passes the gradient, exactly as PyTorch. One pass, a select the
-      // compiler vectorises (the composite gt + to + mul took three passes and two temporaries).
-      binary_loop<T, T>(plan, [](T a, T b) { return b <= T(0) ? T(0) : a; });
-      return;
-    case BinaryOp::Eq: binary_loop<bool, T>(plan, [](T a, T b) { return a == b; }); return;
-    case BinaryOp::Ne: binary_loop<bool, T>(plan, [](T a, T b) { return a != b; }); return;
-    case BinaryOp::Lt: binary_loop<bool, T>(plan, [](T a, T b) { return a < b; }); return;
-    case BinaryOp::Le: binary_loop<bool, T>(plan, [](T a, T b) { return a <= b; }); return;
-    case BinaryOp::Gt: binary_loop<bool, T>(plan, [](T a, T b) { return a > b; }); return;
-    case BinaryOp::Ge: binary_loop<bool, T>(plan, [](T a, T b) { return a >= b; }); return;
-    case BinaryOp::LogicalAnd:
-      binary_loop<bool, T>(plan, [](T a, T b) { return a != T(0) && b != T(0); });
-      return;
+    case BinaryOp::Pow: binary_loop<T, T>(plan, element::Pow<T>{}); return;
+    case BinaryOp::Maximum: binary_loop<T, T>(plan, element::Maximum<T>{}); return;
+    case BinaryOp::Minimum: binary_loop<T, T>(plan, element::Minimum<T>{}); return;
+    case BinaryOp::ReluBackward: binary_loop<T, T>(plan, element::ReluBackward<T>{}); return;
+    case BinaryOp::Eq: binary_loop<bool, T>(plan, element::Eq<T>{}); return;
+    case BinaryOp::Ne: binary_loop<bool, T>(plan, element::Ne<T>{}); return;
+    case BinaryOp::Lt: binary_loop<bool, T>(plan, element::Lt<T>{}); return;
+    case BinaryOp::Le: binary_loop<bool, T>(plan, element::Le<T>{}); return;
+    case BinaryOp::Gt: binary_loop<bool, T>(plan, element::Gt<T>{}); return;
+    case BinaryOp::Ge: binary_loop<bool, T>(plan, element::Ge<T>{}); return;
+    case BinaryOp::LogicalAnd: binary_loop<bool, T>(plan, element::LogicalAnd<T>{}); return;
   }
 }
 
@@ -389,7 +282,7 @@ void copy(const StridedPlan& plan) {
   EMBER_DISPATCH_ALL(dst, {
     using dst_t = scalar_t;
     EMBER_DISPATCH_ALL(src, {
-      unary_loop<dst_t, scalar_t>(plan, [](scalar_t x) { return convert<dst_t>(x); });
+      unary_loop<dst_t, scalar_t>(plan, element::Cast<dst_t, scalar_t>{});
     });
   });
 }
@@ -415,7 +308,8 @@ void where(const StridedPlan& plan) {
       const bool* c = condition + base[1];
       const scalar_t* x = a + base[2];
       const scalar_t* y = b + base[3];
-      for (std::int64_t i = 0; i < count; ++i) o[i * so] = c[i * sc] ? x[i * sa] : y[i * sb];
+      const element::Where<scalar_t> where_element{};
+      for (std::int64_t i = 0; i < count; ++i) o[i * so] = where_element(c[i * sc], x[i * sa], y[i * sb]);
     });
   });
 }

@@ -9,9 +9,10 @@
 //
 // Accuracy: float32 sums (and means, and softmax's normaliser) accumulate in double (after
 // runs of 16 values in float, see sum_contiguous), so a sum of a million floats matches
-// PyTorch to float32 precision; integers accumulate in int64.
+// PyTorch to float32 precision; integers accumulate modulo 2^64 (accumulate_t).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <type_traits>
 #include <vector>
 
@@ -23,9 +24,12 @@ namespace ember::cpu {
 
 namespace {
 
-// The type a sum or product is accumulated in.
+// The type a sum or product is accumulated in. Integers use uint64: its arithmetic wraps
+// modulo 2^64 by definition, and the result converted back to int64 is exactly the two's-
+// complement wrap-around PyTorch's int64 sums and products show (in int64 itself an overflow
+// would be undefined behaviour).
 template <class T>
-using accumulate_t = std::conditional_t<std::is_floating_point_v<T>, double, std::int64_t>;
+using accumulate_t = std::conditional_t<std::is_floating_point_v<T>, double, std::uint64_t>;
 
 // Calls block(o, i_begin, i_end) for every output (o, i), split across threads; within a
 // block o is fixed and i runs over [i_begin, i_end).

@@ -24,7 +24,7 @@
 #include <ember/core/dtype.h>
 #include <ember/core/error.h>
 #include <ember/core/strided_index.h>
-#include <ember/cuda/kernels/device_math.cuh>
+#include <ember/core/element_math.h>
 #include <ember/cuda/kernels/device_support.cuh>
 
 EMBER_KERNELS_BEGIN

@@ -18,7 +18,7 @@
 #include <ember/core/backend.h>
 #include <ember/core/error.h>
 #include <ember/cuda/kernels/block_reduce.cuh>
-#include <ember/cuda/kernels/device_math.cuh>
+#include <ember/core/element_math.h>
 
 EMBER_KERNELS_BEGIN
 
@@ -41,8 +41,8 @@ struct ReduceCombine {
     if (b.index < 0) return a;
     switch (op) {
       case ReduceOp::Sum:
-      case ReduceOp::Mean: return {static_cast<Acc>(a.value + b.value), a.index < b.index ? a.index : b.index};
-      case ReduceOp::Prod: return {static_cast<Acc>(a.value * b.value), a.index < b.index ? a.index : b.index};
+      case ReduceOp::Mean: return {math::add(a.value, b.value), a.index < b.index ? a.index : b.index};
+      case ReduceOp::Prod: return {math::mul(a.value, b.value), a.index < b.index ? a.index : b.index};
       default: break;
     }
     const bool want_max = op == ReduceOp::Max || op == ReduceOp::ArgMax;

@@ -29,7 +29,7 @@ EMBER_KERNELS_BEGIN
 
 using ::ember::SgdPlan;
 
-// a + alpha · b, rounded as the elementwise AddOp kernel rounds it on this compiler.
+// a + alpha · b, rounded as the elementwise add (element::AddScaled) rounds it on this compiler.
 template <class T>
 EMBER_DEVICE T add_scaled(T a, T alpha, T b) {
 #if defined(__CUDA_ARCH__)

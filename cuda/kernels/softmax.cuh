@@ -14,7 +14,7 @@
 #include <ember/core/error.h>
 #include <ember/core/strided_index.h>
 #include <ember/cuda/kernels/block_reduce.cuh>
-#include <ember/cuda/kernels/device_math.cuh>
+#include <ember/core/element_math.h>
 
 EMBER_KERNELS_BEGIN
 

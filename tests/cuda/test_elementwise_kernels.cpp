@@ -4,8 +4,11 @@
 // Each case builds one plan layout twice — over buffers for the emulated CUDA kernel and
 // over buffers for cpu:: — and compares. Layouts cover both kernel paths: contiguous and
 // aligned (16-byte vector path, with a tail), contiguous but misaligned, transposed,
-// broadcast (stride 0), 0-d (ndim 0) and empty (numel 0).
+// broadcast (stride 0), 0-d (ndim 0) and empty (numel 0); and bit for bit on special values
+// (NaN, ±0, ±inf, denormals, integer extremes), since both run core/element_functions.h.
+#include <cstring>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -206,10 +209,10 @@ TEST_CASE("cuda kernels (emulated): unary integer ops match the CPU backend", "[
   check_unary<std::int64_t>(UnaryOp::PowScalar, -9, 9, cube);
 }
 
-TEST_CASE("cuda kernels (emulated): NaN propagates through relu, clamp and sign", "[cuda][elementwise][unary]") {
+TEST_CASE("cuda kernels (emulated): NaN propagates through relu and clamp; sign(NaN) is 0", "[cuda][elementwise][unary]") {
   const float nan = std::nanf("");
   std::vector<float> in{nan, -1.0f, 2.0f, nan}, out(4, 0.0f);
-  for (UnaryOp op : {UnaryOp::Relu, UnaryOp::Clamp, UnaryOp::Sign}) {
+  for (UnaryOp op : {UnaryOp::Relu, UnaryOp::Clamp}) {
     UnaryParams params;
     params.has_low = true;
     StridedPlan plan = make_plan({4}, {{1}, {1}}, {out.data(), in.data()}, {DType::Float32, DType::Float32}, true);
@@ -218,6 +221,145 @@ TEST_CASE("cuda kernels (emulated): NaN propagates through relu, clamp and sign"
     REQUIRE(std::isnan(out[3]));
     REQUIRE(!std::isnan(out[1]));
   }
+  StridedPlan plan = make_plan({4}, {{1}, {1}}, {out.data(), in.data()}, {DType::Float32, DType::Float32}, true);
+  gpu::dispatch_unary(UnaryOp::Sign, plan, {}, nullptr);
+  REQUIRE(out == std::vector<float>{0.0f, -1.0f, 1.0f, 0.0f});  // torch.sign(nan) == 0
+}
+
+namespace {
+
+// Inputs cycling through the values where backends drift apart: NaN, ±inf, ±0, denormals,
+// values no integer dtype holds (floats); the extremes and their neighbours (integers).
+template <class T>
+std::function<void(int, void*, std::int64_t)> special_fill() {
+  return [](int operand, void* data, std::int64_t count) {
+    std::vector<T> values;
+    if constexpr (std::is_floating_point_v<T>) {
+      const T inf = std::numeric_limits<T>::infinity();
+      values = {std::numeric_limits<T>::quiet_NaN(), inf, -inf, T(-0.0), T(0.0), T(1), T(-1), T(2.5), T(-2.5),
+                T(1e20), T(-1e20), T(3e9), T(-3e9), T(300), T(-300), T(255.5), T(88.75), T(-88.75),
+                std::numeric_limits<T>::denorm_min(), -std::numeric_limits<T>::denorm_min()};
+    } else if constexpr (std::is_same_v<T, bool>) {
+      values = {true, false};
+    } else {
+      values = {std::numeric_limits<T>::max(), std::numeric_limits<T>::min(), T(0), T(1), T(3),
+                static_cast<T>(std::numeric_limits<T>::max() / 2 + 1), static_cast<T>(-1)};
+    }
+    auto* out = static_cast<T*>(data);
+    for (std::int64_t i = 0; i < count; ++i) out[i] = values[static_cast<std::size_t>(i + 3 * operand) % values.size()];
+  };
+}
+
+// Every output element has the CPU's bits (NaN matches any NaN: payloads are not semantics).
+template <class Out>
+void compare_bits(Layout layout, std::int64_t n, std::vector<DType> dtypes,
+                  const std::function<void(int, void*, std::int64_t)>& fill_input,
+                  const std::function<void(const StridedPlan&)>& emulated,
+                  const std::function<void(const StridedPlan&)>& reference) {
+  Case got = make_case(layout, n, dtypes, fill_input);
+  Case want = make_case(layout, n, dtypes, fill_input);
+  emulated(got.plan);
+  reference(want.plan);
+  const std::int64_t offset = layout == Layout::Misaligned ? 1 : 0;
+  const Out* g = static_cast<const Out*>(got.buffers[0].at(offset));
+  const Out* w = static_cast<const Out*>(want.buffers[0].at(offset));
+  INFO("layout " << layout_name(layout) << ", n = " << n);
+  for (std::int64_t i = 0; i < got.physical - offset; ++i) {
+    if constexpr (std::is_floating_point_v<Out>) {
+      if (std::isnan(g[i]) && std::isnan(w[i])) continue;
+    }
+    INFO("element " << i << ": got " << +g[i] << ", want " << +w[i]);
+    REQUIRE(std::memcmp(&g[i], &w[i], sizeof(Out)) == 0);
+  }
+}
+
+template <class T>
+void check_special_unary(UnaryOp op, UnaryParams params = {}) {
+  const DType dt = dtype_of_v<T>;
+  for (Layout layout : kLayouts)
+    compare_bits<T>(layout, 45, {dt, dt}, special_fill<T>(),
+                    [&](const StridedPlan& p) { gpu::dispatch_unary(op, p, params, nullptr); },
+                    [&](const StridedPlan& p) { cpu::unary(op, p, params); });
+}
+
+template <class T>
+void check_special_binary(BinaryOp op, Scalar alpha = 1) {
+  const DType dt = dtype_of_v<T>;
+  const bool comparison = is_comparison(op);
+  for (Layout layout : kLayouts) {
+    if (comparison) {
+      compare_bits<bool>(layout, 45, {DType::Bool, dt, dt}, special_fill<T>(),
+                         [&](const StridedPlan& p) { gpu::dispatch_binary(op, p, alpha, nullptr); },
+                         [&](const StridedPlan& p) { cpu::binary(op, p, alpha); });
+    } else {
+      compare_bits<T>(layout, 45, {dt, dt, dt}, special_fill<T>(),
+                      [&](const StridedPlan& p) { gpu::dispatch_binary(op, p, alpha, nullptr); },
+                      [&](const StridedPlan& p) { cpu::binary(op, p, alpha); });
+    }
+  }
+}
+
+template <class To, class From>
+void check_special_cast() {
+  for (Layout layout : kLayouts)
+    compare_bits<To>(layout, 45, {dtype_of_v<To>, dtype_of_v<From>}, special_fill<From>(),
+                     [](const StridedPlan& p) { gpu::dispatch_copy(p, nullptr); }, [](const StridedPlan& p) { cpu::copy(p); });
+}
+
+}  // namespace
+
+TEST_CASE("cuda kernels (emulated): special values give the CPU backend's bits (one element function each)",
+          "[cuda][elementwise][special]") {
+  // NaN, ±inf, ±0, denormals and integer extremes: the CPU results are checked against
+  // PyTorch's in tests/core/test_special_values.cpp; the same functors must give the same bits here.
+  UnaryParams clamp;
+  clamp.low = -1.0;
+  clamp.high = 1.0;
+  clamp.low_int = -1;
+  clamp.high_int = 1;
+  clamp.has_low = clamp.has_high = true;
+  UnaryParams square, cube, root;
+  square.exponent = 2.0;
+  cube.exponent = 3.0;
+  root.exponent = 0.5;
+  for (UnaryOp op : {UnaryOp::Neg, UnaryOp::Abs, UnaryOp::Sign, UnaryOp::Relu, UnaryOp::Exp, UnaryOp::Log,
+                     UnaryOp::Sqrt, UnaryOp::Sigmoid, UnaryOp::Tanh}) {
+    check_special_unary<float>(op);
+    check_special_unary<double>(op);
+  }
+  for (UnaryOp op : {UnaryOp::Neg, UnaryOp::Abs, UnaryOp::Sign, UnaryOp::Relu}) {
+    check_special_unary<std::int64_t>(op);
+    check_special_unary<std::int32_t>(op);
+  }
+  for (const UnaryParams& params : {clamp, square, cube, root}) check_special_unary<float>(UnaryOp::PowScalar, params);
+  check_special_unary<float>(UnaryOp::Clamp, clamp);
+  check_special_unary<std::int64_t>(UnaryOp::Clamp, clamp);
+  check_special_unary<std::int64_t>(UnaryOp::PowScalar, cube);
+  for (BinaryOp op : {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Maximum, BinaryOp::Minimum,
+                      BinaryOp::Eq, BinaryOp::Lt, BinaryOp::Ge}) {
+    check_special_binary<float>(op);
+    check_special_binary<double>(op);
+    check_special_binary<std::int64_t>(op);
+    check_special_binary<std::int32_t>(op);
+    check_special_binary<std::uint8_t>(op);
+  }
+  check_special_binary<float>(BinaryOp::Div);
+  check_special_binary<float>(BinaryOp::Pow);
+  check_special_binary<float>(BinaryOp::ReluBackward);
+  check_special_binary<std::int64_t>(BinaryOp::Add, 3);
+  check_special_binary<bool>(BinaryOp::Add);
+  check_special_binary<bool>(BinaryOp::Mul);
+  check_special_cast<std::int64_t, float>();
+  check_special_cast<std::int32_t, float>();
+  check_special_cast<std::uint8_t, float>();
+  check_special_cast<bool, float>();
+  check_special_cast<std::int64_t, double>();
+  check_special_cast<std::int32_t, double>();
+  check_special_cast<std::uint8_t, double>();
+  check_special_cast<float, double>();
+  check_special_cast<std::int32_t, std::int64_t>();
+  check_special_cast<std::uint8_t, std::int64_t>();
+  check_special_cast<float, std::int64_t>();
 }
 
 TEST_CASE("cuda kernels (emulated): binary arithmetic matches the CPU backend", "[cuda][elementwise][binary]") {

@@ -199,7 +199,7 @@ TEST_CASE("cuda kernels (emulated): fused cross-entropy equals the CPU backend, 
 
 TEST_CASE("cuda kernels (emulated): the fused SGD step is bit-identical to the CPU backend's", "[cuda][fused][sgd]") {
   // Under the emulator add_scaled/product are the plain host expressions, exactly as the CPU
-  // kernel rounds them; on a GPU they are the FMA the composite AddOp kernel compiles to.
+  // kernel rounds them; on a GPU they are the FMA the composite add kernel (element::AddScaled) compiles to.
   struct Setting {
     double lr, momentum, dampening, weight_decay;
     bool nesterov, maximize;

@@ -15,9 +15,9 @@
 // around the valid range. Huge sizes and extreme arguments (overflowing numel, slice steps
 // near INT64_MAX, fills of out-of-range values) are the size-check work of issue 16, tested
 // directly in core's tests; here the fuzzer explores op semantics on ordinary shapes.
-// Integer overflow and float-to-int conversion of out-of-range values *inside* tensor
-// arithmetic (an int64 prod, exp(100).to(kInt64)) are reported by UBSan but do not stop the
-// run (PyTorch leaves them undefined too); see __ubsan_default_options below.
+// Integer overflow and float-to-int conversion of out-of-range values inside tensor
+// arithmetic (an int64 prod, exp(100).to(kInt64)) are defined by core/element_math.h (wrap
+// modulo 2^N, x86's conversion), so any UBSan report is a finding, as everywhere else.
 // Known findings (reported with issue 16, owned by core/autograd), skipped unless
 // EMBER_FUZZ_KNOWN=1 so that a bounded run looks for new ones (see known_finding):
 //   KNOWN-1  (fixed) ember::mean(t, {0}) on a 0-d t that requires grad crashed, and repeated
@@ -28,12 +28,10 @@
 //   KNOWN-3  y = x * 2; w = y * y; z = ember::mm(w, w); w += z; (x a leaf that requires
 //            grad) leaks the graph (a reference cycle): scripts/fuzz.sh runs this harness
 //            with -detect_leaks=0 unless EMBER_FUZZ_KNOWN=1.
-//   KNOWN-4  UBSan reports inside tensor arithmetic: a float-to-integer cast of an out-of-range
-//            value (-inf to uint8, core/cpu/elementwise_kernels.cpp convert), int64 overflow in
-//            prod (core/cpu/reduce_kernels.cpp), and a scalar out of its tensor's range
-//            (Scalar::to<uint8_t>(-2.5), core/scalar.h: the issue's out-of-range casts and
-//            fills). PyTorch leaves the first two undefined too; listed by scripts/fuzz.sh,
-//            not failures, unless EMBER_FUZZ_KNOWN=1.
+//   KNOWN-4  (fixed) UBSan reports inside tensor arithmetic: float-to-integer casts of
+//            out-of-range values, int64 overflow in prod, Scalar::to<uint8_t>(-2.5). One
+//            definition now (core/element_math.h), checked against PyTorch bit for bit in
+//            tests/core/test_special_values.cpp.
 //   KNOWN-5  ember::one_hot(t, -1) where t holds a huge int64 (after an overflowing prod)
 //            allocates max + 1 classes without a size check (ASan: allocation-size-too-big).
 // Reproduce a finding with its program printed as C++:
@@ -49,18 +47,12 @@
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
 
-#define EMBER_FUZZ_UBSAN_CONTINUE  // this harness sets its own __ubsan_default_options
 #include "api_fuzz_program.h"
 
 using namespace ember;
 using ember::fuzz::check_tensor;
 using ember::fuzz::dtype_code;
 using ember::fuzz::list;
-
-// The libraries are built with -fsanitize-recover for exactly these two checks (root
-// CMakeLists.txt); every other harness halts on them, this one prints each report once and
-// goes on, and scripts/fuzz.sh counts the reports of a run as findings.
-extern "C" const char* __ubsan_default_options() { return "halt_on_error=0:print_stacktrace=1"; }
 
 namespace {
 

@@ -1,0 +1,191 @@
+// core/element_functions.h — what every elementwise op does to one element, defined once.
+//
+// Tutorial §2 (tensor operations). An elementwise op is a loop over a StridedPlan (the
+// backend's business) around one of these functors (the op's meaning). The CPU loops
+// (core/cpu/elementwise_kernels.cpp) and the CUDA kernels (cuda/kernels/elementwise_ops.cuh,
+// also run by the emulator) instantiate the same functor, so the backends cannot disagree
+// about NaN, -0.0, overflow or casts. The semantics are PyTorch's:
+//   - NaN propagates through maximum, minimum, clamp and relu; sign(NaN) = 0 (torch.sign);
+//   - abs(-0.0) = +0.0, sign(-0.0) = +0.0, relu(-0.0) = -0.0 (what torch gives);
+//   - integer arithmetic wraps modulo 2^N (core/element_math.h);
+//   - bool arithmetic is logical (True + True = True), comparisons produce bool.
+// native:: has already checked dtypes and promoted operands: a functor only ever sees the
+// combinations that make sense (Div, Exp, Log, ... see floating types only).
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include <ember/core/element_math.h>
+#include <ember/core/host_device.h>
+
+namespace ember::element {
+
+template <class T>
+constexpr bool is_bool_v = std::is_same_v<T, bool>;
+
+// ------------------------------------------------------------------ nullary and casts
+
+template <class T> struct Fill {
+  T value;
+  EMBER_HOST_DEVICE T operator()() const { return value; }
+};
+
+template <class To, class From> struct Cast {
+  EMBER_HOST_DEVICE To operator()(From x) const { return math::convert<To>(x); }
+};
+
+// ------------------------------------------------------------------ unary
+
+template <class T> struct Neg {  // bool has no negation in PyTorch; native refuses it
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    if constexpr (is_bool_v<T>) return !x; else return math::neg(x);
+  }
+};
+
+template <class T> struct Abs {
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    if constexpr (std::is_floating_point_v<T>) return math::fabs(x);  // clears the sign bit: abs(-0.0) = +0.0
+    else if constexpr (std::is_signed_v<T>) return x < T(0) ? math::neg(x) : x;  // abs(INT64_MIN) wraps to itself
+    else return x;  // uint8 and bool are never negative
+  }
+};
+
+template <class T> struct Sign {
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    if constexpr (is_bool_v<T>) return x;
+    else if constexpr (std::is_unsigned_v<T>) return static_cast<T>(x != T(0));
+    else return static_cast<T>((T(0) < x) - (x < T(0)));  // both comparisons false for NaN: 0
+  }
+};
+
+template <class T> struct Relu {
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    if constexpr (!std::is_signed_v<T>) return x;  // uint8 and bool
+    else return x < T(0) ? T(0) : x;  // false for NaN and -0.0: both pass, as in torch.relu
+  }
+};
+
+template <class T> struct Exp { EMBER_HOST_DEVICE T operator()(T x) const { return math::exp(x); } };
+template <class T> struct Log { EMBER_HOST_DEVICE T operator()(T x) const { return math::log(x); } };
+template <class T> struct Sqrt { EMBER_HOST_DEVICE T operator()(T x) const { return math::sqrt(x); } };
+template <class T> struct Tanh { EMBER_HOST_DEVICE T operator()(T x) const { return math::tanh(x); } };
+template <class T> struct Sigmoid {
+  EMBER_HOST_DEVICE T operator()(T x) const { return T(1) / (T(1) + math::exp(-x)); }
+};
+
+// min(max(x, low), high): when low > high every element becomes high, as torch.clamp.
+template <class T> struct Clamp {
+  T low, high;
+  bool has_low, has_high;
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    if (math::isnan(x)) return x;
+    if (has_low && x < low) x = low;
+    if (has_high && x > high) x = high;
+    return x;
+  }
+};
+
+// x ** exponent for a number exponent. Floating tensors take PyTorch's shortcuts for the
+// common exponents (its pow_tensor_scalar kernel), which round differently from powf and
+// differ at the edges: pow(-inf, 0.5) is sqrt(-inf) = NaN, not +inf.
+template <class T> struct Square { EMBER_HOST_DEVICE T operator()(T x) const { return math::mul(x, x); } };
+template <class T> struct Cube { EMBER_HOST_DEVICE T operator()(T x) const { return math::mul(math::mul(x, x), x); } };
+template <class T> struct Reciprocal { EMBER_HOST_DEVICE T operator()(T x) const { return T(1) / x; } };
+template <class T> struct InverseSquare { EMBER_HOST_DEVICE T operator()(T x) const { return T(1) / (x * x); } };
+template <class T> struct InverseSqrt { EMBER_HOST_DEVICE T operator()(T x) const { return T(1) / math::sqrt(x); } };
+template <class T> struct PowScalar {
+  double exponent;
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    if constexpr (std::is_floating_point_v<T>) return math::pow(x, static_cast<T>(exponent));
+    else return math::int_pow(x, math::convert<std::int64_t>(exponent));
+  }
+};
+
+// Calls loop(functor) with the functor x ** exponent runs as: the one place both backends
+// choose it, so they take the same shortcut for the same exponent.
+template <class T, class Loop>
+void with_pow_scalar(double exponent, const Loop& loop) {
+  if (exponent == 2.0) return loop(Square<T>{});
+  if (exponent == 3.0) return loop(Cube<T>{});
+  if constexpr (std::is_floating_point_v<T>) {
+    if (exponent == 0.5) return loop(Sqrt<T>{});
+    if (exponent == -0.5) return loop(InverseSqrt<T>{});
+    if (exponent == -1.0) return loop(Reciprocal<T>{});
+    if (exponent == -2.0) return loop(InverseSquare<T>{});
+  }
+  loop(PowScalar<T>{exponent});
+}
+
+// ------------------------------------------------------------------ binary
+
+// a + b, and a + alpha * b (torch.add's alpha; Sub is Add with -alpha, which gives the same
+// bits: negation is exact). Bool: logical or.
+template <class T> struct Add {
+  EMBER_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (is_bool_v<T>) return a || b; else return math::add(a, b);
+  }
+};
+template <class T> struct AddScaled {
+  T alpha;
+  EMBER_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (is_bool_v<T>) return a || (alpha && b); else return math::add(a, math::mul(alpha, b));
+  }
+};
+template <class T> struct Sub {
+  EMBER_HOST_DEVICE T operator()(T a, T b) const { return math::sub(a, b); }
+};
+template <class T> struct Mul {
+  EMBER_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (is_bool_v<T>) return a && b; else return math::mul(a, b);
+  }
+};
+template <class T> struct Div {  // true division: floating types only (native promotes integers)
+  static_assert(std::is_floating_point_v<T>, "Div is defined on floating types");
+  EMBER_HOST_DEVICE T operator()(T a, T b) const { return a / b; }
+};
+template <class T> struct Pow {
+  EMBER_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return math::pow(a, b);
+    else return math::int_pow(a, static_cast<std::int64_t>(b));
+  }
+};
+template <class T> struct Maximum {
+  EMBER_HOST_DEVICE T operator()(T a, T b) const {
+    if (math::isnan(a)) return a;
+    if (math::isnan(b)) return b;
+    return a > b ? a : b;
+  }
+};
+template <class T> struct Minimum {
+  EMBER_HOST_DEVICE T operator()(T a, T b) const {
+    if (math::isnan(a)) return a;
+    if (math::isnan(b)) return b;
+    return a < b ? a : b;
+  }
+};
+
+// ReLU's backward, PyTorch's threshold_backward(grad, result, 0): the gradient passes where
+// relu's result is positive and is 0 elsewhere, including at exactly 0; a NaN result passes
+// it (`NaN <= 0` is false), as in PyTorch.
+template <class T> struct ReluBackward {
+  EMBER_HOST_DEVICE T operator()(T grad_output, T result) const { return result <= T(0) ? T(0) : grad_output; }
+};
+
+template <class T> struct Eq { EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a == b; } };
+template <class T> struct Ne { EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a != b; } };
+template <class T> struct Lt { EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a < b; } };
+template <class T> struct Le { EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a <= b; } };
+template <class T> struct Gt { EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a > b; } };
+template <class T> struct Ge { EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a >= b; } };
+template <class T> struct LogicalAnd {
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a != T(0) && b != T(0); }
+};
+
+// ------------------------------------------------------------------ ternary
+
+template <class T> struct Where {
+  EMBER_HOST_DEVICE T operator()(bool condition, T a, T b) const { return condition ? a : b; }
+};
+
+}  // namespace ember::element
