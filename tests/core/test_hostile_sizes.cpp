@@ -49,6 +49,9 @@ TEST_CASE("eye, linspace, arange, one_hot and randperm check their sizes", "[cor
   REQUIRE_THROWS_WITH(arange(0, k2to62), "Storage size calculation overflowed with sizes=[4611686018427387904]");
   REQUIRE_THROWS_WITH(one_hot(tensor({0, 1}), k2to62),
                       "Storage size calculation overflowed with sizes=[2, 4611686018427387904]");
+  // num_classes = -1 takes the largest value + 1: a huge value asks for just as much (KNOWN-5).
+  REQUIRE_THROWS_WITH(one_hot(tensor({std::int64_t{0}, k2to62}), -1),
+                      "Storage size calculation overflowed with sizes=[2, 4611686018427387905]");
   // randperm built a std::vector of n first: std::length_error, not an ember::Error.
   REQUIRE_THROWS_AS(randperm(k2to62), ShapeError);
   REQUIRE_THROWS_WITH(randperm(k2to62), "Storage size calculation overflowed with sizes=[4611686018427387904]");
