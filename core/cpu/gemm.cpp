@@ -30,6 +30,7 @@
 #include <ember/core/cpu/cpu_kernels.h>
 #include <ember/core/cpu/gemm_driver.h>
 #include <ember/core/cpu/gemm_kernels.h>
+#include <ember/core/element_math.h>
 #include <ember/core/error.h>
 #include <ember/core/parallel.h>
 
@@ -54,11 +55,11 @@ constexpr std::int64_t kPortableMR = 4, kPortableNR = 8;
 
 template <class T>
 T combine(T alpha, T acc, T beta, T old, bool read_c) {
-  const T value = static_cast<T>(alpha * acc);
+  const T value = math::mul(alpha, acc);
   if (!read_c) return value;
   // Floating point: one rounding for beta * C + value, exactly like the SIMD kernels' FMA.
   if constexpr (std::is_floating_point_v<T>) return std::fma(beta, old, value);
-  return static_cast<T>(value + beta * old);
+  return math::add(value, math::mul(beta, old));  // integers wrap modulo 2^N, as PyTorch's matmul
 }
 
 template <class T>
@@ -74,7 +75,7 @@ void portable_tile(const TileArgs<T>& t) {
       for (int i = 0; i < MR; ++i) {
         if (!full && i >= t.rows) break;  // rows past the edge may not be readable (unpacked A)
         const T a_value = t.a[i * t.a_row_step + p * t.a_k_step];
-        for (int j = 0; j < NR; ++j) acc[i][j] += a_value * b[j];
+        for (int j = 0; j < NR; ++j) acc[i][j] = math::add(acc[i][j], math::mul(a_value, b[j]));
       }
     }
     for (std::int64_t i = 0; i < t.rows; ++i)

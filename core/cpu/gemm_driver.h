@@ -40,6 +40,7 @@
 
 #include <ember/core/cpu/gemm_kernels.h>
 #include <ember/core/cpu/gemm_pack.h>
+#include <ember/core/element_math.h>
 #include <ember/core/parallel.h>
 
 namespace ember::cpu {
@@ -149,10 +150,10 @@ void store_tile(const T* tile, std::int64_t nr, const TileArgs<T>& t, T* c, std:
   for (std::int64_t i = 0; i < t.rows; ++i)
     for (std::int64_t j = 0; j < t.cols; ++j) {
       T& out = c[i * rs + j * cs];
-      const T value = static_cast<T>(t.alpha * tile[i * nr + j]);
+      const T value = math::mul(t.alpha, tile[i * nr + j]);
       if (!t.read_c) out = value;
       else if constexpr (std::is_floating_point_v<T>) out = std::fma(t.beta, out, value);  // as the kernels
-      else out = static_cast<T>(value + t.beta * out);
+      else out = math::add(value, math::mul(t.beta, out));  // integers wrap (core/element_math.h)
     }
 }
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include <ember/core/cpu/cpu_kernels.h>
+#include <ember/core/element_functions.h>
 #include <ember/core/error.h>
 #include <ember/core/parallel.h>
 
@@ -28,11 +29,7 @@ std::int64_t outer_grain(const IndexPlan& plan) {
 // Sum of two elements in their own type (bool: logical or, like PyTorch's bool add).
 template <class T>
 T add_values(T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return a || b;
-  } else {
-    return static_cast<T>(a + b);
-  }
+  return element::Add<T>{}(a, b);  // bool: or; integers wrap (core/element_functions.h)
 }
 
 // out[o, j, i] = in[o, index[j], i]: copy whole inner rows, one per selected index.

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include <ember/core/element_math.h>
 #include <ember/core/host_device.h>
 
 #if defined(__CUDACC__)
@@ -142,7 +143,7 @@ EMBER_DEVICE void atomic_add(T* address, T value) {
 #else
   // Emulated threads are fibers on one OS thread and never preempt each other between a
   // load and a store, so a plain read-modify-write is atomic here.
-  *address = static_cast<T>(*address + value);
+  *address = math::add(*address, value);  // integers wrap modulo 2^N, as atomicAdd does
 #endif
 }
 

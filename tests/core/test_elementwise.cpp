@@ -28,13 +28,6 @@ Scalar scalar_from_json(const json& value) {
   return Scalar(value.get<double>());
 }
 
-DType dtype_named(const std::string& name) {
-  for (DType dtype : {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64}) {
-    if (dtype_name(dtype) == name) return dtype;
-  }
-  throw std::runtime_error("unknown dtype " + name);
-}
-
 // The stored tensor seen through the layout the generator describes (a view, no copy).
 Tensor apply_layout(const Tensor& stored, const json& operand) {
   if (!operand.contains("layout")) return stored;
@@ -149,7 +142,7 @@ Tensor run_case(const json& c) {
   if (op == "clamp") return native::clamp(args[0], optional_scalar(c["min"]), optional_scalar(c["max"]));
   if (op == "pow_scalar") return native::pow(args[0], scalar_from_json(c["exponent"]));
   if (op == "where") return native::where(args[0], args[1], args[2]);
-  if (op == "to_dtype") return native::to_dtype(args[0], dtype_named(c["dtype"]));
+  if (op == "to_dtype") return native::to_dtype(args[0], testing::dtype_from_name(c["dtype"]));
   if (op == "contiguous") return native::contiguous(args[0]);
   if (op == "clone") return native::clone(args[0]);
   // In place: the result is self itself.

@@ -20,15 +20,6 @@ std::vector<T> values_of(const Tensor& t) {
   return std::vector<T>(data, data + t.numel());
 }
 
-DType dtype_from_name(const std::string& name) {
-  if (name == "float32") return kFloat32;
-  if (name == "float64") return kFloat64;
-  if (name == "int64") return kInt64;
-  if (name == "int32") return kInt32;
-  FAIL("unknown dtype " << name);
-  return kFloat32;
-}
-
 // Bit-exact comparison of a contiguous tensor with a reference tensor from JSON.
 void require_same_bits(const Tensor& actual, const json& expected) {
   REQUIRE(dtype_name(actual.dtype()) == expected["dtype"].get<std::string>());
@@ -165,7 +156,7 @@ TEST_CASE("arange matches torch.arange bit for bit, dtype inference included", "
       else args.emplace_back(item["args"][i].get<double>());
     }
     TensorOptions options;
-    if (!item["dtype"].is_null()) options = options.dtype(dtype_from_name(item["dtype"]));
+    if (!item["dtype"].is_null()) options = options.dtype(testing::dtype_from_name(item["dtype"]));
     Tensor t = args.size() == 1   ? arange(args[0], options)
                : args.size() == 2 ? arange(args[0], args[1], 1, options)
                                   : arange(args[0], args[1], args[2], options);
@@ -187,7 +178,7 @@ TEST_CASE("linspace matches torch.linspace bit for bit", "[factories]") {
   for (const auto& item : reference()["linspace"]) {
     INFO("linspace" << item["args"].dump() << " dtype " << item["dtype"].dump());
     TensorOptions options;
-    if (!item["dtype"].is_null()) options = options.dtype(dtype_from_name(item["dtype"]));
+    if (!item["dtype"].is_null()) options = options.dtype(testing::dtype_from_name(item["dtype"]));
     Tensor t = linspace(item["args"][0].get<double>(), item["args"][1].get<double>(),
                         item["args"][2].get<std::int64_t>(), options);
     require_same_bits(t, item["result"]);

@@ -42,13 +42,6 @@ Tensor operand_from_json(const json& stored, const std::string& layout) {
   return layout == "t" ? native::transpose(t, -1, -2) : t;
 }
 
-DType dtype_named(const std::string& name) {
-  for (DType dtype : {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64}) {
-    if (dtype_name(dtype) == name) return dtype;
-  }
-  throw std::runtime_error("unknown dtype " + name);
-}
-
 Scalar scalar_from_json(const json& value) {
   if (value.is_number_integer()) return Scalar(value.get<std::int64_t>());
   return Scalar(value.get<double>());
@@ -107,7 +100,7 @@ TEST_CASE("linear algebra errors use PyTorch's messages", "[linalg]") {
   for (const json& c : reference["errors"]) {
     std::vector<Tensor> inputs;
     for (std::size_t i = 0; i < c["shapes"].size(); ++i) {
-      Tensor t = empty(c["shapes"][i].get<Shape>(), dtype_named(c["dtypes"][i]));
+      Tensor t = empty(c["shapes"][i].get<Shape>(), testing::dtype_from_name(c["dtypes"][i]));
       if (t.numel() > 0) std::memset(t.data_ptr(), 0, t.numel() * t.element_size());
       inputs.push_back(t);
     }

@@ -13,13 +13,6 @@ using nlohmann::json;
 
 namespace {
 
-DType dtype_named(const std::string& name) {
-  for (DType dtype : {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64}) {
-    if (dtype_name(dtype) == name) return dtype;
-  }
-  throw std::runtime_error("unknown dtype " + name);
-}
-
 // An operand of the given kind; "number" becomes a wrapped number like Python's 2 / 2.5 / True.
 Tensor make_operand(const std::string& kind, DType dtype) {
   if (kind == "number") {
@@ -36,7 +29,7 @@ TEST_CASE("promotion: result_type matches torch.result_type for every pairing", 
   REQUIRE(reference["promotion"].size() > 100);
   for (const json& row : reference["promotion"]) {
     const std::string kind_a = row["kind_a"], kind_b = row["kind_b"];
-    const DType a = dtype_named(row["dtype_a"]), b = dtype_named(row["dtype_b"]);
+    const DType a = testing::dtype_from_name(row["dtype_a"]), b = testing::dtype_from_name(row["dtype_b"]);
     INFO(kind_a << " " << dtype_name(a) << " with " << kind_b << " " << dtype_name(b));
     CHECK(dtype_name(result_type(make_operand(kind_a, a), make_operand(kind_b, b))) == row["result"].get<std::string>());
     if (kind_b == "number") {
@@ -52,7 +45,7 @@ TEST_CASE("promotion: can_cast matches torch.can_cast", "[promotion]") {
   int checked = 0;
   for (const json& row : reference["promotion"]) {
     if (row["kind_a"] != "tensor" || row["kind_b"] != "tensor") continue;
-    const DType a = dtype_named(row["dtype_a"]), b = dtype_named(row["dtype_b"]);
+    const DType a = testing::dtype_from_name(row["dtype_a"]), b = testing::dtype_from_name(row["dtype_b"]);
     INFO(dtype_name(a) << " -> " << dtype_name(b));
     CHECK(can_cast(a, b) == row["can_cast"].get<bool>());
     ++checked;

@@ -23,17 +23,6 @@ const json& reference() {
   return data;
 }
 
-DType dtype_from_name(const std::string& name) {
-  if (name == "float32") return kFloat32;
-  if (name == "float64") return kFloat64;
-  if (name == "int64") return kInt64;
-  if (name == "int32") return kInt32;
-  if (name == "uint8") return kUInt8;
-  if (name == "bool") return kBool;
-  FAIL("unknown dtype " << name);
-  return kFloat32;
-}
-
 // Compares every element's bits. Values are read in ember's dtype, and the JSON number is
 // converted to that dtype first (a float32 in JSON is the exact double of the float).
 void require_same_bits(const Tensor& actual, const json& expected) {
@@ -90,7 +79,7 @@ Generator seeded(const json& item) { return Generator(item["seed"].get<std::uint
 TEST_CASE("rand matches torch.rand bit for bit (float32, float64, many sizes)", "[random]") {
   int n = for_each_case("rand", [](const json& item, const json& params) {
     Generator gen = seeded(item);
-    Tensor t = rand({params["size"].get<std::int64_t>()}, dtype_from_name(params["dtype"]), &gen);
+    Tensor t = rand({params["size"].get<std::int64_t>()}, testing::dtype_from_name(params["dtype"]), &gen);
     require_same_bits(t, item["result"]);
   });
   REQUIRE(n > 0);
@@ -99,7 +88,7 @@ TEST_CASE("rand matches torch.rand bit for bit (float32, float64, many sizes)", 
 TEST_CASE("randn matches torch.randn on both paths (< 16 and >= 16 elements)", "[random]") {
   int n = for_each_case("randn", [](const json& item, const json& params) {
     Generator gen = seeded(item);
-    Tensor t = randn({params["size"].get<std::int64_t>()}, dtype_from_name(params["dtype"]), &gen);
+    Tensor t = randn({params["size"].get<std::int64_t>()}, testing::dtype_from_name(params["dtype"]), &gen);
     require_same_bits(t, item["result"]);
   });
   REQUIRE(n > 0);
@@ -108,13 +97,13 @@ TEST_CASE("randn matches torch.randn on both paths (< 16 and >= 16 elements)", "
 TEST_CASE("uniform_ and normal_ with bounds match PyTorch", "[random]") {
   int n = for_each_case("uniform", [](const json& item, const json& params) {
     Generator gen = seeded(item);
-    Tensor t = empty({params["size"].get<std::int64_t>()}, dtype_from_name(params["dtype"]));
+    Tensor t = empty({params["size"].get<std::int64_t>()}, testing::dtype_from_name(params["dtype"]));
     uniform_(t, params["low"].get<double>(), params["high"].get<double>(), &gen);
     require_same_bits(t, item["result"]);
   });
   n += for_each_case("normal", [](const json& item, const json& params) {
     Generator gen = seeded(item);
-    Tensor t = empty({params["size"].get<std::int64_t>()}, dtype_from_name(params["dtype"]));
+    Tensor t = empty({params["size"].get<std::int64_t>()}, testing::dtype_from_name(params["dtype"]));
     normal_(t, params["mean"].get<double>(), params["std"].get<double>(), &gen);
     require_same_bits(t, item["result"]);
   });
@@ -124,7 +113,7 @@ TEST_CASE("uniform_ and normal_ with bounds match PyTorch", "[random]") {
 TEST_CASE("samplers on non-contiguous tensors draw in memory order", "[random]") {
   auto transposed = [](const json& params) {
     Tensor base = empty({params["rows"].get<std::int64_t>(), params["cols"].get<std::int64_t>()},
-                        dtype_from_name(params["dtype"]));
+                        testing::dtype_from_name(params["dtype"]));
     // A transposed view, built from sizes and strides (views are autograd's; core uses make_tensor).
     return make_tensor(base.storage(), {base.size(1), base.size(0)}, {base.stride(1), base.stride(0)}, 0,
                        base.dtype());
@@ -173,13 +162,13 @@ TEST_CASE("randint, random_ and randperm match PyTorch", "[random]") {
   });
   n += for_each_case("random_full", [](const json& item, const json& params) {
     Generator gen = seeded(item);
-    Tensor t = empty({12}, dtype_from_name(params["dtype"]));
+    Tensor t = empty({12}, testing::dtype_from_name(params["dtype"]));
     random_(t, &gen);
     require_same_bits(t, item["result"]);
   });
   n += for_each_case("random_from", [](const json& item, const json& params) {
     Generator gen = seeded(item);
-    Tensor t = empty({10}, dtype_from_name(params["dtype"]));
+    Tensor t = empty({10}, testing::dtype_from_name(params["dtype"]));
     random_(t, params["low"].get<std::int64_t>(), std::nullopt, &gen);
     require_same_bits(t, item["result"]);
   });

@@ -30,13 +30,6 @@ using nlohmann::json;
 
 namespace {
 
-DType dtype_named(const std::string& name) {
-  for (DType dtype : {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64}) {
-    if (dtype_name(dtype) == name) return dtype;
-  }
-  throw std::runtime_error("unknown dtype " + name);
-}
-
 Scalar number(const json& value) {
   if (value.is_number_integer()) return Scalar(value.get<std::int64_t>());
   return Scalar(value.get<double>());
@@ -60,7 +53,8 @@ Tensor run_op(const std::string& op, const std::vector<Tensor>& args, const json
     return native::clamp(x, low, high);
   }
   if (op == "pow_scalar") return native::pow(x, number(c["exponent"]));
-  if (op == "to_dtype") return native::to_dtype(x, dtype_named(c["dtype"]));
+  if (op == "to_dtype") return native::to_dtype(x, testing::dtype_from_name(c["dtype"]));
+  if (op == "mm") return native::mm(x, args[1]);
   if (op == "sum") return native::reshape(native::sum(x, {}, false), {1});
   if (op == "prod") return native::reshape(native::prod(x, {}, false), {1});
   const Tensor& y = args[1];
@@ -137,6 +131,9 @@ void require_same_bits(const Tensor& actual, const Tensor& expected, int max_ulp
   });
 }
 
+bool is_cast(const std::string& op) { return op == "to_dtype"; }
+bool is_reduction(const std::string& op) { return op == "sum" || op == "prod" || op == "mm"; }
+
 // x repeated to 67 elements (the generator's check that PyTorch's vector loops agree).
 Tensor repeated(const Tensor& x) {
   const std::int64_t n = x.numel(), copies = (67 + n - 1) / n;
@@ -157,7 +154,7 @@ void run_cases(const std::function<bool(const std::string&)>& wanted) {
     INFO("case " << i << ": " << op << " on " << dtype_name(args[0].dtype()) << " " << c.dump().substr(0, 200));
     const int max_ulps = allowed_ulps(op, c);
     require_same_bits(run_op(op, args, c), expected, max_ulps);
-    if (op != "sum" && op != "prod") {
+    if (!is_reduction(op)) {
       for (const Tensor& a : args) long_args.push_back(repeated(a));
       require_same_bits(run_op(op, long_args, c), expected, max_ulps);
     }
@@ -166,8 +163,6 @@ void run_cases(const std::function<bool(const std::string&)>& wanted) {
   REQUIRE(count > 0);
 }
 
-bool is_cast(const std::string& op) { return op == "to_dtype"; }
-bool is_reduction(const std::string& op) { return op == "sum" || op == "prod"; }
 
 }  // namespace
 
@@ -181,7 +176,7 @@ TEST_CASE("special values: casts of NaN, ±inf and out-of-range values give PyTo
   run_cases(is_cast);
 }
 
-TEST_CASE("special values: integer sums and products wrap modulo 2^64 as PyTorch's", "[reduce][special]") {
+TEST_CASE("special values: integer sums, products and matrix products wrap as PyTorch's", "[reduce][special]") {
   run_cases(is_reduction);
 }
 

@@ -32,8 +32,10 @@
 //            out-of-range values, int64 overflow in prod, Scalar::to<uint8_t>(-2.5). One
 //            definition now (core/element_math.h), checked against PyTorch bit for bit in
 //            tests/core/test_special_values.cpp.
-//   KNOWN-5  ember::one_hot(t, -1) where t holds a huge int64 (after an overflowing prod)
-//            allocates max + 1 classes without a size check (ASan: allocation-size-too-big).
+//   KNOWN-5  (an ember::Error now) ember::one_hot(t, -1) where t holds a huge int64 asks for
+//            max + 1 classes: core refuses it ("Storage size calculation overflowed", or the
+//            allocator's "can't allocate memory", tests/core/test_hostile_sizes.cpp), but
+//            ASan and libFuzzer report a multi-TiB request before ember can, so the guard stays.
 // Reproduce a finding with its program printed as C++:
 //   EMBER_FUZZ_TRACE=1 build-fuzz/bin/api_fuzzer CRASH_FILE
 #include <algorithm>
@@ -499,7 +501,8 @@ class Program {
       }
       case 4: {
         const std::int64_t classes = in_.in(-1, 6);
-        // KNOWN-5: classes = -1 takes max + 1, and an overflowed int64 value asks for ~2^62.
+        // KNOWN-5: classes = -1 takes max + 1; a huge value asks for terabytes, which ember
+        // refuses but ASan/libFuzzer report first (see the top of this file).
         if (known_finding(classes == -1 && x.dtype() == kInt64 && x.numel() > 0 &&
                           native::amax(x, {}, false).item<std::int64_t>() > 64))
           return;

@@ -10,7 +10,7 @@ dtypes (1e20, 3e9, 300, -1) and the integer dtypes' extremes, so that integer ov
 what the hardware gives) and the IEEE corner cases of each op are pinned down. Each input
 vector is also repeated to 67 elements, so PyTorch's vectorised loops are measured as well as
 its scalar tails: the two must agree for a case to be written (the script fails otherwise;
-sums and products are checked on the short inputs only).
+sums, products and matrix products are checked on the short inputs only).
 """
 import math
 
@@ -59,6 +59,15 @@ def add(op, args, fn, reduction=False, **extra):
     cases.append({"op": op, "args": [tensor_json(a) for a in args], "result": tensor_json(result), **extra})
 
 
+def add_casts_and_reductions(x, reduced):
+    """x to every other dtype; sum and prod of `reduced` (a slice of x)."""
+    for target in (torch.int64, torch.int32, torch.uint8, torch.bool, torch.float32, torch.float64):
+        if target != x.dtype:
+            add("to_dtype", [x], lambda t, d=target: t.to(d), dtype=str(target).replace("torch.", ""))
+    add("sum", [reduced], lambda t: t.sum().reshape(1), reduction=True)
+    add("prod", [reduced], lambda t: t.prod().reshape(1), reduction=True)
+
+
 for dtype in (torch.float32, torch.float64):
     x = float_inputs(dtype)
     y = x.roll(5)
@@ -68,7 +77,7 @@ for dtype in (torch.float32, torch.float64):
         add(name, [x], fn)
     add("clamp", [x], lambda t: torch.clamp(t, -1.0, 1.0), min=-1.0, max=1.0)
     add("clamp", [x], lambda t: torch.clamp(t, min=0.0), min=0.0, max=None)
-    for exponent in (2.0, 3.0, 0.5, -1.0):
+    for exponent in (2.0, 3.0, 0.5, -0.5, -1.0, -2.0, 1.5):
         add("pow_scalar", [x], lambda t, e=exponent: torch.pow(t, e), exponent=exponent)
     for name, fn in [("add", torch.add), ("sub", torch.sub), ("mul", torch.mul), ("div", torch.div),
                      ("maximum", torch.maximum), ("minimum", torch.minimum), ("pow", torch.pow),
@@ -76,12 +85,7 @@ for dtype in (torch.float32, torch.float64):
                      ("ge", torch.ge), ("logical_and", torch.logical_and)]:
         add(name, [x, y], fn)
     add("add", [x, y], lambda a, b: torch.add(a, b, alpha=2.5), alpha=2.5)
-    for target in (torch.int64, torch.int32, torch.uint8, torch.bool, torch.float32, torch.float64):
-        if target == dtype:
-            continue
-        add("to_dtype", [x], lambda t, d=target: t.to(d), dtype=str(target).replace("torch.", ""))
-    add("sum", [x[3:11]], lambda t: t.sum().reshape(1), reduction=True)
-    add("prod", [x[3:11]], lambda t: t.prod().reshape(1), reduction=True)
+    add_casts_and_reductions(x, x[3:11])
 
 for dtype, values in INT_INPUTS.items():
     x = torch.tensor(values, dtype=dtype)
@@ -95,11 +99,12 @@ for dtype, values in INT_INPUTS.items():
                      ("minimum", torch.minimum), ("lt", torch.lt)]:
         add(name, [x, y], fn)
     add("add", [x, y], lambda a, b: torch.add(a, b, alpha=3), alpha=3)
-    for target in (torch.int64, torch.int32, torch.uint8, torch.bool, torch.float32, torch.float64):
-        if target == dtype:
-            continue
-        add("to_dtype", [x], lambda t, d=target: t.to(d), dtype=str(target).replace("torch.", ""))
-    add("sum", [x], lambda t: t.sum().reshape(1), reduction=True)
-    add("prod", [x], lambda t: t.prod().reshape(1), reduction=True)
+    add_casts_and_reductions(x, x)
+
+# Integer matrix products wrap as the elementwise ops do (found by the API fuzzer: ember's
+# GEMM overflowed int64 in C++).
+big = torch.tensor([[2**62, 3, -7], [5, 2**61 + 1, 2**40], [-2**63, 1, 2**33]], dtype=torch.int64)
+add("mm", [big, big.t().contiguous()], torch.mm, reduction=True)
+add("mm", [big.to(torch.int32), big.t().contiguous().to(torch.int32)], torch.mm, reduction=True)
 
 write("special_values.json", {"cases": cases})

@@ -40,13 +40,14 @@ double json_number(const nlohmann::json& value) {
   return value.get<double>();
 }
 
+}  // namespace
+
 DType dtype_from_name(const std::string& name) {
   for (DType dtype : {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64}) {
     if (dtype_name(dtype) == name) return dtype;
   }
   throw std::runtime_error("unknown dtype in reference: " + name);
 }
-}  // namespace
 
 Tensor tensor_from_json(const nlohmann::json& value) {
   Shape shape = value.at("shape").get<Shape>();

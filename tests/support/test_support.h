@@ -18,6 +18,8 @@ namespace ember::testing {
 
 // Loads tests/reference/<name> (e.g. "rng.json").
 nlohmann::json load_reference(const std::string& name);
+// The dtype PyTorch names "float32", "int64", "bool", ... (without "torch."); throws on others.
+DType dtype_from_name(const std::string& name);
 // Builds a CPU tensor from the JSON form above.
 Tensor tensor_from_json(const nlohmann::json& value);
 // Flat row-major values of any tensor as doubles (copied to the CPU, any strides).
