@@ -183,12 +183,9 @@ TEST_CASE("one_hot is written by the backend and matches F.one_hot", "[fused][on
 TEST_CASE("sgd_step_ updates in place, bumps versions and checks its arguments", "[fused][sgd]") {
   Tensor param = tensor({1.0, 2.0, 3.0}), grad = tensor({0.5, -1.0, 2.0});
   Tensor buffer = empty({3});
-  native::SgdStepOptions options;
-  options.lr = 0.1;
-  options.momentum = 0.9;
-  options.first_step = true;
+  const optim::SGDOptions options{.lr = 0.1, .momentum = 0.9};  // the optimizer's own object (core/sgd_options.h)
   const auto param_version = param.version(), buffer_version = buffer.version();
-  native::sgd_step_(param, grad, buffer, options);
+  native::sgd_step_(param, grad, buffer, options, /*first_step=*/true);
   REQUIRE(to_vector(buffer) == to_vector(grad));  // the first step's buffer is the direction itself
   REQUIRE(to_vector(param) == std::vector<double>{static_cast<float>(1.0f - 0.1f * 0.5f),
                                                   static_cast<float>(2.0f + 0.1f * 1.0f),
