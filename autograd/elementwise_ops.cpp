@@ -259,9 +259,9 @@ Tensor relu_of_fresh(const Tensor& fresh) {
   // pre-activation on the tape (the output of its own node, e.g. AddmmBackward0), the new
   // handle is relu's result. Safe only because nothing reads fresh's values afterwards:
   // the caller promises nobody else holds it, its producer did not save it, and
-  // ReluBackward0 saves the result, not its input. A broken promise is not silent: the
-  // two handles share one storage object, so a saved `fresh` fails its version check and
-  // a result still shared with a live `fresh` is never stolen as someone's .grad.
+  // ReluBackward0 saves the result, not its input. The two handles share one storage
+  // object (core/fused.cpp): one version counter for later in-place writes, and a result
+  // still shared with a live `fresh` is never stolen as someone's .grad.
   Tensor out = native::relu_over_fresh(fresh);
   if (needs_grad(fresh)) record_relu(fresh, out);
   return out;

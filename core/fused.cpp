@@ -45,13 +45,14 @@ Tensor relu_over_fresh(const Tensor& fresh) {
     StridedPlan plan = make_strided_plan(fresh, {fresh});  // each element read, then written
     backend_for(fresh.device()).unary(UnaryOp::Relu, plan, UnaryParams{});
   }
-  // An in-place write, counted like relu_'s: anyone who saved fresh (the contract says
-  // nobody did) now fails its saved-tensor check instead of reading relu's values.
-  fresh.bump_version();
   // The result is a second handle on fresh's Storage object, not a second Storage over the
-  // same bytes: one version counter, and one use count that says "shared" for as long as
-  // fresh is still held (so AccumulateGrad's gradient stealing, which trusts a use count
-  // of 1 to mean private memory, copies instead) and "private" once fresh is gone.
+  // same bytes: one version counter (an in-place write through either handle later is seen
+  // by whoever saved the other), and one use count that says "shared" for as long as fresh
+  // is still held (so AccumulateGrad's gradient stealing, which trusts a use count of 1 to
+  // mean private memory, copies instead) and "private" once fresh is gone.
+  // The relu write itself is not counted: it completes the op that produced fresh, whose
+  // result nobody can have saved yet (the caller's contract), and so the fused tape equals
+  // the unfused one to the saved versions — relu's result at version 0, as in PyTorch.
   return alias(fresh);
 }
 

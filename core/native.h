@@ -140,7 +140,7 @@ Tensor one_hot(const Tensor& self, std::int64_t num_classes = -1);
 // implemented for 'Bool'".
 Tensor relu_backward(const Tensor& grad, const Tensor& result);
 // relu written over `fresh`'s own memory, returned as a new handle on fresh's storage (the
-// same storage object and version counter, bumped): only for a tensor nobody else reads afterwards (the
+// same storage object and version counter): only for a tensor nobody else reads afterwards (the
 // Linear + ReLU fusion applies it to addmm's fresh output, autograd/fused_ops.h). Not a
 // user-facing in-place op: fresh's values are overwritten.
 Tensor relu_over_fresh(const Tensor& fresh);

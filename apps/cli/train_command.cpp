@@ -255,7 +255,7 @@ void print_summary(const TrainingRun& run, const SummaryMetrics& summary) {
 
 // Training is over: the accuracy of the final model on every split, logged and printed by
 // rank 0. Returns the exit code.
-int finish_training(const TrainingRun& run) {
+int finish_training(TrainingRun& run) {
   run.distributed.barrier();  // training is over on every rank
   if (!run.distributed.is_main()) return 0;
   SummaryMetrics summary;

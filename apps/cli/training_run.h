@@ -29,8 +29,8 @@ namespace ember::cli {
 using Clock = std::chrono::steady_clock;
 
 struct TrainingRun {
-  TrainingRun(const TrainOptions& options, DistributedMode& distributed, Clock::time_point start)
-      : options(options), effective(options), distributed(distributed), start(start) {}
+  TrainingRun(const TrainOptions& given, DistributedMode& group, Clock::time_point started)
+      : options(given), effective(given), distributed(group), start(started) {}
 
   const TrainOptions& options;  // as given on the command line
   // The options as this run uses them — the CSV header, input scale, class count and world
