@@ -187,11 +187,13 @@ Tensor gelu(const Tensor& self, std::string_view approximate) {
 }
 
 Tensor relu_of_fresh(const Tensor& fresh) {
-  // relu written over `fresh`'s memory and a new handle on it: `fresh` stays the
+  // relu written over `fresh`'s memory and a new handle on its storage: `fresh` stays the
   // pre-activation on the tape (the output of its own node, e.g. AddmmBackward0), the new
   // handle is relu's result. Safe only because nothing reads fresh's values afterwards:
   // the caller promises nobody else holds it, its producer did not save it, and
-  // ReluBackward0 saves the result, not its input.
+  // ReluBackward0 saves the result, not its input. The two handles share one storage
+  // object (core/fused.cpp): one version counter for later in-place writes, and a result
+  // still shared with a live `fresh` is never stolen as someone's .grad.
   Tensor out = native::relu_over_fresh(fresh);
   if (needs_grad(fresh)) record_unary(UnaryOp::Relu, fresh, out);
   return out;

@@ -47,6 +47,9 @@ Tensor validate_gradient(const Node& node, std::size_t index, Tensor gradient, c
     gradient = sum_to(gradient, slot.sizes);
   }
   if (gradient.dtype() != slot.dtype) gradient = ember::to(gradient, slot.dtype);
+  if (gradient_needs_device_move(node.name(), index, slot.device, gradient.device(), gradient.dim())) {
+    gradient = gradient.to(slot.device);
+  }
   return gradient;
 }
 
@@ -247,6 +250,14 @@ void prepare_roots(const TensorList& tensors, const TensorList& grad_tensors, st
 }
 
 }  // namespace
+
+bool gradient_needs_device_move(const std::string& function, std::size_t index, Device expected, Device got,
+                                std::int64_t dim) {
+  if (got == expected) return false;
+  EMBER_CHECK(dim == 0, DeviceError, "Function ", function, " returned an invalid gradient at index ", index,
+              " - expected device ", expected.str(), " but got ", got.str());
+  return true;
+}
 
 void backward(const TensorList& tensors, const TensorList& grad_tensors, std::optional<bool> retain_graph,
               bool create_graph) {

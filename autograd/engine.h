@@ -13,7 +13,10 @@
 // captures the gradients flowing into the requested inputs and returns them.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <ember/autograd/node.h>
@@ -31,5 +34,15 @@ void backward(const TensorList& tensors, const TensorList& grad_tensors = {},
 TensorList grad(const TensorList& outputs, const TensorList& inputs, const TensorList& grad_outputs = {},
                 std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
                 bool allow_unused = false);
+
+// The device half of checking a gradient a backward formula returned for input slot
+// `index` of node `function` (PyTorch's validate_outputs): a gradient on another device
+// than the input it belongs to is a bug in the formula — DeviceError "Function
+// MulBackward0 returned an invalid gradient at index 0 - expected device cpu but got
+// cuda:0" — except a 0-d one, which is moved. Returns true when the gradient (of `dim`
+// dims, on `got`) must be moved to `expected`. Declared here so it is testable with Device
+// values alone (a CUDA tensor is not needed to show the rule).
+bool gradient_needs_device_move(const std::string& function, std::size_t index, Device expected, Device got,
+                                std::int64_t dim);
 
 }  // namespace ember::autograd

@@ -26,13 +26,15 @@ Tensor relu_over_fresh(const Tensor& fresh) {
     StridedPlan plan = make_strided_plan(fresh, {fresh});  // each element read, then written
     unary_kernel(fresh.device(), UnaryOp::Relu, plan, UnaryParams{});
   }
-  // The result views the same memory through a storage of its own, which keeps fresh's
-  // alive: so it starts at version 0 like any newly written relu output (fresh's counter
-  // may have moved while its producer filled it, e.g. addmm copying the bias in), and it
-  // needs no version bump — nobody can have saved a tensor created a moment ago.
-  Tensor keep_alive = alias(fresh);
-  return from_blob(fresh.data_ptr(), fresh.sizes(), fresh.strides(), fresh.options(),
-                   [keep_alive](void*) {});
+  // The result is a second handle on fresh's Storage object, not a second Storage over the
+  // same bytes: one version counter (an in-place write through either handle later is seen
+  // by whoever saved the other), and one use count that says "shared" for as long as fresh
+  // is still held (so AccumulateGrad's gradient stealing, which trusts a use count of 1 to
+  // mean private memory, copies instead) and "private" once fresh is gone.
+  // The relu write itself is not counted: it completes the op that produced fresh, whose
+  // result nobody can have saved yet (the caller's contract), and so the fused tape equals
+  // the unfused one to the saved versions — relu's result at version 0, as in PyTorch.
+  return alias(fresh);
 }
 
 // ------------------------------------------------------------------ cross-entropy
@@ -85,7 +87,8 @@ CrossEntropyRows cross_entropy_rows(const Tensor& logits, const Tensor& target, 
 
 // ------------------------------------------------------------------ SGD
 
-void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStepOptions& options) {
+void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer,
+               const optim::SGDOptions& options, bool first_step) {
   check_same_device(param, grad);
   EMBER_CHECK(is_floating_point(param.dtype()), DTypeError, "sgd_step_: expected a floating point parameter, got ",
               scalar_type_name(param.dtype()));
@@ -108,13 +111,8 @@ void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor& momentum_b
   plan.grad = grad_ready.data_ptr();
   plan.momentum_buffer = use_momentum ? momentum_buffer.data_ptr() : nullptr;
   plan.numel = param.numel();
-  plan.lr = options.lr;
-  plan.momentum = options.momentum;
-  plan.dampening = options.dampening;
-  plan.weight_decay = options.weight_decay;
-  plan.nesterov = options.nesterov;
-  plan.maximize = options.maximize;
-  plan.first_step = options.first_step;
+  plan.options = options;  // the optimizer's object, whole: no field is copied by name
+  plan.first_step = first_step;
   plan.dtype = param.dtype();
   plan.device = param.device().index();
   sgd_step_kernel(param.device(), plan);

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include <ember/core/dtype.h>
+#include <ember/core/sgd_options.h>
 
 namespace ember {
 
@@ -43,14 +44,15 @@ struct CrossEntropyPlan {
 // Each scalar is rounded to the parameter's dtype first and every product and sum is
 // rounded as the composite ops round it, so the result is bit-identical to those ops
 // (nn/sgd.cpp's fallback) on the CPU.
+// The hyper-parameters are the optimizer's own SGDOptions, embedded whole (a kernel takes
+// the plan by value, so it cannot point at host memory): options.lr is the --lr the
+// command line wrote (core/sgd_options.h).
 struct SgdPlan {
   void* param = nullptr;
   const void* grad = nullptr;
-  void* momentum_buffer = nullptr;  // [numel] when momentum != 0, else nullptr
+  void* momentum_buffer = nullptr;  // [numel] when options.momentum != 0, else nullptr
   std::int64_t numel = 0;
-  double lr = 0.0, momentum = 0.0, dampening = 0.0, weight_decay = 0.0;
-  bool nesterov = false;
-  bool maximize = false;
+  optim::SGDOptions options;
   bool first_step = false;  // the buffer is being created: it starts as d (no dampening)
   DType dtype = DType::Float32;
   int device = -1;          // as StridedPlan::device

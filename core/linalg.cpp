@@ -201,7 +201,6 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, Scalar beta, 
   check_not_bool(a, "addmm_impl_cpu_");
   std::int64_t m = a.size(0), n = b.size(1);
   Tensor bias_full = expand(bias, {m, n});  // checks the broadcast with PyTorch's message
-  Tensor out = empty({m, n}, a.options());
   // beta == 0 ignores the bias entirely (even NaNs in it), as PyTorch does. Otherwise a
   // backend whose GEMM epilogue reads the bias (CUDA) gets the broadcast view itself —
   // stride 0 along the rows, so the bias vector is read in place and never copied into
@@ -209,8 +208,13 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, Scalar beta, 
   const bool use_bias = beta.to_double() != 0.0;
   // (A 0-d CPU bias may join a CUDA addmm: that one still goes through the copy.)
   const bool epilogue_reads_bias =
-      use_bias && bias.device() == out.device() && addmm_kernel.has_kernel(out.device());
-  if (use_bias && !epilogue_reads_bias) copy_(out, bias_full);
+      use_bias && bias.device() == a.device() && addmm_kernel.has_kernel(a.device());
+  // The copy makes `out` (not copy_ into an empty one): a fresh result starts at version
+  // 0, as PyTorch's does, and the fused Linear + ReLU, whose result shares this storage
+  // and its counter (native::relu_over_fresh), records the unfused tape's versions.
+  Tensor out = !use_bias || epilogue_reads_bias ? empty({m, n}, a.options())
+                : bias.device() == a.device()        ? clone(bias_full)  // always a new dense tensor
+                                                     : to_device(bias_full, a.device());
   const Operand bias_operand{&bias_full, -1, 0, 1};
   run_gemm({&a, -1, 0, 1}, {&b, -1, 0, 1}, {&out, -1, 0, 1}, 1, m, n, a.size(1), beta.to_double(),
            alpha.to_double(), epilogue_reads_bias ? &bias_operand : nullptr);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <ember/core/backend.h>
+#include <ember/core/sgd_options.h>
 #include <ember/core/tensor.h>
 
 namespace ember::native {
@@ -29,7 +30,6 @@ Tensor reshape(const Tensor& self, IntArrayRef sizes);  // a view when possible,
 Tensor transpose(const Tensor& self, std::int64_t dim0, std::int64_t dim1);
 Tensor t(const Tensor& self);                 // "t() expects a tensor with <= 2 dimensions, but self is 3D"
 Tensor permute(const Tensor& self, IntArrayRef dims);
-Tensor reverse_dims(const Tensor& self);      // .T
 Tensor squeeze(const Tensor& self);
 Tensor squeeze(const Tensor& self, std::int64_t dim);
 Tensor unsqueeze(const Tensor& self, std::int64_t dim);
@@ -139,8 +139,8 @@ Tensor one_hot(const Tensor& self, std::int64_t num_classes = -1);
 // One backend call each where the composite path makes several (docs/performance.md,
 // "Fused ops").
 //
-// relu written over `fresh`'s own memory, returned as a new tensor on that memory (its own
-// storage object, version 0): only for a tensor nobody else reads afterwards (the
+// relu written over `fresh`'s own memory, returned as a new handle on fresh's storage (the
+// same storage object and version counter): only for a tensor nobody else reads afterwards (the
 // Linear + ReLU fusion applies it to addmm's fresh output, autograd/fused_ops.h). Not a
 // user-facing in-place op: fresh's values are overwritten.
 Tensor relu_over_fresh(const Tensor& fresh);
@@ -163,12 +163,10 @@ CrossEntropyRows cross_entropy_rows(const Tensor& logits, const Tensor& target, 
 // One torch.optim.SGD update of `param` in place (core/fused_plans.h, SgdPlan, has the
 // formula). param: contiguous, floating; grad: its shape (cast and made contiguous when
 // needed); momentum_buffer: contiguous, param's shape and dtype, needed when momentum != 0
-// (first_step fills it). Bumps the version counters of param and buffer.
-struct SgdStepOptions {
-  double lr = 0.0, momentum = 0.0, dampening = 0.0, weight_decay = 0.0;
-  bool nesterov = false, maximize = false, first_step = false;
-};
-void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStepOptions& options);
+// (first_step fills it). Bumps the version counters of param and buffer. `options` is the
+// optimizer's own hyper-parameter object (core/sgd_options.h), embedded in the plan as is.
+void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer,
+               const optim::SGDOptions& options, bool first_step = false);
 
 // ----------------------------------------------------------------- checks shared by ops
 // "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"

@@ -169,12 +169,6 @@ Tensor permute(const Tensor& self, IntArrayRef dims) {
   return make_view(self, std::move(sizes), std::move(strides), self.storage_offset());
 }
 
-Tensor reverse_dims(const Tensor& self) {
-  Shape sizes(self.sizes().rbegin(), self.sizes().rend());
-  Shape strides(self.strides().rbegin(), self.strides().rend());
-  return make_view(self, std::move(sizes), std::move(strides), self.storage_offset());
-}
-
 Tensor squeeze(const Tensor& self) {
   Shape sizes, strides;
   for (std::int64_t d = 0; d < self.dim(); ++d) {

@@ -225,17 +225,7 @@ Module& Module::to(DType dtype) {
   return *this;
 }
 
-void Module::zero_grad(bool set_to_none) {
-  for (auto& parameter : parameters()) {
-    if (!parameter.grad().defined()) continue;
-    if (set_to_none) {
-      parameter.mutable_grad() = Tensor();
-    } else {
-      NoGradGuard no_grad;
-      parameter.mutable_grad().zero_();
-    }
-  }
-}
+void Module::zero_grad(bool set_to_none) { nn::zero_grad(parameters(), set_to_none); }
 
 // ------------------------------------------------------------------ state_dict
 

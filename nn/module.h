@@ -95,7 +95,8 @@ class Module : public std::enable_shared_from_this<Module> {
   // Integer buffers keep their dtype under to(dtype), as in PyTorch.
   Module& to(Device device);
   Module& to(DType dtype);
-  // set_to_none = true (PyTorch 2.x default): grads become undefined; false: zeroed.
+  // set_to_none = true (PyTorch 2.x default): grads become undefined; false: detached and
+  // zeroed. One implementation with Optimizer::zero_grad: nn::zero_grad (nn/parameter.h).
   void zero_grad(bool set_to_none = true);
 
   // ------------------------------------------------------------ state_dict

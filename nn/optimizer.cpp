@@ -1,4 +1,4 @@
-// nn/optimizer.cpp — the shared parts of every optimizer (see optimizer.h): zero_grad and
+// nn/optimizer.cpp — the shared parts of every optimizer (see optimizer.h): zero_grad (nn::zero_grad) and
 // the state_dict in PyTorch's layout, with a load_state_dict that checks all of it first.
 #include <ember/nn/optimizer.h>
 
@@ -124,17 +124,7 @@ Optimizer::Optimizer(std::vector<Tensor> parameters) : parameters_(std::move(par
   state_.resize(parameters_.size());
 }
 
-void Optimizer::zero_grad(bool set_to_none) {
-  for (auto& parameter : parameters_) {
-    if (!parameter.grad().defined()) continue;
-    if (set_to_none) {
-      parameter.mutable_grad() = Tensor();
-    } else {
-      NoGradGuard no_grad;
-      parameter.mutable_grad().zero_();
-    }
-  }
-}
+void Optimizer::zero_grad(bool set_to_none) { nn::zero_grad(parameters_, set_to_none); }
 
 StateDict Optimizer::state_dict() const {
   StateDict result;

@@ -85,7 +85,8 @@ class Optimizer {
   // One update of every parameter that has a gradient (parameters without one are skipped).
   virtual void step() = 0;
   // set_to_none = true (PyTorch 2.x default): .grad becomes undefined, so the next backward
-  // writes it fresh; false: the existing gradient tensors are zeroed in place.
+  // writes it fresh; false: the existing gradient tensors are detached and zeroed in place.
+  // The same function as Module::zero_grad (nn::zero_grad, nn/parameter.h).
   void zero_grad(bool set_to_none = true);
 
   const std::vector<Tensor>& parameters() const { return parameters_; }

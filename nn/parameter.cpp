@@ -1,6 +1,7 @@
 // nn/parameter.cpp — nn::Parameter (see parameter.h).
 #include <ember/nn/parameter.h>
 
+#include <ember/autograd/grad_mode.h>
 #include <ember/core/print.h>
 
 namespace ember::nn {
@@ -13,6 +14,25 @@ Parameter::Parameter(const Tensor& data, bool requires_grad) : Tensor(data) {
 
 std::ostream& operator<<(std::ostream& out, const Parameter& parameter) {
   return out << "Parameter containing:\n" << static_cast<const Tensor&>(parameter);
+}
+
+void zero_grad(const std::vector<Tensor>& parameters, bool set_to_none) {
+  for (Tensor parameter : parameters) {  // a handle: .grad lives in the shared autograd metadata
+    if (!parameter.grad().defined()) continue;
+    Tensor& grad = parameter.mutable_grad();
+    if (set_to_none) {
+      grad = Tensor();
+      continue;
+    }
+    // PyTorch: grad.detach_() when it has a grad_fn, else requires_grad_(False); then zero_().
+    if (grad.grad_fn() != nullptr) {
+      grad.detach_();
+    } else if (grad.requires_grad()) {
+      grad.requires_grad_(false);
+    }
+    NoGradGuard no_grad;
+    grad.zero_();
+  }
 }
 
 }  // namespace ember::nn

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <ostream>
+#include <vector>
 
 #include <ember/core/tensor.h>
 
@@ -25,5 +26,12 @@ class Parameter : public Tensor {
 
 // "Parameter containing:\n" followed by the tensor's usual repr.
 std::ostream& operator<<(std::ostream& out, const Parameter& parameter);
+
+// The one zero_grad behind Module::zero_grad and optim::Optimizer::zero_grad (PyTorch has
+// the same loop in both; ember keeps it once). For each parameter with a .grad:
+// set_to_none = true (PyTorch 2.x default): .grad becomes undefined, so the next backward
+// writes it fresh without an add. false: .grad is cut from any graph (detach_, as a
+// create_graph backward leaves it with a grad_fn) and zeroed in place.
+void zero_grad(const std::vector<Tensor>& parameters, bool set_to_none = true);
 
 }  // namespace ember::nn

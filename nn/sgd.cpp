@@ -11,7 +11,8 @@ namespace ember::optim {
 
 namespace {
 
-// The constructor's checks, with PyTorch's messages (also applied to loaded hyper-parameters).
+// The one validation of the hyper-parameters, with PyTorch's messages: in the constructor,
+// and on hyper-parameters loaded from a state_dict. Nothing downstream re-checks them.
 void check_options(const SGDOptions& options) {
   EMBER_CHECK(options.lr >= 0.0, ValueError, "Invalid learning rate: ", nn::python_float(options.lr));
   EMBER_CHECK(options.momentum >= 0.0, ValueError, "Invalid momentum value: ", nn::python_float(options.momentum));
@@ -72,13 +73,6 @@ bool SGD::fused_update(std::size_t index, const Tensor& parameter) {
       gradient.device() != parameter.device() || gradient.sizes() != parameter.sizes()) {
     return false;
   }
-  native::SgdStepOptions step;
-  step.lr = options_.lr;
-  step.momentum = options_.momentum;
-  step.dampening = options_.dampening;
-  step.weight_decay = options_.weight_decay;
-  step.nesterov = options_.nesterov;
-  step.maximize = options_.maximize;
   Tensor buffer;
   if (options_.momentum != 0.0) {
     auto& state = state_of(index);
@@ -92,13 +86,13 @@ bool SGD::fused_update(std::size_t index, const Tensor& parameter) {
     } else {
       // PyTorch's first step: the buffer starts as the direction itself (no dampening).
       buffer = ember::empty(parameter.sizes(), parameter.options());
-      step.first_step = true;
-      native::sgd_step_(parameter, gradient, buffer, step);
+      native::sgd_step_(parameter, gradient, buffer, options_, /*first_step=*/true);
       state.insert("momentum_buffer", buffer);
       return true;
     }
   }
-  native::sgd_step_(parameter, gradient, buffer, step);
+  // options_ itself travels to the kernel (embedded in its plan): no per-field copy.
+  native::sgd_step_(parameter, gradient, buffer, options_);
   return true;
 }
 

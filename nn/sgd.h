@@ -8,29 +8,19 @@
 //                 g = g + momentum * buf (nesterov)  or  g = buf
 //   p = p - lr * g
 // Each step is one fused pass per parameter (SGDOptions::fused, core/fused_plans.h).
+// SGDOptions (core/sgd_options.h) is the one hyper-parameter object: validated here, held
+// as the param_group, embedded in the fused kernel's plan.
 // Usage: ember::optim::SGD optimizer(model->parameters(), {.lr = 0.5});
 #pragma once
 
+#include <ember/core/sgd_options.h>
 #include <ember/nn/optimizer.h>
 
 namespace ember::optim {
 
-struct SGDOptions {
-  double lr = 1e-3;
-  double momentum = 0.0;
-  double dampening = 0.0;
-  double weight_decay = 0.0;
-  bool nesterov = false;
-  bool maximize = false;  // ascend instead of descend
-  // One backend pass per parameter (native::sgd_step_: param, grad and buffer each read
-  // once), bit-identical to the composite mul_/add_ sequence on the CPU. false runs that
-  // composite sequence (also taken for a non-contiguous parameter). PyTorch 2.x has the
-  // same option name, with fewer guarantees.
-  bool fused = true;
-};
-
 class SGD : public Optimizer {
  public:
+  // Checks the options with PyTorch's messages ("Invalid learning rate: -1.0").
   SGD(std::vector<Tensor> parameters, SGDOptions options);
   void step() override;
   double learning_rate() const override { return options_.lr; }

@@ -52,10 +52,10 @@ nlohmann::json config_json(const Checkpoint& c) {
           {"train",
            {{"epochs", t.epochs},
             {"batch_size", t.batch_size},
-            {"lr", t.lr},
-            {"momentum", t.momentum},
-            {"weight_decay", t.weight_decay},
-            {"nesterov", t.nesterov},
+            {"lr", t.hyperparameters.lr},
+            {"momentum", t.hyperparameters.momentum},
+            {"weight_decay", t.hyperparameters.weight_decay},
+            {"nesterov", t.hyperparameters.nesterov},
             {"optimizer", t.optimizer},
             {"seed", t.seed},
             {"drop_last", t.drop_last},
@@ -130,10 +130,10 @@ Checkpoint load_checkpoint(const std::string& path) {
     checkpoint.train.dropout = checkpoint.model.dropout;
     checkpoint.train.epochs = train.at("epochs").get<std::int64_t>();
     checkpoint.train.batch_size = train.at("batch_size").get<std::int64_t>();
-    checkpoint.train.lr = train.at("lr").get<double>();
-    checkpoint.train.momentum = train.at("momentum").get<double>();
-    checkpoint.train.weight_decay = train.at("weight_decay").get<double>();
-    checkpoint.train.nesterov = train.at("nesterov").get<bool>();
+    checkpoint.train.hyperparameters.lr = train.at("lr").get<double>();
+    checkpoint.train.hyperparameters.momentum = train.at("momentum").get<double>();
+    checkpoint.train.hyperparameters.weight_decay = train.at("weight_decay").get<double>();
+    checkpoint.train.hyperparameters.nesterov = train.at("nesterov").get<bool>();
     checkpoint.train.optimizer = train.at("optimizer").get<std::string>();
     checkpoint.train.seed = train.at("seed").get<std::uint64_t>();
     checkpoint.train.drop_last = train.at("drop_last").get<bool>();

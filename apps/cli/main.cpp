@@ -228,11 +228,11 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
       ->check(whole_number_at_least(1));
   command->add_option("--batch-size", train.batch_size, "Examples per optimiser step")
       ->check(whole_number_in(1, kMaxBatchSize));
-  command->add_option("--lr", train.lr, "Learning rate")->check(real_number(false));
-  command->add_option("--momentum", train.momentum, "SGD momentum")->check(real_number(true));
-  command->add_option("--weight-decay", train.weight_decay, "L2 penalty (decoupled for adamw)")
+  command->add_option("--lr", train.hyperparameters.lr, "Learning rate")->check(real_number(false));
+  command->add_option("--momentum", train.hyperparameters.momentum, "SGD momentum")->check(real_number(true));
+  command->add_option("--weight-decay", train.hyperparameters.weight_decay, "L2 penalty (decoupled for adamw)")
       ->check(real_number(true));
-  command->add_flag("--nesterov", train.nesterov, "Nesterov momentum (SGD)");
+  command->add_flag("--nesterov", train.hyperparameters.nesterov, "Nesterov momentum (SGD)");
   command->add_option("--optimizer", train.optimizer, "sgd, adam or adamw")
       ->check(CLI::IsMember({"sgd", "adam", "adamw"}));
   command->add_option("--seed", train.seed, "Seed of the random generator (model init, shuffling, dropout)")
@@ -262,8 +262,8 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
       throw CLI::ValidationError("--momentum", "only --optimizer sgd takes a momentum (" + train.optimizer +
                                                    " keeps its own moment estimates)");
     }
-    if (!sgd && train.nesterov) throw CLI::ValidationError("--nesterov", "only --optimizer sgd has Nesterov momentum");
-    if (train.nesterov && train.momentum <= 0) {
+    if (!sgd && train.hyperparameters.nesterov) throw CLI::ValidationError("--nesterov", "only --optimizer sgd has Nesterov momentum");
+    if (train.hyperparameters.nesterov && train.hyperparameters.momentum <= 0) {
       throw CLI::ValidationError("--nesterov", "Nesterov momentum requires a momentum (--momentum > 0)");
     }
     if (train.allow_config_change && train.resume_path.empty()) {

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <ember/core/sgd_options.h>
+
 namespace ember::cli {
 
 // Whether a CSV file's first line is a header. Auto (the default) decides from the line
@@ -44,10 +46,12 @@ struct TrainOptions {
   // Optimisation.
   std::int64_t epochs = 20;
   std::int64_t batch_size = 32;
-  double lr = 0.1;
-  double momentum = 0.0;
-  double weight_decay = 0.0;
-  bool nesterov = false;
+  // --lr, --momentum, --weight-decay, --nesterov, written by the command line straight into
+  // the optimizer's own options object: optim::SGD keeps it (validated once, its
+  // param_group), checkpoints record it, and the fused kernel's plan embeds it
+  // (core/sgd_options.h, docs/architecture.md "One hyperparameter object"). Adam and AdamW
+  // take its lr and weight_decay.
+  optim::SGDOptions hyperparameters{.lr = 0.1};
   std::string optimizer = "sgd";  // sgd | adam | adamw
   std::uint64_t seed = 0;
   bool drop_last = false;

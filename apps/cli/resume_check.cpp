@@ -76,11 +76,13 @@ std::vector<std::string> config_differences(const TrainOptions& saved, const Tra
   }
   if (saved.drop_last != now.drop_last) differ("--drop-last", on_off(saved.drop_last), on_off(now.drop_last));
   if (saved.optimizer != now.optimizer) differ("--optimizer", saved.optimizer, now.optimizer);
-  if (saved.lr != now.lr) differ("--lr", number_text(saved.lr), number_text(now.lr));
-  if (saved.momentum != now.momentum) differ("--momentum", number_text(saved.momentum), number_text(now.momentum));
-  if (saved.nesterov != now.nesterov) differ("--nesterov", on_off(saved.nesterov), on_off(now.nesterov));
-  if (saved.weight_decay != now.weight_decay) {
-    differ("--weight-decay", number_text(saved.weight_decay), number_text(now.weight_decay));
+  const optim::SGDOptions& was = saved.hyperparameters;
+  const optim::SGDOptions& is = now.hyperparameters;
+  if (was.lr != is.lr) differ("--lr", number_text(was.lr), number_text(is.lr));
+  if (was.momentum != is.momentum) differ("--momentum", number_text(was.momentum), number_text(is.momentum));
+  if (was.nesterov != is.nesterov) differ("--nesterov", on_off(was.nesterov), on_off(is.nesterov));
+  if (was.weight_decay != is.weight_decay) {
+    differ("--weight-decay", number_text(was.weight_decay), number_text(is.weight_decay));
   }
   if (saved.seed != now.seed) differ("--seed", std::to_string(saved.seed), std::to_string(now.seed));
   // The effective batch is batch size x ranks: another world size is another run.

@@ -90,18 +90,19 @@ void sgd_typed(const SgdPlan& plan) {
   const T* grad = static_cast<const T*>(plan.grad);
   T* buffer = static_cast<T*>(plan.momentum_buffer);
   // Each scalar rounded to T, as the composite ops' Scalar arguments are.
-  const T weight_decay = static_cast<T>(plan.weight_decay);
-  const T momentum = static_cast<T>(plan.momentum);
-  const T keep_fraction = static_cast<T>(1.0 - plan.dampening);
-  const T step = static_cast<T>(-plan.lr);
-  const bool decay = plan.weight_decay != 0.0, use_momentum = plan.momentum != 0.0;
+  const optim::SGDOptions& options = plan.options;  // the --lr the command line wrote
+  const T weight_decay = static_cast<T>(options.weight_decay);
+  const T momentum = static_cast<T>(options.momentum);
+  const T keep_fraction = static_cast<T>(1.0 - options.dampening);
+  const T step = static_cast<T>(-options.lr);
+  const bool decay = options.weight_decay != 0.0, use_momentum = options.momentum != 0.0;
   parallel_for(0, plan.numel, kDefaultGrainSize, [&](std::int64_t begin, std::int64_t end) {
     T d[kSgdBlock];
     for (std::int64_t start = begin; start < end; start += kSgdBlock) {
       const std::int64_t n = std::min(kSgdBlock, end - start);
       T* p = param + start;
       const T* g = grad + start;
-      if (plan.maximize) {
+      if (options.maximize) {
         for (std::int64_t j = 0; j < n; ++j) d[j] = static_cast<T>(-g[j]);
       } else {
         for (std::int64_t j = 0; j < n; ++j) d[j] = g[j];
@@ -120,7 +121,7 @@ void sgd_typed(const SgdPlan& plan) {
             b[j] = static_cast<T>(decayed + keep_fraction * d[j]);
           }
         }
-        if (plan.nesterov) {
+        if (options.nesterov) {
           for (std::int64_t j = 0; j < n; ++j) d[j] = static_cast<T>(d[j] + momentum * b[j]);
         } else {
           for (std::int64_t j = 0; j < n; ++j) d[j] = b[j];

@@ -55,17 +55,18 @@ EMBER_GLOBAL void sgd_kernel(SgdPlan plan) {
   const T* grad = static_cast<const T*>(plan.grad);
   T* buffer = static_cast<T*>(plan.momentum_buffer);
   // Each hyper-parameter rounded to T once, as the composite ops' Scalar arguments are.
-  const T weight_decay = static_cast<T>(plan.weight_decay), momentum = static_cast<T>(plan.momentum);
-  const T keep_fraction = static_cast<T>(1.0 - plan.dampening), step = static_cast<T>(-plan.lr);
-  const bool decay = plan.weight_decay != 0.0, use_momentum = plan.momentum != 0.0;
+  const ::ember::optim::SGDOptions& options = plan.options;  // the --lr the command line wrote
+  const T weight_decay = static_cast<T>(options.weight_decay), momentum = static_cast<T>(options.momentum);
+  const T keep_fraction = static_cast<T>(1.0 - options.dampening), step = static_cast<T>(-options.lr);
+  const bool decay = options.weight_decay != 0.0, use_momentum = options.momentum != 0.0;
   for (std::int64_t i = global_thread_index(); i < plan.numel; i += grid_thread_count()) {
     const T p = param[i];
-    T d = plan.maximize ? static_cast<T>(-grad[i]) : grad[i];
+    T d = options.maximize ? static_cast<T>(-grad[i]) : grad[i];
     if (decay) d = add_scaled(d, weight_decay, p);
     if (use_momentum) {
       const T b = plan.first_step ? d : add_scaled(product(buffer[i], momentum), keep_fraction, d);
       buffer[i] = b;
-      d = plan.nesterov ? add_scaled(d, momentum, b) : b;
+      d = options.nesterov ? add_scaled(d, momentum, b) : b;
     }
     param[i] = add_scaled(p, step, d);
   }

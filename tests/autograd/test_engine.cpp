@@ -337,3 +337,23 @@ TEST_CASE("saved tensors share data with the forward tensors", "[autograd][tape]
   c.sum().backward();
   REQUIRE(node->saved_tensors()[0].was_released());  // freed after backward
 }
+
+// Issue 18, item 6: validate_gradient checked a returned gradient's shape and dtype but not
+// its device. The device rule is factored out so it can be shown without a GPU: PyTorch's
+// message for a wrong-device gradient, and its exception for a 0-d one (moved, not refused).
+TEST_CASE("a backward formula's gradient on the wrong device is refused with PyTorch's message",
+          "[autograd][engine][device]") {
+  using ember::Device;
+  using ember::autograd::gradient_needs_device_move;
+  CHECK_FALSE(gradient_needs_device_move("MulBackward0", 0, Device("cpu"), Device("cpu"), 2));
+  CHECK_FALSE(gradient_needs_device_move("MulBackward0", 0, Device("cuda:1"), Device("cuda:1"), 2));
+  CHECK_THROWS_AS(gradient_needs_device_move("MulBackward0", 0, Device("cpu"), Device("cuda:0"), 1),
+                  ember::DeviceError);
+  CHECK_THROWS_WITH(gradient_needs_device_move("MulBackward0", 0, Device("cpu"), Device("cuda:0"), 1),
+                    "Function MulBackward0 returned an invalid gradient at index 0 - expected device cpu but got cuda:0");
+  CHECK_THROWS_WITH(gradient_needs_device_move("AddmmBackward0", 2, Device("cuda:1"), Device("cuda:0"), 2),
+                    "Function AddmmBackward0 returned an invalid gradient at index 2 - expected device cuda:1 but got "
+                    "cuda:0");
+  // PyTorch moves a 0-d gradient to its input's device rather than refusing it.
+  CHECK(gradient_needs_device_move("SumBackward0", 0, Device("cuda:0"), Device("cpu"), 0));
+}

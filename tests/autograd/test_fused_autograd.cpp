@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <ember/autograd/fused_ops.h>
 #include <ember/autograd/gradcheck.h>
 #include <ember/ember.h>
 
@@ -212,4 +213,53 @@ TEST_CASE("relu passes gradcheck and gradgradcheck on every layout", "[autograd]
     REQUIRE(autograd::gradcheck(relu, {x}));
     REQUIRE(autograd::gradgradcheck(relu, {x}));
   }
+}
+
+// Issue 18, item 6: relu_of_fresh (the Linear + ReLU fusion) used to return its result on
+// a second Storage over fresh's bytes. These tests fail with that design: the two handles
+// had separate version counters, and a result whose bytes a live `fresh` still held looked
+// private to AccumulateGrad (storage use count 1), so it was stolen as a leaf's .grad.
+TEST_CASE("relu_of_fresh shares fresh's storage object and version counter", "[autograd][fused][relu]") {
+  Tensor fresh = ember::tensor({-1.0, 2.0, -3.0, 4.0});
+  const std::uint64_t before = fresh.version();
+  Tensor out = ember::relu_of_fresh(fresh);
+  CHECK(to_vector(out) == std::vector<double>{0, 2, 0, 4});
+  CHECK(out.storage() == fresh.storage());
+  // The relu write completes fresh's op (uncounted, so the tape equals the unfused one);
+  // any later in-place write, through either handle, is seen through both.
+  CHECK(out.version() == before);
+  out.add_(1.0);
+  CHECK(fresh.version() == before + 1);
+  CHECK(out.version() == before + 1);
+  fresh.mul_(2.0);
+  CHECK(out.version() == before + 2);
+}
+
+TEST_CASE("relu_of_fresh: a write through fresh is caught by ReluBackward0's saved result",
+          "[autograd][fused][relu]") {
+  Tensor x = ember::tensor({-1.0, 2.0, 3.0}, requires_grad());
+  Tensor fresh = x * 2.0;  // MulBackward0 does not save its output
+  Tensor out = ember::relu_of_fresh(fresh);  // ReluBackward0 saves out
+  {
+    NoGradGuard no_grad;
+    fresh.mul_(3.0);  // the same bytes as out: before, counted on fresh's storage only
+  }
+  CHECK_THROWS_WITH(out.sum().backward(),
+                    Catch::Contains("one of the variables needed for gradient computation has been modified by an "
+                                    "inplace operation"));
+}
+
+TEST_CASE("relu_of_fresh: a result still shared with a live fresh is never stolen as .grad",
+          "[autograd][fused][relu]") {
+  Tensor fresh = ember::tensor({-1.0, 2.0, 3.0});
+  Tensor leaf = ember::zeros({3}, requires_grad());
+  // The hook's result is the engine's only handle on it, contiguous and like the leaf:
+  // everything AccumulateGrad's stealing asks, except that its memory is fresh's too.
+  leaf.register_hook([&fresh](const Tensor&) { return ember::relu_of_fresh(fresh); });
+  (leaf * 1.0).sum().backward();
+  REQUIRE(leaf.grad().defined());
+  CHECK(to_vector(leaf.grad()) == std::vector<double>{0, 2, 3});
+  fresh.fill_(9.0);  // the caller still owns fresh: writing it must not change .grad
+  CHECK(to_vector(leaf.grad()) == std::vector<double>{0, 2, 3});
+  CHECK(leaf.grad().data_ptr() != fresh.data_ptr());
 }

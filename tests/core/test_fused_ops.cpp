@@ -6,9 +6,11 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include <ember/core/factories.h>
+#include <ember/core/fused_plans.h>
 #include <ember/core/native.h>
 #include <ember/core/random.h>
 
@@ -183,12 +185,9 @@ TEST_CASE("one_hot is written by the backend and matches F.one_hot", "[fused][on
 TEST_CASE("sgd_step_ updates in place, bumps versions and checks its arguments", "[fused][sgd]") {
   Tensor param = tensor({1.0, 2.0, 3.0}), grad = tensor({0.5, -1.0, 2.0});
   Tensor buffer = empty({3});
-  native::SgdStepOptions options;
-  options.lr = 0.1;
-  options.momentum = 0.9;
-  options.first_step = true;
+  const optim::SGDOptions options{.lr = 0.1, .momentum = 0.9};  // the optimizer's own object (core/sgd_options.h)
   const auto param_version = param.version(), buffer_version = buffer.version();
-  native::sgd_step_(param, grad, buffer, options);
+  native::sgd_step_(param, grad, buffer, options, /*first_step=*/true);
   REQUIRE(to_vector(buffer) == to_vector(grad));  // the first step's buffer is the direction itself
   REQUIRE(to_vector(param) == std::vector<double>{static_cast<float>(1.0f - 0.1f * 0.5f),
                                                   static_cast<float>(2.0f + 0.1f * 1.0f),
@@ -207,4 +206,26 @@ TEST_CASE("sgd_step_ updates in place, bumps versions and checks its arguments",
                       "sgd_step_: the momentum buffer must be a contiguous tensor of the parameter's shape and dtype");
   REQUIRE_THROWS_WITH(native::sgd_step_(tensor({1, 2}), tensor({1, 2}), Tensor(), {}),
                       "sgd_step_: expected a floating point parameter, got Long");
+}
+
+// Issue 18, item 5: the fused SGD step's plan carries the optimizer's own hyper-parameter
+// object (core/sgd_options.h), not a copy of its fields; the kernel reads what it was given.
+TEST_CASE("SgdPlan embeds optim::SGDOptions, plain data a kernel can take by value", "[fused][sgd]") {
+  static_assert(std::is_same_v<decltype(SgdPlan::options), optim::SGDOptions>);
+  static_assert(std::is_trivially_copyable_v<optim::SGDOptions> && std::is_trivially_copyable_v<SgdPlan>);
+  // PyTorch's defaults (torch.optim.SGD): lr 1e-3, no momentum, dampening or decay.
+  const optim::SGDOptions defaults;
+  CHECK(defaults.lr == 1e-3);
+  CHECK(defaults.momentum == 0.0);
+  CHECK(defaults.dampening == 0.0);
+  CHECK(defaults.weight_decay == 0.0);
+  CHECK_FALSE(defaults.nesterov);
+  CHECK_FALSE(defaults.maximize);
+  // Every field of the object reaches the update: maximize and weight decay flip and shift it.
+  Tensor param = tensor({1.0, -2.0}), grad = tensor({0.5, 0.25});
+  native::sgd_step_(param, grad, Tensor(), {.lr = 0.5, .weight_decay = 0.1, .maximize = true});
+  // p - lr * (-g + wd * p): 1 - 0.5 * (-0.5 + 0.1) and -2 - 0.5 * (-0.25 - 0.2).
+  const std::vector<double> updated = to_vector(param);
+  CHECK(updated[0] == Approx(1.2).epsilon(1e-6));
+  CHECK(updated[1] == Approx(-1.775).epsilon(1e-6));
 }

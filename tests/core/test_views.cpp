@@ -53,7 +53,11 @@ Tensor apply(const Tensor& x, const std::string& op, const json& args) {
   if (op == "transpose") return native::transpose(x, args[0], args[1]);
   if (op == "t") return native::t(x);
   if (op == "permute") return native::permute(x, args.get<Shape>());
-  if (op == "T") return native::reverse_dims(x);
+  if (op == "T") {  // Tensor::T(): a permute with the dims backwards
+    Shape backwards(static_cast<std::size_t>(x.dim()));
+    for (std::int64_t d = 0; d < x.dim(); ++d) backwards[static_cast<std::size_t>(d)] = x.dim() - 1 - d;
+    return native::permute(x, backwards);
+  }
   if (op == "squeeze") return args.empty() ? native::squeeze(x) : native::squeeze(x, args[0].get<std::int64_t>());
   if (op == "unsqueeze") return native::unsqueeze(x, args[0]);
   if (op == "flatten") {

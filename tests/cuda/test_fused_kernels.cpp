@@ -100,11 +100,8 @@ TEST_CASE("cuda kernels (emulated): the fused SGD step follows torch.optim.SGD",
         plan.grad = grad.data();
         plan.momentum_buffer = buffer.data();
         plan.numel = n;
-        plan.lr = 0.1;
-        plan.momentum = setting.momentum;
-        plan.dampening = setting.dampening;
-        plan.weight_decay = setting.weight_decay;
-        plan.nesterov = setting.nesterov;
+        plan.options = {.lr = 0.1, .momentum = setting.momentum, .dampening = setting.dampening,
+                        .weight_decay = setting.weight_decay, .nesterov = setting.nesterov};
         plan.first_step = step == 0;
         gpu::dispatch_sgd(plan, nullptr);
         for (std::int64_t i = 0; i < n; ++i) {
@@ -216,12 +213,8 @@ TEST_CASE("cuda kernels (emulated): the fused SGD step is bit-identical to the C
         SgdPlan plan;
         plan.grad = grad.data();
         plan.numel = n;
-        plan.lr = setting.lr;
-        plan.momentum = setting.momentum;
-        plan.dampening = setting.dampening;
-        plan.weight_decay = setting.weight_decay;
-        plan.nesterov = setting.nesterov;
-        plan.maximize = setting.maximize;
+        plan.options = {.lr = setting.lr, .momentum = setting.momentum, .dampening = setting.dampening,
+                        .weight_decay = setting.weight_decay, .nesterov = setting.nesterov, .maximize = setting.maximize};
         plan.first_step = step == 0;
         plan.param = gpu_param.data();
         plan.momentum_buffer = setting.momentum != 0 ? gpu_buffer.data() : nullptr;

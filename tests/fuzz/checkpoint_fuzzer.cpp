@@ -46,7 +46,9 @@ bool same(const ember::cli::Checkpoint& a, const ember::cli::Checkpoint& b) {
          a.model.num_classes == b.model.num_classes && a.model.dropout == b.model.dropout &&
          a.data_spec == b.data_spec && a.class_names == b.class_names && a.epoch == b.epoch && a.step == b.step &&
          a.generator_state == b.generator_state && x.epochs == y.epochs && x.batch_size == y.batch_size &&
-         x.lr == y.lr && x.momentum == y.momentum && x.weight_decay == y.weight_decay && x.nesterov == y.nesterov &&
+         x.hyperparameters.lr == y.hyperparameters.lr && x.hyperparameters.momentum == y.hyperparameters.momentum &&
+         x.hyperparameters.weight_decay == y.hyperparameters.weight_decay &&
+         x.hyperparameters.nesterov == y.hyperparameters.nesterov &&
          x.optimizer == y.optimizer && x.seed == y.seed && x.drop_last == y.drop_last && x.val_split == y.val_split &&
          x.workers == y.workers && x.data.csv_label_column == y.data.csv_label_column &&
          x.data.csv_header == y.data.csv_header && a.model_state.size() == b.model_state.size() &&

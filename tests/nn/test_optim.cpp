@@ -76,6 +76,32 @@ TEST_CASE("optimizers reject bad options with PyTorch's messages", "[nn][optim]"
   REQUIRE_THROWS_AS((optim::SGD({}, {.lr = 0.1})), ValueError);
 }
 
+// Issue 18, item 6: Module::zero_grad and Optimizer::zero_grad are one function
+// (nn::zero_grad), with PyTorch's set_to_none=False rule: a .grad left with a graph by a
+// create_graph backward is detached before it is zeroed (torch.optim.Optimizer.zero_grad:
+// p.grad.detach_() then zero_()). Before, both zeroed it in place, graph and all.
+TEST_CASE("zero_grad(false) detaches a create_graph gradient, for Module and Optimizer alike", "[nn][optim]") {
+  auto graph_gradient_of = [](const Tensor& w) {
+    (w * w).sum().backward({}, /*retain_graph=*/false, /*create_graph=*/true);
+    REQUIRE(w.grad().requires_grad());
+    REQUIRE(w.grad().grad_fn() != nullptr);
+  };
+  Tensor w = ember::ones({3}).requires_grad_();
+  optim::SGD optimizer({w}, {.lr = 0.1});
+  graph_gradient_of(w);
+  optimizer.zero_grad(false);
+  CHECK(w.grad().equal(ember::zeros({3})));
+  CHECK_FALSE(w.grad().requires_grad());
+  CHECK(w.grad().grad_fn() == nullptr);
+
+  nn::Linear layer(2, 2);
+  graph_gradient_of(layer.weight);
+  layer.zero_grad(false);
+  CHECK(layer.weight.grad().equal(ember::zeros({2, 2})));
+  CHECK_FALSE(layer.weight.grad().requires_grad());
+  CHECK(layer.weight.grad().grad_fn() == nullptr);
+}
+
 TEST_CASE("zero_grad and skipping parameters without gradients", "[nn][optim]") {
   Tensor a = ember::ones({2}).requires_grad_();
   Tensor b = ember::ones({2}).requires_grad_();

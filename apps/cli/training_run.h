@@ -1,0 +1,72 @@
+// apps/cli/training_run.h — what one `ember train` run holds, and how it is set up.
+//
+// train_command.cpp's run_train is the tutorial's §7 loop and little else; everything the
+// loop reads — the device, the data split, the model (DDP-wrapped when distributed), the
+// optimizer, the loader, the counters a checkpoint records — lives in one TrainingRun, built
+// and (with --resume) restored by set_up_training (training_setup.cpp).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include <ember/core/device.h>
+#include <ember/data/dataloader.h>
+#include <ember/distributed/distributed_sampler.h>
+#include <ember/nn/optimizer.h>
+#include <ember/nn/sequential.h>
+
+#include "datasets.h"
+#include "distributed_mode.h"
+#include "metrics_log.h"
+#include "model.h"
+#include "options.h"
+#include "progress.h"
+
+namespace ember::cli {
+
+using Clock = std::chrono::steady_clock;
+
+struct TrainingRun {
+  TrainingRun(const TrainOptions& given, DistributedMode& group, Clock::time_point started)
+      : options(given), effective(given), distributed(group), start(started) {}
+
+  const TrainOptions& options;  // as given on the command line
+  // The options as this run uses them — the CSV header, input scale, class count and world
+  // size decided — as its checkpoints record them.
+  TrainOptions effective;
+  DistributedMode& distributed;
+  Clock::time_point start;
+
+  Device device;
+  LoadedData data;
+  TrainValidation split;
+  ModelConfig config;
+  std::shared_ptr<nn::Sequential> model;
+  std::shared_ptr<nn::Module> trained;  // the model, or DistributedDataParallel around it
+  std::unique_ptr<optim::Optimizer> optimizer;
+  std::shared_ptr<distributed::DistributedSampler> sampler;  // distributed only
+  std::unique_ptr<data::DataLoader> loader;
+
+  // Where the run stands: the epoch it started after (the --resume checkpoint's, else 0),
+  // optimiser steps so far (resumed ones included), the last epoch written to --save (0: none).
+  std::int64_t first_epoch = 0;
+  std::int64_t step = 0;
+  std::int64_t saved_epoch = 0;
+  std::int64_t examples_trained = 0;  // in this run, for the summary's throughput
+  double training_seconds = 0;
+
+  MetricsLog log;                             // disabled unless --log (rank 0)
+  std::optional<ProgressReporter> progress;  // set by set_up_training
+};
+
+// Everything before the first epoch, in this order: the device; the --resume checkpoint
+// (read and checked against the options first, warning about --allow-config-change
+// differences); the data and its validation split; manual_seed, model, optimizer, loader
+// (tutorial §7); then the checkpoint's parameters, optimizer state and generator state;
+// the metrics log and progress output. The caller has checked the output paths, joined
+// the process group and installed the interrupt handler.
+void set_up_training(TrainingRun& run);
+
+}  // namespace ember::cli
