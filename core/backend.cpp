@@ -5,10 +5,12 @@
 #include <array>
 
 #include <ember/core/error.h>
+#include <ember/core/kernel_mode.h>
 
 namespace ember {
 
-Backend& cpu_backend();  // core/cpu/cpu_backend.cpp
+Backend& cpu_backend();        // core/cpu/cpu_backend.cpp
+Backend& reference_backend();  // core/reference/reference_backend.cpp
 
 namespace {
 std::array<Backend*, kNumDeviceTypes>& backend_table() {
@@ -18,6 +20,9 @@ std::array<Backend*, kNumDeviceTypes>& backend_table() {
 }  // namespace
 
 Backend& backend_for(DeviceType type) {
+  // EMBER_KERNELS=reference (core/kernel_mode.h): the CPU's plain reference loops. One
+  // relaxed atomic load per op; CUDA keeps its kernels in either mode.
+  if (type == DeviceType::CPU && kernel_mode() == KernelMode::Reference) return reference_backend();
   Backend* backend = backend_table()[static_cast<int>(type)];
   EMBER_CHECK(backend != nullptr, DeviceError,
               "Torch not compiled with CUDA enabled (ember was built without its CUDA backend)");

@@ -1,0 +1,57 @@
+// core/kernel_mode.h — which kernels run an op on the CPU: the fast ones or the reference ones.
+//
+// Issue 18 item 4. ember has two CPU implementations of every kernel:
+//   KernelMode::Fast       core/cpu/ — threads, blocked SIMD GEMM, streaming stores, fused
+//                          training ops. The default.
+//   KernelMode::Reference  core/reference/ — one plain scalar loop per kernel, no threads, no
+//                          intrinsics, and the training step unfused (Linear then ReLU,
+//                          log_softmax then nll_loss, SGD as tensor ops). The code to step
+//                          through first (docs/reading-order.md, docs/debugging.md), and the
+//                          yardstick the fast kernels are tested against.
+// Both compute with the same element functions (core/element_functions.h), so they agree
+// bit for bit except where a fast kernel reorders a sum (tests/core/test_reference_kernels.cpp
+// says where and by how much).
+//
+// The mode starts as the environment variable EMBER_KERNELS says (`fast`, `reference`;
+// unset or empty: fast), read once, at the first op; set_kernel_mode() or a KernelModeGuard
+// override it. It is process-wide, not per thread: an op started in one mode finishes in it,
+// but switching while other threads run ops gives those threads a mix.
+// CUDA tensors keep their CUDA kernels in either mode (the reference loops are CPU code).
+#pragma once
+
+#include <string_view>
+
+namespace ember {
+
+enum class KernelMode { Fast, Reference };
+
+// The current mode. The first call reads EMBER_KERNELS and throws ValueError when it holds
+// anything but `fast`, `reference` or nothing (and throws again on every call until the
+// variable is fixed or set_kernel_mode() chooses a mode). After that: one relaxed atomic load.
+KernelMode kernel_mode();
+void set_kernel_mode(KernelMode mode);
+
+// `fast` or `reference`.
+const char* kernel_mode_name(KernelMode mode);
+
+// The mode named by an EMBER_KERNELS value (empty: Fast); ValueError naming the variable,
+// the value and the accepted ones otherwise. Exposed for tests and for the CLI, which
+// reports a bad value as a usage error before it runs anything.
+KernelMode parse_kernel_mode(std::string_view value);
+// parse_kernel_mode(getenv("EMBER_KERNELS")), read now (unset: Fast).
+KernelMode kernel_mode_from_environment();
+
+// Sets a mode for a scope and restores the previous one on exit:
+//     { KernelModeGuard reference(KernelMode::Reference); auto y = model.forward(x); }
+class KernelModeGuard {
+ public:
+  explicit KernelModeGuard(KernelMode mode) : previous_(kernel_mode()) { set_kernel_mode(mode); }
+  ~KernelModeGuard() { set_kernel_mode(previous_); }
+  KernelModeGuard(const KernelModeGuard&) = delete;
+  KernelModeGuard& operator=(const KernelModeGuard&) = delete;
+
+ private:
+  KernelMode previous_;
+};
+
+}  // namespace ember
