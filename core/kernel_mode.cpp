@@ -9,15 +9,7 @@
 
 namespace ember {
 
-namespace {
-
-// -1 until the mode is known (EMBER_KERNELS not read yet, and no set_kernel_mode call);
-// then the KernelMode's value. Relaxed ordering is enough: the mode guards no other data,
-// it only chooses which code runs.
-constexpr int kUnknown = -1;
-std::atomic<int> current_mode{kUnknown};
-
-}  // namespace
+std::atomic<int> detail::kernel_mode_state{detail::kKernelModeUnknown};
 
 KernelMode parse_kernel_mode(std::string_view value) {
   if (value.empty() || value == "fast") return KernelMode::Fast;
@@ -31,18 +23,18 @@ KernelMode kernel_mode_from_environment() {
   return parse_kernel_mode(text == nullptr ? std::string_view() : std::string_view(text));
 }
 
-KernelMode kernel_mode() {
-  const int mode = current_mode.load(std::memory_order_relaxed);
-  if (mode != kUnknown) [[likely]] return static_cast<KernelMode>(mode);
-  // First call: read the environment. Two threads racing here read the same value; the
-  // exchange keeps a set_kernel_mode() that came in between.
+KernelMode detail::kernel_mode_first_read() {
+  // Two threads racing here read the same value; the exchange keeps a set_kernel_mode() that
+  // came in between.
   const KernelMode from_environment = kernel_mode_from_environment();  // may throw: stays unknown
-  int expected = kUnknown;
-  current_mode.compare_exchange_strong(expected, static_cast<int>(from_environment), std::memory_order_relaxed);
-  return static_cast<KernelMode>(current_mode.load(std::memory_order_relaxed));
+  int expected = kKernelModeUnknown;
+  kernel_mode_state.compare_exchange_strong(expected, static_cast<int>(from_environment), std::memory_order_relaxed);
+  return static_cast<KernelMode>(kernel_mode_state.load(std::memory_order_relaxed));
 }
 
-void set_kernel_mode(KernelMode mode) { current_mode.store(static_cast<int>(mode), std::memory_order_relaxed); }
+void set_kernel_mode(KernelMode mode) {
+  detail::kernel_mode_state.store(static_cast<int>(mode), std::memory_order_relaxed);
+}
 
 const char* kernel_mode_name(KernelMode mode) { return mode == KernelMode::Reference ? "reference" : "fast"; }
 

@@ -19,16 +19,31 @@
 // CUDA tensors keep their CUDA kernels in either mode (the reference loops are CPU code).
 #pragma once
 
+#include <atomic>
 #include <string_view>
 
 namespace ember {
 
 enum class KernelMode { Fast, Reference };
 
+namespace detail {
+// -1 until the mode is known (EMBER_KERNELS not read yet and no set_kernel_mode() call), then
+// the KernelMode's value. Relaxed loads suffice: the mode guards no other data, it only
+// chooses which code runs.
+inline constexpr int kKernelModeUnknown = -1;
+extern std::atomic<int> kernel_mode_state;
+KernelMode kernel_mode_first_read();  // reads EMBER_KERNELS into kernel_mode_state
+}  // namespace detail
+
 // The current mode. The first call reads EMBER_KERNELS and throws ValueError when it holds
 // anything but `fast`, `reference` or nothing (and throws again on every call until the
-// variable is fixed or set_kernel_mode() chooses a mode). After that: one relaxed atomic load.
-KernelMode kernel_mode();
+// variable is fixed or set_kernel_mode() chooses a mode). After that: one relaxed atomic
+// load, inlined into the caller (backend_for() asks once per op).
+inline KernelMode kernel_mode() {
+  const int mode = detail::kernel_mode_state.load(std::memory_order_relaxed);
+  if (mode != detail::kKernelModeUnknown) [[likely]] return static_cast<KernelMode>(mode);
+  return detail::kernel_mode_first_read();
+}
 void set_kernel_mode(KernelMode mode);
 
 // `fast` or `reference`.
