@@ -11,8 +11,8 @@
 // where "x[i]" means "operand x's element for linear index i", found by operand_offset()
 // (i written as mixed-radix digits of the sizes, each digit times that operand's stride; a
 // broadcast operand has stride 0, so it repeats). f is a functor of
-// core/element_functions.h. A breakpoint on the `element(...) = ...` line of map_unary or
-// map_binary shows one element being computed.
+// core/element_functions.h. A breakpoint in map_unary or map_binary, then `next`, shows one
+// element after the other being computed (docs/debugging.md).
 //
 // The fast loops differ only in *how* they walk the same indices: they split the range
 // across threads, compute operand offsets once per row instead of once per element, give
@@ -35,17 +35,24 @@ T& element(const StridedPlan& plan, int k, std::int64_t i) {
   return static_cast<T*>(plan.data[k])[operand_offset(plan, k, i)];
 }
 
-// out = f(in): operands [out, in]. Out and In differ only for copy (a cast).
+// out = f(in): operands [out, in]. Out and In differ only for copy (a cast). One statement
+// per line, so that gdb's `next` shows each element (docs/debugging.md).
 template <class Out, class In, class F>
 void map_unary(const StridedPlan& plan, F f) {
-  for (std::int64_t i = 0; i < plan.numel; ++i) element<Out>(plan, 0, i) = f(element<In>(plan, 1, i));
+  for (std::int64_t i = 0; i < plan.numel; ++i) {
+    const In x = element<In>(plan, 1, i);
+    element<Out>(plan, 0, i) = f(x);
+  }
 }
 
 // out = f(a, b): operands [out, a, b]. Out is T, or bool for comparisons.
 template <class Out, class T, class F>
 void map_binary(const StridedPlan& plan, F f) {
-  for (std::int64_t i = 0; i < plan.numel; ++i)
-    element<Out>(plan, 0, i) = f(element<T>(plan, 1, i), element<T>(plan, 2, i));
+  for (std::int64_t i = 0; i < plan.numel; ++i) {
+    const T a = element<T>(plan, 1, i);
+    const T b = element<T>(plan, 2, i);
+    element<Out>(plan, 0, i) = f(a, b);
+  }
 }
 
 template <class T>
