@@ -83,8 +83,10 @@ void unary_typed(UnaryOp op, const StridedPlan& plan, const UnaryParams& params)
       case UnaryOp::Sqrt: map_unary<T, T>(plan, element::Sqrt<T>{}); return;
       case UnaryOp::Sigmoid: map_unary<T, T>(plan, element::Sigmoid<T>{}); return;
       case UnaryOp::Tanh: map_unary<T, T>(plan, element::Tanh<T>{}); return;
-      default: return;
+      default: break;
     }
+    // An op added to UnaryOp without its case here (-Wswitch names the switch above).
+    throw NotImplementedError(make_message("reference::unary: no loop for UnaryOp ", static_cast<int>(op)));
   } else {
     // The native layer turns integer inputs of these ops into float32 first.
     throw DTypeError(make_message("reference::unary: floating op on ", dtype_name(dtype_of_v<T>)));
@@ -136,6 +138,8 @@ void binary_typed(BinaryOp op, const StridedPlan& plan, Scalar alpha) {
     case BinaryOp::Ge: map_binary<bool, T>(plan, element::Ge<T>{}); return;
     case BinaryOp::LogicalAnd: map_binary<bool, T>(plan, element::LogicalAnd<T>{}); return;
   }
+  // An op added to BinaryOp without its case here (-Wswitch names the switch above).
+  throw NotImplementedError(make_message("reference::binary: no loop for BinaryOp ", static_cast<int>(op)));
 }
 
 }  // namespace
