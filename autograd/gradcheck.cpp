@@ -35,7 +35,7 @@ double* element(const Tensor& tensor, std::int64_t flat) {
 double read_element(const Tensor& tensor, const double* address) {
   if (tensor.is_cpu()) return *address;
   double value = 0;
-  backend_for(tensor.device()).copy_bytes(&value, kCPU, address, tensor.device(), sizeof(double));
+  copy_bytes_kernel(tensor.device(), &value, kCPU, address, tensor.device(), sizeof(double));
   return value;
 }
 void write_element(const Tensor& tensor, double* address, double value) {
@@ -43,7 +43,7 @@ void write_element(const Tensor& tensor, double* address, double value) {
     *address = value;
     return;
   }
-  backend_for(tensor.device()).copy_bytes(address, tensor.device(), &value, kCPU, sizeof(double));
+  copy_bytes_kernel(tensor.device(), address, tensor.device(), &value, kCPU, sizeof(double));
 }
 
 // Values of a tensor as a flat float64 vector.

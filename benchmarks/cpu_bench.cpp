@@ -153,8 +153,7 @@ void run_gemm(const GemmShape& shape, std::mt19937& rng) {
   plan.row_stride_c = n;
   plan.col_stride_c = 1;
   plan.dtype = kFloat32;
-  Backend& cpu = backend_for(kCPU);
-  auto ember_call = [&] { cpu.gemm(plan); };
+  auto ember_call = [&] { gemm_kernel(kCPU, plan); };
   std::function<void()> peer_call;
 #ifdef EMBER_HAVE_OPENBLAS
   peer_call = [&] {

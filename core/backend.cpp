@@ -1,39 +1,49 @@
-// core/backend.cpp — the registry that maps a device type to its Backend, and the
-// defaults of Backend's optional methods.
+// core/backend.cpp — the kernel slots of core/backend.h, and how a slot picks its backend.
 #include <ember/core/backend.h>
-
-#include <array>
 
 #include <ember/core/error.h>
 #include <ember/core/kernel_mode.h>
 
 namespace ember {
 
-Backend& cpu_backend();        // core/cpu/cpu_backend.cpp
-Backend& reference_backend();  // core/reference/reference_backend.cpp
+EMBER_DEFINE_DISPATCH(fill_kernel);
+EMBER_DEFINE_DISPATCH(copy_kernel);
+EMBER_DEFINE_DISPATCH(copy_bytes_kernel);
+EMBER_DEFINE_DISPATCH(copy_bytes_async_kernel);
+EMBER_DEFINE_DISPATCH(unary_kernel);
+EMBER_DEFINE_DISPATCH(binary_kernel);
+EMBER_DEFINE_DISPATCH(where_kernel);
+EMBER_DEFINE_DISPATCH(reduce_kernel);
+EMBER_DEFINE_DISPATCH(softmax_kernel);
+EMBER_DEFINE_DISPATCH(gemm_kernel);
+EMBER_DEFINE_DISPATCH(addmm_kernel);
+EMBER_DEFINE_DISPATCH(random_fill_kernel);
+EMBER_DEFINE_DISPATCH(index_select_kernel);
+EMBER_DEFINE_DISPATCH(index_add_kernel);
+EMBER_DEFINE_DISPATCH(gather_kernel);
+EMBER_DEFINE_DISPATCH(scatter_add_kernel);
+EMBER_DEFINE_DISPATCH(cross_entropy_kernel);
+EMBER_DEFINE_DISPATCH(sgd_step_kernel);
+EMBER_DEFINE_DISPATCH(one_hot_kernel);
 
-namespace {
-std::array<Backend*, kNumDeviceTypes>& backend_table() {
-  static std::array<Backend*, kNumDeviceTypes> table{&cpu_backend(), nullptr};
-  return table;
+namespace detail {
+
+KernelBackend kernel_backend_for(Device device) {
+  // EMBER_KERNELS=reference (core/kernel_mode.h): the CPU's plain loops, core/reference/.
+  // One relaxed atomic load per op; CUDA tensors keep their CUDA kernels in either mode.
+  if (!device.is_cpu()) return KernelBackend::CUDA;
+  return kernel_mode() == KernelMode::Reference ? KernelBackend::CPUReference : KernelBackend::CPU;
 }
-}  // namespace
 
-Backend& backend_for(DeviceType type) {
-  // EMBER_KERNELS=reference (core/kernel_mode.h): the CPU's plain reference loops. One
-  // relaxed atomic load per op; CUDA keeps its kernels in either mode.
-  if (type == DeviceType::CPU && kernel_mode() == KernelMode::Reference) return reference_backend();
-  Backend* backend = backend_table()[static_cast<int>(type)];
-  EMBER_CHECK(backend != nullptr, DeviceError,
-              "Torch not compiled with CUDA enabled (ember was built without its CUDA backend)");
-  return *backend;
+void throw_missing_kernel(const char* family, Device device) {
+  // A missing CUDA kernel means ember_cuda was not built (or not linked): PyTorch's words.
+  // (Every family CUDA implements is registered by each of its .cu files together.)
+  if (device.is_cuda()) {
+    throw DeviceError("Torch not compiled with CUDA enabled (ember was built without its CUDA backend)");
+  }
+  throw DeviceError(make_message("ember has no ", family, " for ", device));
 }
 
-void Backend::random_fill(const StridedPlan&, const PhiloxFill&) {
-  // Only reached through a bug: core/random.cpp sends CPU tensors to the mt19937 path.
-  throw DeviceError("random_fill: this backend has no device-side Philox generator");
-}
-
-void register_backend(DeviceType type, Backend* backend) { backend_table()[static_cast<int>(type)] = backend; }
+}  // namespace detail
 
 }  // namespace ember

@@ -1,12 +1,12 @@
-// core/backend.h — the interface a device implements: CPU always, CUDA when built.
+// core/backend.h — what a device implements: the kernel families, one slot each.
 //
 // native:: functions (core/native.h) check arguments, allocate outputs, describe the work
-// as plain plans (core/strided_index.h) and call backend_for(device).<op>(plan). A backend
-// only computes; it never checks user input. CPU: core/cpu/cpu_backend.cpp. CUDA:
-// cuda/cuda_backend.cpp, registered at start-up when ember_cuda is linked.
+// as plain plans (core/strided_index.h) and call the family's slot with the device, e.g.
+// unary_kernel(out.device(), UnaryOp::Exp, plan, params) (core/dispatch.h). The CPU's
+// kernels register themselves in core/cpu/, CUDA's in cuda/*.cu when ember_cuda is linked.
 //
-// Adding an elementwise op = a new enum value here + one functor per backend
-// (docs/adding-an-op.md walks through it).
+// The element ops themselves (UnaryOp, BinaryOp) come from the op list in core/op_list.h;
+// adding one is a row there plus its functor (docs/adding-an-op.md).
 #pragma once
 
 #include <cstddef>
@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include <ember/core/device.h>
+#include <ember/core/dispatch.h>
 #include <ember/core/fused_plans.h>
 #include <ember/core/scalar.h>
 #include <ember/core/strided_index.h>
@@ -85,57 +86,53 @@ inline std::uint64_t philox_counters(std::int64_t numel) {
   return static_cast<std::uint64_t>((numel + kPhiloxValuesPerCounter - 1) / kPhiloxValuesPerCounter);
 }
 
-class Backend {
- public:
-  virtual ~Backend() = default;
+// ----------------------------------------------------------------- the kernel families
+// Each is a slot (core/dispatch.h) that a backend's kernel file fills with
+// EMBER_REGISTER_KERNEL: the CPU's in core/cpu/, the reference loops in core/reference/,
+// CUDA's in cuda/*.cu. Plans (core/strided_index.h, core/fused_plans.h) carry raw pointers,
+// sizes and strides; a kernel only computes, it never checks user input.
 
-  // plan operands: [out]. Writes value (cast to out's dtype) everywhere.
-  virtual void fill(const StridedPlan& plan, Scalar value) = 0;
-  // plan operands: [dst, src], same device; dtypes may differ (the copy casts).
-  virtual void copy(const StridedPlan& plan) = 0;
-  // Raw byte copy between any two devices, at least one of them this backend's.
-  virtual void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t nbytes) = 0;
-  // The same, but may return before the bytes have arrived (to(device, non_blocking=true)
-  // from pinned memory). Ordered with this backend's later work; default: copy_bytes.
-  virtual void copy_bytes_async(void* dst, Device dst_device, const void* src, Device src_device, std::size_t nbytes) {
-    copy_bytes(dst, dst_device, src, src_device, nbytes);
-  }
+// plan operands: [out]. Writes value (cast to out's dtype) everywhere.
+EMBER_DECLARE_DISPATCH(fill_kernel, void(const StridedPlan& plan, Scalar value));
+// plan operands: [dst, src], same device; dtypes may differ (the copy casts).
+EMBER_DECLARE_DISPATCH(copy_kernel, void(const StridedPlan& plan));
+// Raw byte copy between two devices; dispatched on the one that is not the CPU.
+EMBER_DECLARE_DISPATCH(copy_bytes_kernel,
+                       void(void* dst, Device dst_device, const void* src, Device src_device, std::size_t nbytes));
+// The same, but may return before the bytes have arrived (to(device, non_blocking=true)
+// from pinned memory); ordered with the device's later work. Device backends only.
+EMBER_DECLARE_DISPATCH(copy_bytes_async_kernel,
+                       void(void* dst, Device dst_device, const void* src, Device src_device, std::size_t nbytes));
 
-  // plan operands: [out, in], both of one dtype.
-  virtual void unary(UnaryOp op, const StridedPlan& plan, const UnaryParams& params) = 0;
-  // plan operands: [out, a, b]; a and b share a dtype; out has it too, or Bool for
-  // comparisons. alpha only for Add/Sub.
-  virtual void binary(BinaryOp op, const StridedPlan& plan, Scalar alpha) = 0;
-  // plan operands: [out, condition (Bool), a, b]; out, a, b share a dtype.
-  virtual void where(const StridedPlan& plan) = 0;
+// plan operands: [out, in], both of one dtype.
+EMBER_DECLARE_DISPATCH(unary_kernel, void(UnaryOp op, const StridedPlan& plan, const UnaryParams& params));
+// plan operands: [out, a, b]; a and b share a dtype; out has it too, or Bool for
+// comparisons. alpha only for Add/Sub.
+EMBER_DECLARE_DISPATCH(binary_kernel, void(BinaryOp op, const StridedPlan& plan, Scalar alpha));
+// plan operands: [out, condition (Bool), a, b]; out, a, b share a dtype.
+EMBER_DECLARE_DISPATCH(where_kernel, void(const StridedPlan& plan));
 
-  virtual void reduce(ReduceOp op, const ReducePlan& plan) = 0;
-  virtual void softmax(const SoftmaxPlan& plan, bool log) = 0;
-  virtual void gemm(const GemmPlan& plan) = 0;
+EMBER_DECLARE_DISPATCH(reduce_kernel, void(ReduceOp op, const ReducePlan& plan));
+EMBER_DECLARE_DISPATCH(softmax_kernel, void(const SoftmaxPlan& plan, bool log));
+// C = alpha * A·B + beta * C (GemmPlan). Ignores GemmPlan::bias.
+EMBER_DECLARE_DISPATCH(gemm_kernel, void(const GemmPlan& plan));
+// addmm in one pass: the GEMM's epilogue reads the broadcast bias in place
+// (GemmPlan::bias). Backends without one (the CPU) leave it empty, and core/linalg.cpp
+// copies the bias into C and calls gemm_kernel instead.
+EMBER_DECLARE_DISPATCH(addmm_kernel, void(const GemmPlan& plan));
 
-  // addmm's bias: true when gemm() honours GemmPlan::bias (its epilogue reads the broadcast
-  // bias in place); otherwise core/linalg.cpp copies the bias into C first.
-  virtual bool gemm_reads_bias() const { return false; }
+// plan operands: [out]. Fills out with Philox numbers (see PhiloxFill). Device backends
+// only: the CPU draws from its mt19937 stream in core/random.cpp (PyTorch's CPU bits).
+EMBER_DECLARE_DISPATCH(random_fill_kernel, void(const StridedPlan& plan, const PhiloxFill& fill));
 
-  // plan operands: [out]. Fills out with Philox numbers (see PhiloxFill). Device backends
-  // only: the CPU draws from its mt19937 stream in core/random.cpp (PyTorch's CPU bits).
-  virtual void random_fill(const StridedPlan& plan, const PhiloxFill& fill);
+EMBER_DECLARE_DISPATCH(index_select_kernel, void(const IndexPlan& plan));
+EMBER_DECLARE_DISPATCH(index_add_kernel, void(const IndexPlan& plan));    // output already holds self
+EMBER_DECLARE_DISPATCH(gather_kernel, void(const IndexPlan& plan));
+EMBER_DECLARE_DISPATCH(scatter_add_kernel, void(const IndexPlan& plan));  // output already holds self
 
-  virtual void index_select(const IndexPlan& plan) = 0;
-  virtual void index_add(const IndexPlan& plan) = 0;   // output already holds self
-  virtual void gather(const IndexPlan& plan) = 0;
-  virtual void scatter_add(const IndexPlan& plan) = 0; // output already holds self
-
-  // Fused training ops (core/fused_plans.h; docs/performance.md "Fused ops").
-  virtual void cross_entropy(const CrossEntropyPlan& plan) = 0;
-  virtual void sgd_step(const SgdPlan& plan) = 0;
-  virtual void one_hot(const OneHotPlan& plan) = 0;
-};
-
-// The backend that serves a device type; DeviceError when none is registered
-// ("Torch not compiled with CUDA enabled").
-Backend& backend_for(DeviceType type);
-inline Backend& backend_for(Device device) { return backend_for(device.type()); }
-void register_backend(DeviceType type, Backend* backend);
+// Fused training ops (core/fused_plans.h; docs/performance.md "Fused ops").
+EMBER_DECLARE_DISPATCH(cross_entropy_kernel, void(const CrossEntropyPlan& plan));
+EMBER_DECLARE_DISPATCH(sgd_step_kernel, void(const SgdPlan& plan));
+EMBER_DECLARE_DISPATCH(one_hot_kernel, void(const OneHotPlan& plan));
 
 }  // namespace ember

@@ -46,7 +46,7 @@ void copy_values(const Tensor& dst, const Tensor& src, bool non_blocking = false
 
   if (device_matches(dst.device(), src.device()) || device_matches(src.device(), dst.device())) {
     StridedPlan plan = make_strided_plan(dst, {src});
-    backend_for(dst.device()).copy(plan);
+    copy_kernel(dst.device(), plan);
     return;
   }
 
@@ -55,21 +55,21 @@ void copy_values(const Tensor& dst, const Tensor& src, bool non_blocking = false
     // scatter into dst on the CPU.
     Tensor dense = contiguous(src);
     Tensor host = empty_with(src.sizes(), src.dtype(), kCPU);
-    backend_for(src.device()).copy_bytes(host.data_ptr(), kCPU, dense.data_ptr(), src.device(), nbytes_of(dense));
+    copy_bytes_kernel(src.device(), host.data_ptr(), kCPU, dense.data_ptr(), src.device(), nbytes_of(dense));
     copy_values(dst, host);
   } else if (non_blocking && src.is_cpu() && !dst.is_cpu() && src.dtype() == dst.dtype() && src.sizes() == dst.sizes() &&
              src.is_contiguous() && dst.is_contiguous() && is_pinned(src)) {
     // The DMA engine reads pinned memory on its own, so the copy is queued on the device's
     // stream and the call returns; kernels queued later on that stream see the data. As in
     // PyTorch, the caller must not overwrite src until the device has read it.
-    backend_for(dst.device()).copy_bytes_async(dst.data_ptr(), dst.device(), src.data_ptr(), kCPU, nbytes_of(src));
+    copy_bytes_async_kernel(dst.device(), dst.data_ptr(), dst.device(), src.data_ptr(), kCPU, nbytes_of(src));
   } else if (src.is_cpu() && !dst.is_cpu()) {
     // host -> device: build exactly dst's values (shape, dtype) densely on the CPU, move
     // the bytes, and if dst is not dense itself finish with a strided copy on the device.
     Tensor staging = empty_with(dst.sizes(), dst.dtype(), kCPU);
     copy_values(staging, src);
     Tensor dense_dst = dst.is_contiguous() ? dst : empty_with(dst.sizes(), dst.dtype(), dst.device());
-    backend_for(dst.device()).copy_bytes(dense_dst.data_ptr(), dst.device(), staging.data_ptr(), kCPU,
+    copy_bytes_kernel(dst.device(), dense_dst.data_ptr(), dst.device(), staging.data_ptr(), kCPU,
                                          nbytes_of(staging));
     if (!dense_dst.is_same(dst)) copy_values(dst, dense_dst);
   } else {
@@ -80,7 +80,7 @@ void copy_values(const Tensor& dst, const Tensor& src, bool non_blocking = false
     Tensor dense = contiguous(src);
     const bool dense_twin = dst.is_contiguous() && dst.dtype() == src.dtype() && dst.sizes() == src.sizes();
     Tensor landed = dense_twin ? dst : empty_with(src.sizes(), src.dtype(), dst.device());
-    backend_for(dst.device()).copy_bytes(landed.data_ptr(), dst.device(), dense.data_ptr(), src.device(),
+    copy_bytes_kernel(dst.device(), landed.data_ptr(), dst.device(), dense.data_ptr(), src.device(),
                                          nbytes_of(dense));
     if (!landed.is_same(dst)) copy_values(dst, landed);
   }
@@ -129,7 +129,7 @@ void fill_(const Tensor& self, Scalar value) {
   check_scalar_fits(value, self.dtype());
   if (self.numel() > 0) {
     StridedPlan plan = make_strided_plan(self, {});
-    backend_for(self.device()).fill(plan, value);
+    fill_kernel(self.device(), plan, value);
   }
   self.bump_version();
 }

@@ -57,7 +57,7 @@ Tensor prepare_input(const Tensor& input, Device device, DType dtype) {
 void run_binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, Scalar alpha) {
   if (out.numel() == 0) return;
   StridedPlan plan = make_strided_plan(out, {a, b});
-  backend_for(out.device()).binary(op, plan, alpha);
+  binary_kernel(out.device(), op, plan, alpha);
 }
 
 // PyTorch's dtype rules that are errors rather than promotions.
@@ -127,7 +127,7 @@ Tensor unary_op(UnaryOp op, const Tensor& self, DType compute, const UnaryParams
   Tensor out = empty(self.sizes(), TensorOptions().dtype(compute).device(self.device()));
   if (out.numel() > 0) {
     StridedPlan plan = make_strided_plan(out, {input});
-    backend_for(out.device()).unary(op, plan, params);
+    unary_kernel(out.device(), op, plan, params);
   }
   return out;
 }
@@ -239,7 +239,7 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
     Tensor condition_ready = to_device(condition, device);
     Tensor a_ready = prepare_input(a, device, dtype), b_ready = prepare_input(b, device, dtype);
     StridedPlan plan = make_strided_plan(out, {condition_ready, a_ready, b_ready});
-    backend_for(device).where(plan);
+    where_kernel(device, plan);
   }
   return out;
 }

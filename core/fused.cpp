@@ -34,7 +34,7 @@ Tensor relu_backward(const Tensor& grad, const Tensor& result) {
   Tensor grad_ready = to_dtype(to_device(grad, device), dtype);
   Tensor result_ready = to_dtype(to_device(result, device), dtype);
   StridedPlan plan = make_strided_plan(out, {grad_ready, result_ready});
-  backend_for(device).binary(BinaryOp::ReluBackward, plan, 1);
+  binary_kernel(device, BinaryOp::ReluBackward, plan, 1);
   return out;
 }
 
@@ -43,7 +43,7 @@ Tensor relu_over_fresh(const Tensor& fresh) {
   check_no_internal_overlap(fresh);
   if (fresh.numel() > 0) {
     StridedPlan plan = make_strided_plan(fresh, {fresh});  // each element read, then written
-    backend_for(fresh.device()).unary(UnaryOp::Relu, plan, UnaryParams{});
+    unary_kernel(fresh.device(), UnaryOp::Relu, plan, UnaryParams{});
   }
   // The result views the same memory through a storage of its own, which keeps fresh's
   // alive: so it starts at version 0 like any newly written relu output (fresh's counter
@@ -98,7 +98,7 @@ CrossEntropyRows cross_entropy_rows(const Tensor& logits, const Tensor& target, 
   plan.scale = mean_over_kept && kept > 0 ? 1.0 / static_cast<double>(kept) : 1.0;
   plan.dtype = logits.dtype();
   plan.device = logits.device().index();
-  backend_for(logits.device()).cross_entropy(plan);
+  cross_entropy_kernel(logits.device(), plan);
   return result;
 }
 
@@ -136,7 +136,7 @@ void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor& momentum_b
   plan.first_step = options.first_step;
   plan.dtype = param.dtype();
   plan.device = param.device().index();
-  backend_for(param.device()).sgd_step(plan);
+  sgd_step_kernel(param.device(), plan);
   // In place, like the composite add_/mul_: a graph that saved the old values notices.
   param.bump_version();
   if (use_momentum) momentum_buffer.bump_version();

@@ -161,7 +161,7 @@ Tensor index_select(const Tensor& self, std::int64_t dim, const Tensor& index) {
   plan.output = out.data_ptr();
   plan.index = static_cast<const std::int64_t*>(index_device.data_ptr());
   plan.dtype = self.dtype();
-  if (out.numel() > 0) backend_for(self.device()).index_select(plan);
+  if (out.numel() > 0) index_select_kernel(self.device(), plan);
   return out;
 }
 
@@ -210,7 +210,7 @@ Tensor index_add(const Tensor& self, std::int64_t dim, const Tensor& index, cons
   plan.output = out.data_ptr();
   plan.index = static_cast<const std::int64_t*>(index_device.data_ptr());
   plan.dtype = self.dtype();
-  if (source_full.numel() > 0) backend_for(self.device()).index_add(plan);
+  if (source_full.numel() > 0) index_add_kernel(self.device(), plan);
   return out;
 }
 
@@ -249,7 +249,7 @@ Tensor gather(const Tensor& self, std::int64_t dim, const Tensor& index) {
   plan.output = out.data_ptr();
   plan.index = static_cast<const std::int64_t*>(index_device.data_ptr());
   plan.dtype = self.dtype();
-  if (out.numel() > 0) backend_for(self.device()).gather(plan);
+  if (out.numel() > 0) gather_kernel(self.device(), plan);
   return out;
 }
 
@@ -296,7 +296,7 @@ Tensor scatter_add(const Tensor& self, std::int64_t dim, const Tensor& index, co
   plan.output = work.data_ptr();
   plan.index = static_cast<const std::int64_t*>(index_device.data_ptr());
   plan.dtype = self.dtype();
-  backend_for(self.device()).scatter_add(plan);
+  scatter_add_kernel(self.device(), plan);
   if (!work.is_same(region)) copy_(region, work);
   return out;
 }
@@ -330,7 +330,7 @@ Tensor one_hot(const Tensor& self, std::int64_t num_classes) {
   plan.rows = index.numel();
   plan.classes = num_classes;
   plan.device = self.device().index();
-  backend_for(self.device()).one_hot(plan);
+  one_hot_kernel(self.device(), plan);
   return out;
 }
 

@@ -16,7 +16,10 @@
 // unset or empty: fast), read once, at the first op; set_kernel_mode() or a KernelModeGuard
 // override it. It is process-wide, not per thread: an op started in one mode finishes in it,
 // but switching while other threads run ops gives those threads a mix.
-// CUDA tensors keep their CUDA kernels in either mode (the reference loops are CPU code).
+// The switch itself is core/dispatch.h's: in reference mode a CPU op takes its family's
+// CPUReference kernel (core/reference/ registers them). CUDA tensors keep their CUDA kernels
+// in either mode (the reference loops are CPU code); the unfused training step applies to
+// them too.
 #pragma once
 
 #include <atomic>
@@ -38,7 +41,7 @@ KernelMode kernel_mode_first_read();  // reads EMBER_KERNELS into kernel_mode_st
 // The current mode. The first call reads EMBER_KERNELS and throws ValueError when it holds
 // anything but `fast`, `reference` or nothing (and throws again on every call until the
 // variable is fixed or set_kernel_mode() chooses a mode). After that: one relaxed atomic
-// load, inlined into the caller (backend_for() asks once per op).
+// load, inlined into the caller (core/backend.cpp's kernel_backend_for() asks once per op).
 inline KernelMode kernel_mode() {
   const int mode = detail::kernel_mode_state.load(std::memory_order_relaxed);
   if (mode != detail::kKernelModeUnknown) [[likely]] return static_cast<KernelMode>(mode);

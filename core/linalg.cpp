@@ -73,7 +73,8 @@ void run_gemm(const Operand& a, const Operand& b, const Operand& c, std::int64_t
     plan.col_stride_bias = bias->stride(bias->col_dim);
   }
   plan.device = c.tensor->device().index();
-  backend_for(c.tensor->device()).gemm(plan);
+  if (bias != nullptr) addmm_kernel(c.tensor->device(), plan);
+  else gemm_kernel(c.tensor->device(), plan);
 }
 
 // Plain out = a · b for 2-D a and b that have already been checked.
@@ -208,7 +209,7 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, Scalar beta, 
   const bool use_bias = beta.to_double() != 0.0;
   // (A 0-d CPU bias may join a CUDA addmm: that one still goes through the copy.)
   const bool epilogue_reads_bias =
-      use_bias && bias.device() == out.device() && backend_for(out.device()).gemm_reads_bias();
+      use_bias && bias.device() == out.device() && addmm_kernel.has_kernel(out.device());
   if (use_bias && !epilogue_reads_bias) copy_(out, bias_full);
   const Operand bias_operand{&bias_full, -1, 0, 1};
   run_gemm({&a, -1, 0, 1}, {&b, -1, 0, 1}, {&out, -1, 0, 1}, 1, m, n, a.size(1), beta.to_double(),

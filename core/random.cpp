@@ -293,7 +293,7 @@ void fill_on_device(const Tensor& self, Generator* generator, RandomDistribution
       fill.seed = gen.initial_seed();
       fill.offset = gen.reserve_philox_counters(philox_counters(self.numel()));
     }
-    backend_for(self.device()).random_fill(make_strided_plan(self, {}), fill);
+    random_fill_kernel(self.device(), make_strided_plan(self, {}), fill);
   }
   self.bump_version();
 }

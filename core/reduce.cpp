@@ -108,7 +108,7 @@ void run_reduce(ReduceOp op, const ReductionLayout& layout, const Tensor& output
   plan.output_dtype = output.dtype();
   plan.indices = indices.defined() ? indices.data_ptr() : nullptr;
   plan.device = output.device().index();
-  backend_for(layout.input.device()).reduce(op, plan);
+  reduce_kernel(layout.input.device(), op, plan);
 }
 
 // sum/prod/mean: cast to the result dtype first, so the kernel reads and writes one dtype.
@@ -197,7 +197,7 @@ Tensor softmax_impl(const Tensor& self, std::int64_t dim, bool log) {
   plan.output = output.data_ptr();
   plan.dtype = self.dtype();
   plan.device = output.device().index();
-  backend_for(self.device()).softmax(plan, log);
+  softmax_kernel(self.device(), plan, log);
   return output;
 }
 

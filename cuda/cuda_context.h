@@ -39,7 +39,7 @@ void free_pinned(void* pointer);
 
 // Sets a device for the lifetime of the guard and restores the previous one afterwards
 // (PyTorch's c10::cuda::CUDAGuard). A negative index ("cuda" without one, or a plan built
-// for the current device) leaves the current device alone. Every CudaBackend method holds
+// for the current device) leaves the current device alone. Every CUDA kernel entry point holds
 // one for its plan's device, so an op on cuda:1 tensors runs on cuda:1 whatever is current.
 class DeviceGuard {
  public:

@@ -3,7 +3,8 @@
 // ember's kernel (cuda/kernels/gemm.cuh) takes any strides. cuBLAS only takes column-major
 // matrices with a leading dimension, optionally transposed; gemm_cublas maps the plan's
 // strides onto that when it can (row-major C is computed as Cᵀ = Bᵀ·Aᵀ) and declines
-// otherwise, so the caller falls back to ember's kernel. Both honour GemmPlan::bias (addmm). Select with
+// otherwise, so ember's kernel runs instead. Both honour GemmPlan::bias, so the one entry
+// point serves gemm_kernel and addmm_kernel (core/backend.h). Select cuBLAS with
 // ember::cuda::set_matmul_backend(MatmulBackend::Cublas).
 #include <cublas_v2.h>
 
@@ -11,12 +12,10 @@
 #include <string>
 #include <vector>
 
-#include <ember/cuda/cuda_ops.h>
+#include <ember/cuda/cuda_context.h>
 #include <ember/cuda/kernels/gemm.cuh>
 
-namespace ember::cuda::ops {
-
-void gemm_ember(const GemmPlan& plan, cudaStream_t stream) { kernels::dispatch_gemm(plan, stream); }
+namespace ember::cuda {
 
 namespace {
 
@@ -94,7 +93,8 @@ void copy_bias_into_c(const GemmPlan& p, cudaStream_t stream) {
   copy.data[1] = const_cast<void*>(p.bias);
   copy.dtypes[0] = copy.dtypes[1] = p.dtype;
   copy.device = p.device;
-  ops::copy(copy, stream);
+  (void)stream;  // the copy runs on the same device and stream
+  ::ember::copy_kernel(Device(DeviceType::CUDA, p.device), copy);
 }
 
 template <class T>
@@ -126,8 +126,7 @@ bool gemm_cublas_typed(const GemmPlan& p, cudaStream_t stream) {
   return true;
 }
 
-}  // namespace
-
+// cuBLAS; false (having done nothing) when the strides have no cuBLAS layout.
 bool gemm_cublas(const GemmPlan& plan, cudaStream_t stream) {
   if (plan.batch == 0 || plan.m == 0 || plan.n == 0) return true;
   if (plan.dtype == DType::Float32) return gemm_cublas_typed<float>(plan, stream);
@@ -135,4 +134,16 @@ bool gemm_cublas(const GemmPlan& plan, cudaStream_t stream) {
   return false;
 }
 
-}  // namespace ember::cuda::ops
+// cuBLAS when selected and the strides fit its layouts; ember's kernel otherwise.
+void gemm_on_gpu(const GemmPlan& plan) {
+  DeviceGuard guard(plan.device);
+  if (selected_matmul_backend() == MatmulBackend::Cublas && gemm_cublas(plan, current_stream())) return;
+  kernels::dispatch_gemm(plan, current_stream());
+}
+
+}  // namespace
+
+EMBER_REGISTER_KERNEL(::ember::gemm_kernel, CUDA, gemm_on_gpu);
+EMBER_REGISTER_KERNEL(::ember::addmm_kernel, CUDA, gemm_on_gpu);
+
+}  // namespace ember::cuda

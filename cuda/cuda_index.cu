@@ -1,22 +1,31 @@
-// cuda/cuda_index.cu — GPU instantiation of the index kernels and the Philox generator
+// cuda/cuda_index.cu — the index kernels and the Philox generator on the GPU
 // (cuda/kernels/index.cuh, cuda/kernels/philox.cuh).
-#include <ember/cuda/cuda_ops.h>
+// Each entry point runs on the plan's device (a DeviceGuard) and that device's stream, and
+// registers itself in its kernel family's slot (core/dispatch.h).
+#include <ember/cuda/cuda_context.h>
 #include <ember/cuda/kernels/index.cuh>
 #include <ember/cuda/kernels/philox.cuh>
 
-namespace ember::cuda::ops {
+namespace ember::cuda {
 
+namespace {
 using kernels::IndexKind;
 
-void index_select(const IndexPlan& plan, cudaStream_t stream) { kernels::dispatch_index(IndexKind::Select, plan, stream); }
-void index_add(const IndexPlan& plan, cudaStream_t stream) { kernels::dispatch_index(IndexKind::Add, plan, stream); }
-void gather(const IndexPlan& plan, cudaStream_t stream) { kernels::dispatch_index(IndexKind::Gather, plan, stream); }
-void scatter_add(const IndexPlan& plan, cudaStream_t stream) {
-  kernels::dispatch_index(IndexKind::ScatterAdd, plan, stream);
+template <IndexKind kind>
+void index_on_gpu(const IndexPlan& plan) {
+  DeviceGuard guard(plan.device);
+  kernels::dispatch_index(kind, plan, current_stream());
 }
-
-void random_fill(const StridedPlan& plan, const PhiloxFill& fill, cudaStream_t stream) {
-  kernels::dispatch_philox(plan, fill, stream);
+void random_fill_on_gpu(const StridedPlan& plan, const PhiloxFill& fill) {
+  DeviceGuard guard(plan.device);
+  kernels::dispatch_philox(plan, fill, current_stream());
 }
+}  // namespace
 
-}  // namespace ember::cuda::ops
+EMBER_REGISTER_KERNEL(::ember::index_select_kernel, CUDA, index_on_gpu<IndexKind::Select>);
+EMBER_REGISTER_KERNEL(::ember::index_add_kernel, CUDA, index_on_gpu<IndexKind::Add>);
+EMBER_REGISTER_KERNEL(::ember::gather_kernel, CUDA, index_on_gpu<IndexKind::Gather>);
+EMBER_REGISTER_KERNEL(::ember::scatter_add_kernel, CUDA, index_on_gpu<IndexKind::ScatterAdd>);
+EMBER_REGISTER_KERNEL(::ember::random_fill_kernel, CUDA, random_fill_on_gpu);
+
+}  // namespace ember::cuda

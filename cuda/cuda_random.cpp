@@ -1,7 +1,7 @@
 // cuda/cuda_random.cpp — philox_uniform_ / philox_normal_ (cuda/cuda_random.h).
 //
 // Since core/random.cpp sends every random fill of a GPU tensor to the device's Philox
-// kernel (Backend::random_fill), these are uniform_ / normal_ with a stricter contract: the
+// kernel (random_fill_kernel, core/backend.h), these are uniform_ / normal_ with a stricter contract: the
 // tensor must be a floating CUDA tensor (they never fall back to the CPU stream).
 #include <ember/cuda/cuda_random.h>
 

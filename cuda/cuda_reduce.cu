@@ -1,11 +1,13 @@
 // cuda/cuda_reduce.cu — GPU instantiation of reductions and softmax (cuda/kernels/reduce.cuh,
 // cuda/kernels/softmax.cuh). Split reductions take their scratch from the caching allocator.
+// Each entry point runs on the plan's device (a DeviceGuard) and that device's stream, and
+// registers itself in its kernel family's slot (core/dispatch.h).
 #include <ember/core/allocator.h>
-#include <ember/cuda/cuda_ops.h>
+#include <ember/cuda/cuda_context.h>
 #include <ember/cuda/kernels/reduce.cuh>
 #include <ember/cuda/kernels/softmax.cuh>
 
-namespace ember::cuda::ops {
+namespace ember::cuda {
 
 namespace {
 class DeviceScratch final : public kernels::ScratchAllocator {
@@ -15,12 +17,19 @@ class DeviceScratch final : public kernels::ScratchAllocator {
     allocator_for(DeviceType::CUDA).deallocate(pointer, bytes, kCUDA);
   }
 };
+
+void reduce_on_gpu(ReduceOp op, const ReducePlan& plan) {
+  DeviceGuard guard(plan.device);
+  DeviceScratch scratch;
+  kernels::dispatch_reduce(op, plan, current_stream(), &scratch);
+}
+void softmax_on_gpu(const SoftmaxPlan& plan, bool log) {
+  DeviceGuard guard(plan.device);
+  kernels::dispatch_softmax(plan, log, current_stream());
+}
 }  // namespace
 
-void reduce(ReduceOp op, const ReducePlan& plan, cudaStream_t stream) {
-  DeviceScratch scratch;
-  kernels::dispatch_reduce(op, plan, stream, &scratch);
-}
-void softmax(const SoftmaxPlan& plan, bool log, cudaStream_t stream) { kernels::dispatch_softmax(plan, log, stream); }
+EMBER_REGISTER_KERNEL(::ember::reduce_kernel, CUDA, reduce_on_gpu);
+EMBER_REGISTER_KERNEL(::ember::softmax_kernel, CUDA, softmax_on_gpu);
 
-}  // namespace ember::cuda::ops
+}  // namespace ember::cuda

@@ -1,6 +1,6 @@
-// core/cpu/cpu_kernels.h — the CPU backend's kernels, one free function per backend entry.
-//
-// core/cpu/cpu_backend.cpp forwards each Backend method here. Files:
+// core/cpu/cpu_kernels.h — the CPU backend's kernels, one free function per kernel family
+// of core/backend.h. Each file registers its functions in the family's slot
+// (EMBER_REGISTER_KERNEL, core/dispatch.h); tests call them directly too. Files:
 //   elementwise_kernels.cpp  fill, copy (with casts), unary, binary, where
 //   reduce_kernels.cpp       reductions, softmax / log_softmax
 //   gemm.cpp                 batched strided matrix multiply
@@ -17,6 +17,7 @@ void copy(const StridedPlan& plan);
 void unary(UnaryOp op, const StridedPlan& plan, const UnaryParams& params);
 void binary(BinaryOp op, const StridedPlan& plan, Scalar alpha);
 void where(const StridedPlan& plan);
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t nbytes);
 
 void reduce(ReduceOp op, const ReducePlan& plan);
 void softmax(const SoftmaxPlan& plan, bool log);

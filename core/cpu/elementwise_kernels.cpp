@@ -314,4 +314,17 @@ void where(const StridedPlan& plan) {
   });
 }
 
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t nbytes) {
+  EMBER_CHECK(dst_device.is_cpu() && src_device.is_cpu(), DeviceError, "CPU kernel asked to copy between ",
+              src_device, " and ", dst_device);
+  if (nbytes > 0) std::memcpy(dst, src, nbytes);
+}
+
+EMBER_REGISTER_KERNEL(::ember::fill_kernel, CPU, fill);
+EMBER_REGISTER_KERNEL(::ember::copy_kernel, CPU, copy);
+EMBER_REGISTER_KERNEL(::ember::copy_bytes_kernel, CPU, copy_bytes);
+EMBER_REGISTER_KERNEL(::ember::unary_kernel, CPU, unary);
+EMBER_REGISTER_KERNEL(::ember::binary_kernel, CPU, binary);
+EMBER_REGISTER_KERNEL(::ember::where_kernel, CPU, where);
+
 }  // namespace ember::cpu

@@ -155,4 +155,8 @@ void one_hot(const OneHotPlan& plan) {
   });
 }
 
+EMBER_REGISTER_KERNEL(::ember::cross_entropy_kernel, CPU, cross_entropy);
+EMBER_REGISTER_KERNEL(::ember::sgd_step_kernel, CPU, sgd_step);
+EMBER_REGISTER_KERNEL(::ember::one_hot_kernel, CPU, one_hot);
+
 }  // namespace ember::cpu

@@ -305,4 +305,6 @@ void gemm(const GemmPlan& plan) {
   }
 }
 
+EMBER_REGISTER_KERNEL(::ember::gemm_kernel, CPU, gemm);
+
 }  // namespace ember::cpu

@@ -105,4 +105,9 @@ void index_add(const IndexPlan& plan) { EMBER_DISPATCH_ALL(plan.dtype, index_add
 void gather(const IndexPlan& plan) { EMBER_DISPATCH_ALL(plan.dtype, gather_typed<scalar_t>(plan)); }
 void scatter_add(const IndexPlan& plan) { EMBER_DISPATCH_ALL(plan.dtype, scatter_add_typed<scalar_t>(plan)); }
 
+EMBER_REGISTER_KERNEL(::ember::index_select_kernel, CPU, index_select);
+EMBER_REGISTER_KERNEL(::ember::index_add_kernel, CPU, index_add);
+EMBER_REGISTER_KERNEL(::ember::gather_kernel, CPU, gather);
+EMBER_REGISTER_KERNEL(::ember::scatter_add_kernel, CPU, scatter_add);
+
 }  // namespace ember::cpu

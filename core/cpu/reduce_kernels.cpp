@@ -307,4 +307,7 @@ void softmax(const SoftmaxPlan& plan, bool log) {
   EMBER_DISPATCH_FLOATING(plan.dtype, softmax_kernel<scalar_t>(plan, log));
 }
 
+EMBER_REGISTER_KERNEL(::ember::reduce_kernel, CPU, reduce);
+EMBER_REGISTER_KERNEL(::ember::softmax_kernel, CPU, softmax);
+
 }  // namespace ember::cpu

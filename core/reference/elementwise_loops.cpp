@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <ember/core/dispatch.h>
 #include <ember/core/element_functions.h>
 #include <ember/core/error.h>
 #include <ember/core/reference/reference_kernels.h>
@@ -180,5 +181,12 @@ void where(const StridedPlan& plan) {
     }
   });
 }
+
+// The CPUReference slots (core/dispatch.h): served when EMBER_KERNELS=reference.
+EMBER_REGISTER_KERNEL(::ember::fill_kernel, CPUReference, fill);
+EMBER_REGISTER_KERNEL(::ember::copy_kernel, CPUReference, copy);
+EMBER_REGISTER_KERNEL(::ember::unary_kernel, CPUReference, unary);
+EMBER_REGISTER_KERNEL(::ember::binary_kernel, CPUReference, binary);
+EMBER_REGISTER_KERNEL(::ember::where_kernel, CPUReference, where);
 
 }  // namespace ember::reference

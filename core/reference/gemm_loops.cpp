@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <ember/core/dispatch.h>
 #include <ember/core/element_math.h>
 #include <ember/core/error.h>
 #include <ember/core/reference/reference_kernels.h>
@@ -68,8 +69,9 @@ void gemm_typed(const GemmPlan& plan) {
 
 }  // namespace
 
-// The CPU backend never sets GemmPlan::bias (Backend::gemm_reads_bias() is false): addmm has
-// already copied the bias into C and asks for beta * C.
+// GemmPlan::bias is never set here: neither the CPU nor the reference loops register an
+// addmm_kernel (core/backend.h), so core/linalg.cpp's addmm copies the bias into C first and
+// asks for beta * C.
 void gemm(const GemmPlan& plan) {
   switch (plan.dtype) {
     case DType::Float32: gemm_typed<float>(plan); break;
@@ -82,5 +84,8 @@ void gemm(const GemmPlan& plan) {
       throw DTypeError("\"addmm_impl_cpu_\" not implemented for 'Bool'");
   }
 }
+
+// The CPUReference slots (core/dispatch.h): served when EMBER_KERNELS=reference.
+EMBER_REGISTER_KERNEL(::ember::gemm_kernel, CPUReference, gemm);
 
 }  // namespace ember::reference

@@ -13,6 +13,7 @@
 // threads; a slice only ever writes its own output rows, so the results are the same bits.
 #include <cstdint>
 
+#include <ember/core/dispatch.h>
 #include <ember/core/element_functions.h>
 #include <ember/core/error.h>
 #include <ember/core/reference/reference_kernels.h>
@@ -80,5 +81,11 @@ void index_select(const IndexPlan& plan) { EMBER_DISPATCH_ALL(plan.dtype, index_
 void index_add(const IndexPlan& plan) { EMBER_DISPATCH_ALL(plan.dtype, index_add_typed<scalar_t>(plan)); }
 void gather(const IndexPlan& plan) { EMBER_DISPATCH_ALL(plan.dtype, gather_typed<scalar_t>(plan)); }
 void scatter_add(const IndexPlan& plan) { EMBER_DISPATCH_ALL(plan.dtype, scatter_add_typed<scalar_t>(plan)); }
+
+// The CPUReference slots (core/dispatch.h): served when EMBER_KERNELS=reference.
+EMBER_REGISTER_KERNEL(::ember::index_select_kernel, CPUReference, index_select);
+EMBER_REGISTER_KERNEL(::ember::index_add_kernel, CPUReference, index_add);
+EMBER_REGISTER_KERNEL(::ember::gather_kernel, CPUReference, gather);
+EMBER_REGISTER_KERNEL(::ember::scatter_add_kernel, CPUReference, scatter_add);
 
 }  // namespace ember::reference

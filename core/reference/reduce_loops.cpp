@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <ember/core/dispatch.h>
 #include <ember/core/element_math.h>
 #include <ember/core/error.h>
 #include <ember/core/reference/reference_kernels.h>
@@ -104,5 +105,8 @@ void reduce(ReduceOp op, const ReducePlan& plan) {
       return;
   }
 }
+
+// The CPUReference slots (core/dispatch.h): served when EMBER_KERNELS=reference.
+EMBER_REGISTER_KERNEL(::ember::reduce_kernel, CPUReference, reduce);
 
 }  // namespace ember::reference

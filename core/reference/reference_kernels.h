@@ -15,7 +15,9 @@
 //   gemm_loops.cpp         the triple-loop matrix multiply
 //   index_loops.cpp        index_select, index_add, gather, scatter_add
 //   training_loops.cpp     the training ops' kernels: cross-entropy rows, the SGD step, one_hot
-// reference_backend.cpp routes the CPU's backend calls here when the mode is Reference.
+// Each file registers its functions in the CPUReference slots of core/dispatch.h
+// (EMBER_REGISTER_KERNEL), which serve CPU tensors when the mode is Reference. Families
+// without a reference loop here (copy_bytes: a memcpy) fall back to the CPU slot.
 #pragma once
 
 #include <ember/core/backend.h>

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include <ember/core/dispatch.h>
 #include <ember/core/error.h>
 #include <ember/core/reference/reference_kernels.h>
 
@@ -59,5 +60,8 @@ void softmax_typed(const SoftmaxPlan& plan, bool log) {
 void softmax(const SoftmaxPlan& plan, bool log) {
   EMBER_DISPATCH_FLOATING(plan.dtype, softmax_typed<scalar_t>(plan, log));
 }
+
+// The CPUReference slots (core/dispatch.h): served when EMBER_KERNELS=reference.
+EMBER_REGISTER_KERNEL(::ember::softmax_kernel, CPUReference, softmax);
 
 }  // namespace ember::reference

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include <ember/core/dispatch.h>
 #include <ember/core/error.h>
 #include <ember/core/reference/reference_kernels.h>
 
@@ -98,5 +99,10 @@ void one_hot(const OneHotPlan& plan) {
   for (std::int64_t r = 0; r < plan.rows; ++r)
     for (std::int64_t c = 0; c < plan.classes; ++c) plan.out[r * plan.classes + c] = plan.index[r] == c ? 1 : 0;
 }
+
+// The CPUReference slots (core/dispatch.h): served when EMBER_KERNELS=reference.
+EMBER_REGISTER_KERNEL(::ember::cross_entropy_kernel, CPUReference, cross_entropy);
+EMBER_REGISTER_KERNEL(::ember::sgd_step_kernel, CPUReference, sgd_step);
+EMBER_REGISTER_KERNEL(::ember::one_hot_kernel, CPUReference, one_hot);
 
 }  // namespace ember::reference

@@ -128,7 +128,7 @@ struct Operands {
     plan.alpha = test.alpha;
     plan.beta = test.beta;
     plan.dtype = std::is_same_v<T, float> ? kFloat32 : kFloat64;
-    backend_for(kCPU).gemm(plan);
+    gemm_kernel(kCPU, plan);
   }
 
   // Wrong elements against a float64 triple loop (and elements outside C that changed).

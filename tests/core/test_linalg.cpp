@@ -194,7 +194,7 @@ TEST_CASE("CPU GEMM matches a naive float64 triple loop", "[linalg][gemm]") {
       plan.alpha = alpha;
       plan.beta = beta;
       plan.dtype = dtype;
-      backend_for(kCPU).gemm(plan);
+      gemm_kernel(kCPU, plan);
 
       // The value each element is allowed to differ by: 1e-5 of the sum of |terms| (float32),
       // so cancellation in the sum does not make a correct result look wrong.
@@ -242,18 +242,18 @@ TEST_CASE("CPU GEMM integer types and k = 0", "[linalg][gemm]") {
   plan.col_stride_c = 1;
   plan.alpha = 2.0;
   plan.dtype = kInt64;
-  backend_for(kCPU).gemm(plan);
+  gemm_kernel(kCPU, plan);
   CHECK(strided_values(out) == std::vector<double>{28, 64, 64, 154});
 
   // k = 0 with beta 0 writes zeros over garbage; with beta 3 it scales C.
   plan.k = 0;
   plan.alpha = 1.0;
   for (int i = 0; i < 4; ++i) out.data_ptr<std::int64_t>()[i] = 99;
-  backend_for(kCPU).gemm(plan);
+  gemm_kernel(kCPU, plan);
   CHECK(strided_values(out) == std::vector<double>{0, 0, 0, 0});
   for (int i = 0; i < 4; ++i) out.data_ptr<std::int64_t>()[i] = i;
   plan.beta = 3.0;
-  backend_for(kCPU).gemm(plan);
+  gemm_kernel(kCPU, plan);
   CHECK(strided_values(out) == std::vector<double>{0, 3, 6, 9});
 }
 

@@ -29,10 +29,12 @@
 #include <vector>
 
 #include <ember/core/backend.h>
+#include <ember/core/cpu/cpu_kernels.h>
 #include <ember/core/cpu/gemm_kernels.h>
 #include <ember/core/factories.h>
 #include <ember/core/kernel_mode.h>
 #include <ember/core/native.h>
+#include <ember/core/reference/reference_kernels.h>
 
 #include "test_support.h"
 
@@ -143,18 +145,37 @@ bool is_float(DType dtype) { return dtype == kFloat32 || dtype == kFloat64; }
 
 }  // namespace
 
-TEST_CASE("reference kernels: backend_for(CPU) serves them in reference mode only", "[core][reference]") {
-  Backend* fast = nullptr;
-  Backend* reference = nullptr;
-  {
-    KernelModeGuard mode(KernelMode::Fast);
-    fast = &backend_for(kCPU);
-  }
-  {
+// Every family with a reference loop serves it to CPU tensors in reference mode, and the fast
+// kernel otherwise. (A family whose CPUReference slot were empty would fall back to the fast
+// kernel, and every comparison below would pass without testing anything.)
+TEST_CASE("reference kernels: the CPU's kernel slots serve them in reference mode only", "[core][reference]") {
+  auto check = [](const auto& slot, auto fast_kernel, auto reference_kernel) {
+    INFO(slot.family());
+    {
+      KernelModeGuard mode(KernelMode::Fast);
+      CHECK(slot.kernel_for(kCPU) == fast_kernel);
+    }
     KernelModeGuard mode(KernelMode::Reference);
-    reference = &backend_for(kCPU);
-  }
-  CHECK(fast != reference);
+    CHECK(slot.kernel_for(kCPU) == reference_kernel);
+  };
+  check(fill_kernel, &cpu::fill, &reference::fill);
+  check(copy_kernel, &cpu::copy, &reference::copy);
+  check(unary_kernel, &cpu::unary, &reference::unary);
+  check(binary_kernel, &cpu::binary, &reference::binary);
+  check(where_kernel, &cpu::where, &reference::where);
+  check(reduce_kernel, &cpu::reduce, &reference::reduce);
+  check(softmax_kernel, &cpu::softmax, &reference::softmax);
+  check(gemm_kernel, &cpu::gemm, &reference::gemm);
+  check(index_select_kernel, &cpu::index_select, &reference::index_select);
+  check(index_add_kernel, &cpu::index_add, &reference::index_add);
+  check(gather_kernel, &cpu::gather, &reference::gather);
+  check(scatter_add_kernel, &cpu::scatter_add, &reference::scatter_add);
+  check(cross_entropy_kernel, &cpu::cross_entropy, &reference::cross_entropy);
+  check(sgd_step_kernel, &cpu::sgd_step, &reference::sgd_step);
+  check(one_hot_kernel, &cpu::one_hot, &reference::one_hot);
+  // No reference loop: a memcpy is a memcpy.
+  KernelModeGuard mode(KernelMode::Reference);
+  CHECK(copy_bytes_kernel.kernel_for(kCPU) == &cpu::copy_bytes);
 }
 
 TEST_CASE("reference kernels: unary ops give the fast kernels' bits", "[core][reference]") {

@@ -1,5 +1,5 @@
 // tests/cuda/test_cuda_fused.cpp — the fused training ops on a real GPU (issue 8 + issue 5):
-// the CUDA Backend's cross_entropy, sgd_step, one_hot and BinaryOp::ReluBackward, reached
+// the CUDA kernels of cross_entropy, sgd_step, one_hot and BinaryOp::ReluBackward, reached
 // through the public API, against the CPU backend; the GPU's fused SGD step against the
 // GPU's own composite ops, bit for bit (the kernel spells the composite kernels' FMAs);
 // Linear + ReLU's tape on the GPU. Skipped without a GPU (EMBER_REQUIRE_GPU).

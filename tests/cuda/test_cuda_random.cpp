@@ -1,5 +1,5 @@
 // tests/cuda/test_cuda_random.cpp — random fills of CUDA tensors run Philox on the device
-// (core/random.cpp -> Backend::random_fill -> cuda/kernels/philox.cuh), on a real GPU.
+// (core/random.cpp -> random_fill_kernel -> cuda/kernels/philox.cuh), on a real GPU.
 //
 // rand / randn / uniform_ / normal_ / bernoulli_ / dropout on a CUDA tensor: reproducible
 // under manual_seed, equal to the kernel's formula computed on the host (bit for bit for

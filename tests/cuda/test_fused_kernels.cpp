@@ -3,7 +3,7 @@
 // (sgd.cuh), ReLU backward (relu_backward.cuh, also reached as BinaryOp::ReluBackward)
 // and one_hot (one_hot.cuh), on small and odd sizes (warp and block edges), against plain
 // double-precision loops written from the formulas (PyTorch's definitions) and against the
-// CPU backend's fused kernels (core/cpu/fused_kernels.cpp) — the same Backend methods.
+// CPU backend's fused kernels (core/cpu/fused_kernels.cpp) — the same kernel families (core/backend.h).
 #include <cmath>
 #include <vector>
 

@@ -97,7 +97,7 @@ TEST_CASE("philox: integer dtypes are rejected", "[cuda][random]") {
 }
 
 // ---------------------------------------------------------------- the plan-based fill
-// (what Backend::random_fill runs for rand / randn / bernoulli_ / dropout on a GPU)
+// (what random_fill_kernel runs for rand / randn / bernoulli_ / dropout on a GPU)
 
 namespace {
 using ember::PhiloxFill;
