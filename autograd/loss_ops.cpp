@@ -213,7 +213,9 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction, 
       // d loss / d input[i, c] = -(c == target[i]) * keep[i] * (d loss / d row loss i).
       Tensor g_rows = reduction == Reduction::None ? ember::reshape(grads[0], {batch})
                                                    : ember::expand(grads[0], {batch});
-      if (reduction == Reduction::Mean) g_rows = g_rows / kept;
+      // 'mean' divides by the kept rows. With none kept PyTorch skips every row, so the
+      // gradient is 0 (not 0 * (g / 0) = NaN), whatever grad_output holds.
+      if (reduction == Reduction::Mean) g_rows = kept > 0 ? g_rows / kept : ember::zeros_like(g_rows);
       Tensor chosen = ember::to(ember::one_hot(safe, classes), grads[0].dtype());
       Tensor grad = -(chosen * ember::unsqueeze(g_rows * keep_rows, 1));
       return {batched ? grad : ember::reshape(grad, sizes)};
