@@ -1,4 +1,6 @@
-// autograd/elementwise_ops.cpp — differentiable elementwise ops and their backward formulas.
+// autograd/elementwise_ops.cpp — the differentiable binary elementwise ops (+ - * / pow,
+// maximum, minimum), clamp, where, masked_fill and the comparisons. The unary ops and the
+// backward kernels are in autograd/derivatives.cpp, one row each.
 //
 // Tutorial §3–§4: `z = w1 * x1 + b; a = torch.sigmoid(z)` records MulBackward0, AddBackward0
 // and SigmoidBackward0. Each op below computes its value with ember::native and, when an
@@ -90,67 +92,6 @@ Tensor div(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor neg(const Tensor& self) {
-  Tensor out = native::neg(self);
-  if (needs_grad(self)) {
-    auto node = record("NegBackward0", {self}, out);
-    node->set_backward([](Node&, const TensorList& grads) -> TensorList { return {-grads[0]}; });
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------- unary math
-Tensor exp(const Tensor& self) {
-  Tensor out = native::exp(self);
-  if (needs_grad(self)) {
-    // d exp(x) = exp(x): the output itself is the derivative, so the output is saved.
-    auto node = record("ExpBackward0", {self}, out);
-    node->save_output("result", out);
-    node->set_backward([](Node& n, const TensorList& grads) -> TensorList { return {grads[0] * n.saved(0)}; });
-  }
-  return out;
-}
-
-Tensor log(const Tensor& self) {
-  Tensor out = native::log(self);
-  if (needs_grad(self)) {
-    auto node = record("LogBackward0", {self}, out);
-    node->save("self", self);
-    node->set_backward([](Node& n, const TensorList& grads) -> TensorList { return {grads[0] / n.saved(0)}; });
-  }
-  return out;
-}
-
-Tensor sqrt(const Tensor& self) {
-  Tensor out = native::sqrt(self);
-  if (needs_grad(self)) {
-    // d sqrt(x) = 1 / (2 sqrt(x)).
-    auto node = record("SqrtBackward0", {self}, out);
-    node->save_output("result", out);
-    node->set_backward([](Node& n, const TensorList& grads) -> TensorList {
-      return {grads[0] / (n.saved(0) * 2)};
-    });
-  }
-  return out;
-}
-
-Tensor abs(const Tensor& self) {
-  Tensor out = native::abs(self);
-  if (needs_grad(self)) {
-    // d|x| = sign(x) (0 at x = 0, as PyTorch).
-    auto node = record("AbsBackward0", {self}, out);
-    node->save("self", self);
-    node->set_backward([](Node& n, const TensorList& grads) -> TensorList {
-      return {grads[0] * ember::sign(n.saved(0))};
-    });
-  }
-  return out;
-}
-
-// sign is piecewise constant: its gradient is zero everywhere, so nothing is recorded
-// (PyTorch records SignBackward0 returning zeros; the result is the same).
-Tensor sign(const Tensor& self) { return native::sign(self); }
-
 Tensor pow(const Tensor& self, Scalar exponent) {
   Tensor out = native::pow(self, exponent);
   if (needs_grad(self)) {
@@ -190,81 +131,6 @@ Tensor pow(const Tensor& self, const Tensor& exponent) {
   return out;
 }
 
-// ---------------------------------------------------------------- activations
-Tensor sigmoid(const Tensor& self) {
-  Tensor out = native::sigmoid(self);
-  if (needs_grad(self)) {
-    // σ'(x) = σ(x) (1 - σ(x)): written with the saved output, no exp needed.
-    auto node = record("SigmoidBackward0", {self}, out);
-    node->save_output("result", out);
-    node->set_backward([](Node& n, const TensorList& grads) -> TensorList {
-      Tensor s = n.saved(0);
-      return {grads[0] * s * (1.0 - s)};
-    });
-  }
-  return out;
-}
-
-Tensor tanh(const Tensor& self) {
-  Tensor out = native::tanh(self);
-  if (needs_grad(self)) {
-    // tanh'(x) = 1 - tanh(x)².
-    auto node = record("TanhBackward0", {self}, out);
-    node->save_output("result", out);
-    node->set_backward([](Node& n, const TensorList& grads) -> TensorList {
-      Tensor t = n.saved(0);
-      return {grads[0] * (1.0 - t * t)};
-    });
-  }
-  return out;
-}
-
-namespace {
-// ReLU's backward as one differentiable op: PyTorch's threshold_backward(grad, result, 0),
-// one fused pass (native::relu_backward) instead of gt + to + mul. It only records when
-// backward itself is recorded (create_graph): then, as in PyTorch, the node is
-// ThresholdBackwardBackward0, whose gradient w.r.t. grad is the same mask again and w.r.t.
-// result is zero (none is returned), so every higher derivative stays available.
-Tensor threshold_backward(const Tensor& grad, const Tensor& result) {
-  Tensor out = native::relu_backward(grad, result);
-  if (needs_grad(grad, result)) {
-    auto node = record("ThresholdBackwardBackward0", {grad, result}, out);
-    node->save("self", result);
-    node->set_backward([](Node& n, const TensorList& grads) -> TensorList {
-      return {n.needs_input_grad(0) ? threshold_backward(grads[0], n.saved(0)) : Tensor(), Tensor()};
-    });
-  }
-  return out;
-}
-
-// The ReluBackward0 node behind `out` = relu(input): saves the result (relu'(x) = 1 exactly
-// where the result is > 0).
-void record_relu(const Tensor& input, const Tensor& out) {
-  auto node = record("ReluBackward0", {input}, out);
-  node->save_output("result", out);
-  node->set_backward([](Node& n, const TensorList& grads) -> TensorList {
-    return {threshold_backward(grads[0], n.saved(0))};
-  });
-}
-}  // namespace
-
-Tensor relu(const Tensor& self) {
-  Tensor out = native::relu(self);
-  if (needs_grad(self)) record_relu(self, out);
-  return out;
-}
-
-Tensor relu_of_fresh(const Tensor& fresh) {
-  // relu written over `fresh`'s memory and a new handle on it: `fresh` stays the
-  // pre-activation on the tape (the output of its own node, e.g. AddmmBackward0), the new
-  // handle is relu's result. Safe only because nothing reads fresh's values afterwards:
-  // the caller promises nobody else holds it, its producer did not save it, and
-  // ReluBackward0 saves the result, not its input.
-  Tensor out = native::relu_over_fresh(fresh);
-  if (needs_grad(fresh)) record_relu(fresh, out);
-  return out;
-}
-
 Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
   Tensor out = native::clamp(self, min, max);
   if (needs_grad(self)) {
@@ -300,6 +166,65 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   return out;
 }
 
+Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  Tensor out = native::clamp(self, min, max);
+  TensorList inputs{self};
+  if (min) inputs.push_back(*min);
+  if (max) inputs.push_back(*max);
+  if (autograd::any_needs_grad(inputs)) {
+    // PyTorch's ClampBackward0 (measured, tests/reference/gen_element_ops.py): when min > max,
+    // max gets the whole gradient; otherwise min where x < min, max where x > max, x in
+    // between, and on a tie with exactly one bound the gradient is split in halves, as
+    // maximum/minimum split theirs. x == min == max gives x all of it; a NaN anywhere too.
+    auto node = record("ClampBackward0", inputs, out);
+    for (std::size_t i = 0; i < inputs.size(); ++i) node->save(i == 0 ? "self" : (min && i == 1 ? "min" : "max"), inputs[i]);
+    const bool has_min = min.has_value(), has_max = max.has_value();
+    node->set_backward([has_min, has_max](Node& n, const TensorList& grads) -> TensorList {
+      const Tensor& g = grads[0];
+      Tensor x = n.saved(0), low = has_min ? n.saved(1) : Tensor(), high = has_max ? n.saved(has_min ? 2 : 1) : Tensor();
+      Tensor zero = zeros_like(g);
+      Tensor below = has_min ? as_factor(x < low, g) : zero, at_min = has_min ? as_factor(x == low, g) : zero;
+      Tensor above = has_max ? as_factor(x > high, g) : zero, at_max = has_max ? as_factor(x == high, g) : zero;
+      Tensor crossed = has_min && has_max ? as_factor(low > high, g) : zero;
+      Tensor kept = 1.0 - crossed;
+      Tensor one_tie = (at_min + at_max - at_min * at_max * 2.0) * 0.5;  // 0.5 on a tie with one bound
+      TensorList result{n.needs_input_grad(0) ? sum_to(g * (kept * (1.0 - below) * (1.0 - above) * (1.0 - one_tie)), x.sizes())
+                                              : Tensor()};
+      if (has_min) {
+        Tensor weight = kept * (below + at_min * (1.0 - at_max) * 0.5);
+        result.push_back(n.needs_input_grad(1) ? sum_to(g * weight, low.sizes()) : Tensor());
+      }
+      if (has_max) {
+        Tensor weight = crossed + kept * (above + at_max * (1.0 - at_min) * 0.5);
+        result.push_back(n.needs_input_grad(result.size()) ? sum_to(g * weight, high.sizes()) : Tensor());
+      }
+      return result;
+    });
+  }
+  return out;
+}
+
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  Tensor out = native::masked_fill(self, mask, value);
+  if (needs_grad(self, value)) {
+    // self's gradient where the mask is false; value's is the sum of the rest.
+    auto node = record("MaskedFillBackward0", {self, value}, out);
+    node->save("mask", mask);
+    node->set_backward([](Node& n, const TensorList& grads) -> TensorList {
+      const Tensor& g = grads[0];
+      Tensor mask = n.saved(0);
+      Tensor kept = ember::masked_fill(g, mask, 0);
+      return {n.needs_input_grad(0) ? kept : Tensor(),
+              n.needs_input_grad(1) ? ember::sum(g - kept) : Tensor()};
+    });
+  }
+  return out;
+}
+
+Tensor masked_fill(const Tensor& self, const Tensor& mask, Scalar value) {
+  return ember::masked_fill(self, mask, scalar_to_tensor(value));
+}
+
 namespace {
 // maximum/minimum: the gradient goes to the selected input; on a tie it is split in half
 // between both (PyTorch's rule), so the two halves still add up to the full gradient.
@@ -327,12 +252,14 @@ Tensor maximum(const Tensor& a, const Tensor& b) { return extremum(a, b, true); 
 Tensor minimum(const Tensor& a, const Tensor& b) { return extremum(a, b, false); }
 
 // ---------------------------------------------------------------- comparisons (no gradient)
-Tensor eq(const Tensor& a, const Tensor& b) { return native::eq(a, b); }
-Tensor ne(const Tensor& a, const Tensor& b) { return native::ne(a, b); }
-Tensor lt(const Tensor& a, const Tensor& b) { return native::lt(a, b); }
-Tensor le(const Tensor& a, const Tensor& b) { return native::le(a, b); }
-Tensor gt(const Tensor& a, const Tensor& b) { return native::gt(a, b); }
-Tensor ge(const Tensor& a, const Tensor& b) { return native::ge(a, b); }
-Tensor logical_and(const Tensor& a, const Tensor& b) { return native::logical_and(a, b); }
+// The rows of core/op_list.h whose result is Bool.
+#define EMBER_DEFINE_COMPARISON(name, Functor, result, ...) EMBER_COMPARISON_##result(name)
+#define EMBER_COMPARISON_Bool(name) \
+  Tensor name(const Tensor& a, const Tensor& b) { return native::name(a, b); }
+#define EMBER_COMPARISON_SameDType(name)  // differentiable: written out above
+EMBER_BINARY_OPS(EMBER_DEFINE_COMPARISON)
+#undef EMBER_COMPARISON_SameDType
+#undef EMBER_COMPARISON_Bool
+#undef EMBER_DEFINE_COMPARISON
 
 }  // namespace ember

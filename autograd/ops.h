@@ -13,9 +13,11 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
+#include <ember/core/op_list.h>
 #include <ember/core/tensor.h>
 
 namespace ember {
@@ -26,11 +28,9 @@ enum class Reduction { None, Mean, Sum };
 // ---------------------------------------------------------------- elementwise (elementwise_ops.cpp)
 Tensor add(const Tensor& a, const Tensor& b, Scalar alpha = 1);
 Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha = 1);
-Tensor mul(const Tensor& a, const Tensor& b);
-Tensor div(const Tensor& a, const Tensor& b);
 // With a number on either side (torch.add(x, 2, alpha=3), torch.mul(2.5, x)): the number
 // becomes a 0-d wrapped-number tensor, which promotes like a Python scalar, and the op is
-// the tensor op above (same node: AddBackward0, ...). Defined in tensor_methods.cpp.
+// the tensor op (same node: AddBackward0, ...). Defined in tensor_methods.cpp.
 Tensor add(const Tensor& a, Scalar b, Scalar alpha = 1);
 Tensor add(Scalar a, const Tensor& b, Scalar alpha = 1);
 Tensor sub(const Tensor& a, Scalar b, Scalar alpha = 1);
@@ -39,29 +39,26 @@ Tensor mul(const Tensor& a, Scalar b);
 Tensor mul(Scalar a, const Tensor& b);
 Tensor div(const Tensor& a, Scalar b);
 Tensor div(Scalar a, const Tensor& b);
-Tensor neg(const Tensor& self);
-Tensor exp(const Tensor& self);
-Tensor log(const Tensor& self);
-Tensor sqrt(const Tensor& self);
-Tensor abs(const Tensor& self);
-Tensor sign(const Tensor& self);  // not differentiable (gradient zero, like PyTorch)
-Tensor pow(const Tensor& self, const Tensor& exponent);
+// Every unary and binary row of core/op_list.h (exp, sigmoid, gelu, ..., mul, pow,
+// maximum, the comparisons): Tensor exp(const Tensor& self); Tensor mul(const Tensor& a,
+// const Tensor& b); ... Comparisons return bool tensors and are never differentiable; sign
+// is not differentiable either (gradient zero, like PyTorch).
+#define EMBER_DECLARE_UNARY(name, ...) Tensor name(const Tensor& self);
+#define EMBER_DECLARE_BINARY(name, ...) Tensor name(const Tensor& a, const Tensor& b);
+EMBER_UNARY_OPS(EMBER_DECLARE_UNARY)
+EMBER_BINARY_OPS(EMBER_DECLARE_BINARY)
+#undef EMBER_DECLARE_BINARY
+#undef EMBER_DECLARE_UNARY
+// gelu(x, "none") is gelu(x); gelu(x, "tanh") the tanh approximation
+// (torch.nn.functional.gelu's approximate=; "approximate argument must be either none or tanh.").
+Tensor gelu(const Tensor& self, std::string_view approximate);
 Tensor pow(const Tensor& self, Scalar exponent);
-Tensor sigmoid(const Tensor& self);
-Tensor tanh(const Tensor& self);
-Tensor relu(const Tensor& self);
 Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+// Tensor bounds (torch.clamp(x, min_tensor, max_tensor)): broadcast and promoted with x.
+Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max);
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
-Tensor maximum(const Tensor& a, const Tensor& b);
-Tensor minimum(const Tensor& a, const Tensor& b);
-// Comparisons return bool tensors and are never differentiable.
-Tensor eq(const Tensor& a, const Tensor& b);
-Tensor ne(const Tensor& a, const Tensor& b);
-Tensor lt(const Tensor& a, const Tensor& b);
-Tensor le(const Tensor& a, const Tensor& b);
-Tensor gt(const Tensor& a, const Tensor& b);
-Tensor ge(const Tensor& a, const Tensor& b);
-Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor masked_fill(const Tensor& self, const Tensor& mask, Scalar value);
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value);  // value: 0-d
 
 // ---------------------------------------------------------------- views and copies (view_ops.cpp)
 Tensor view(const Tensor& self, IntArrayRef sizes);

@@ -72,32 +72,33 @@ Tensor div(Scalar a, const Tensor& b) { return ember::div(wrap(a, b), b); }
 // ---------------------------------------------------------------- math
 Tensor Tensor::add(const Tensor& other, Scalar alpha) const { return ember::add(*this, other, alpha); }
 Tensor Tensor::sub(const Tensor& other, Scalar alpha) const { return ember::sub(*this, other, alpha); }
-Tensor Tensor::mul(const Tensor& other) const { return ember::mul(*this, other); }
-Tensor Tensor::div(const Tensor& other) const { return ember::div(*this, other); }
 Tensor Tensor::add(Scalar other, Scalar alpha) const { return ember::add(*this, other, alpha); }
 Tensor Tensor::sub(Scalar other, Scalar alpha) const { return ember::sub(*this, other, alpha); }
 Tensor Tensor::mul(Scalar other) const { return ember::mul(*this, other); }
 Tensor Tensor::div(Scalar other) const { return ember::div(*this, other); }
-Tensor Tensor::neg() const { return ember::neg(*this); }
-Tensor Tensor::exp() const { return ember::exp(*this); }
-Tensor Tensor::log() const { return ember::log(*this); }
-Tensor Tensor::sqrt() const { return ember::sqrt(*this); }
-Tensor Tensor::abs() const { return ember::abs(*this); }
-Tensor Tensor::pow(const Tensor& exponent) const { return ember::pow(*this, exponent); }
+// The methods of core/op_list.h's rows.
+#define EMBER_UNARY_METHOD_Method(name) \
+  Tensor Tensor::name() const { return ember::name(*this); }
+#define EMBER_UNARY_METHOD_FunctionOnly(name)
+#define EMBER_DEFINE_UNARY_METHOD(name, Functor, inputs, method, ...) EMBER_UNARY_METHOD_##method(name)
+#define EMBER_DEFINE_BINARY_METHOD(name, ...) \
+  Tensor Tensor::name(const Tensor& other) const { return ember::name(*this, other); }
+EMBER_UNARY_OPS(EMBER_DEFINE_UNARY_METHOD)
+EMBER_BINARY_OPS(EMBER_DEFINE_BINARY_METHOD)
+#undef EMBER_DEFINE_BINARY_METHOD
+#undef EMBER_DEFINE_UNARY_METHOD
+#undef EMBER_UNARY_METHOD_FunctionOnly
+#undef EMBER_UNARY_METHOD_Method
 Tensor Tensor::pow(Scalar exponent) const { return ember::pow(*this, exponent); }
-Tensor Tensor::sigmoid() const { return ember::sigmoid(*this); }
-Tensor Tensor::tanh() const { return ember::tanh(*this); }
-Tensor Tensor::relu() const { return ember::relu(*this); }
 Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const { return ember::clamp(*this, min, max); }
-Tensor Tensor::maximum(const Tensor& other) const { return ember::maximum(*this, other); }
-Tensor Tensor::minimum(const Tensor& other) const { return ember::minimum(*this, other); }
+Tensor Tensor::clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max) const {
+  return ember::clamp(*this, min, max);
+}
+Tensor Tensor::masked_fill(const Tensor& mask, Scalar value) const { return ember::masked_fill(*this, mask, value); }
+Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value) const {
+  return ember::masked_fill(*this, mask, value);
+}
 
-Tensor Tensor::eq(const Tensor& other) const { return ember::eq(*this, other); }
-Tensor Tensor::ne(const Tensor& other) const { return ember::ne(*this, other); }
-Tensor Tensor::lt(const Tensor& other) const { return ember::lt(*this, other); }
-Tensor Tensor::le(const Tensor& other) const { return ember::le(*this, other); }
-Tensor Tensor::gt(const Tensor& other) const { return ember::gt(*this, other); }
-Tensor Tensor::ge(const Tensor& other) const { return ember::ge(*this, other); }
 Tensor Tensor::eq(Scalar other) const { return ember::eq(*this, wrap(other, *this)); }
 Tensor Tensor::ne(Scalar other) const { return ember::ne(*this, wrap(other, *this)); }
 Tensor Tensor::lt(Scalar other) const { return ember::lt(*this, wrap(other, *this)); }

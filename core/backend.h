@@ -16,13 +16,17 @@
 #include <ember/core/device.h>
 #include <ember/core/dispatch.h>
 #include <ember/core/fused_plans.h>
+#include <ember/core/op_list.h>
 #include <ember/core/scalar.h>
 #include <ember/core/strided_index.h>
 
 namespace ember {
 
+// The unary kernels: every row of core/op_list.h, and the two that take parameters.
+#define EMBER_UNARY_ENUMERATOR(name, Functor, ...) Functor,
+#define EMBER_VARIANT_ENUMERATOR(Functor, ...) Functor,
 enum class UnaryOp {
-  Neg, Exp, Log, Sqrt, Abs, Sign, Sigmoid, Tanh, Relu,
+  EMBER_UNARY_OPS(EMBER_UNARY_ENUMERATOR) EMBER_UNARY_VARIANTS(EMBER_VARIANT_ENUMERATOR)
   Clamp,      // params.low/high with has_low/has_high
   PowScalar,  // params.exponent
 };
@@ -49,18 +53,25 @@ struct UnaryParams {
   }
 };
 
+// The binary kernels: add and sub (out = a ± alpha * b), then every binary and backward row
+// of core/op_list.h. Comparisons (result Bool in the list) write a Bool output.
 enum class BinaryOp {
-  Add,  // out = a + alpha * b
-  Sub,  // out = a - alpha * b
-  Mul, Div, Pow, Maximum, Minimum,
-  // ReLU's backward, PyTorch's threshold_backward(grad, result, 0): out = b <= 0 ? 0 : a
-  // with a = the incoming gradient, b = relu's result (NaN in b lets the gradient pass).
-  ReluBackward,
-  Eq, Ne, Lt, Le, Gt, Ge,   // output dtype Bool
-  LogicalAnd,               // output dtype Bool
+  Add,
+  Sub,
+  EMBER_BINARY_OPS(EMBER_UNARY_ENUMERATOR) EMBER_BACKWARD_OPS(EMBER_UNARY_ENUMERATOR)
 };
+#undef EMBER_UNARY_ENUMERATOR
+#undef EMBER_VARIANT_ENUMERATOR
 
-inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
+constexpr bool is_comparison(BinaryOp op) {
+  switch (op) {
+#define EMBER_BOOL_RESULT_CASE(name, Functor, result, ...) \
+  case BinaryOp::Functor: return OpResult::result == OpResult::Bool;
+    EMBER_BINARY_OPS(EMBER_BOOL_RESULT_CASE)
+#undef EMBER_BOOL_RESULT_CASE
+    default: return false;
+  }
+}
 
 enum class ReduceOp { Sum, Mean, Prod, Max, Min, ArgMax, ArgMin };
 

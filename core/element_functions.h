@@ -73,6 +73,36 @@ template <class T> struct Tanh { EMBER_HOST_DEVICE T operator()(T x) const { ret
 template <class T> struct Sigmoid {
   EMBER_HOST_DEVICE T operator()(T x) const { return T(1) / (T(1) + math::exp(-x)); }
 };
+template <class T> struct Rsqrt { EMBER_HOST_DEVICE T operator()(T x) const { return T(1) / math::sqrt(x); } };
+template <class T> struct Erf { EMBER_HOST_DEVICE T operator()(T x) const { return math::erf(x); } };
+
+// GELU (Hendrycks & Gimpel), x·Φ(x) with Φ the standard normal CDF: torch.nn.functional.gelu.
+// The constants and the order of the operations are PyTorch's (its scalar CPU kernel), so
+// the roundings match.
+// (Products of C's M_SQRT2, M_2_SQRTPI, M_SQRT1_2 rounded once to T, as PyTorch writes them.)
+template <class T> struct GeluConstants {
+  static constexpr double kSqrt2 = 1.41421356237309504880, kTwoOverSqrtPi = 1.12837916709551257390;
+  static constexpr T kSqrt1_2 = T(0.70710678118654752440);                   // 1/√2
+  static constexpr T kSqrt2OverPi = T(kSqrt2 * kTwoOverSqrtPi * 0.5);          // √(2/π)
+  static constexpr T k1OverSqrt2Pi = T(kTwoOverSqrtPi * 0.70710678118654752440 * 0.5);  // 1/√(2π)
+  static constexpr T kKappa = T(0.044715);
+};
+template <class T> struct Gelu {  // approximate="none": x · ½(1 + erf(x/√2))
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    return x * T(0.5) * (T(1) + math::erf(x * GeluConstants<T>::kSqrt1_2));
+  }
+};
+template <class T> struct GeluTanh {  // approximate="tanh": ½x(1 + tanh(√(2/π)(x + 0.044715x³)))
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    using C = GeluConstants<T>;
+    const T inner = C::kSqrt2OverPi * (x + C::kKappa * (x * x * x));
+    return T(0.5) * x * (T(1) + math::tanh(inner));
+  }
+};
+// SiLU (swish), x·σ(x): torch.nn.functional.silu.
+template <class T> struct Silu {
+  EMBER_HOST_DEVICE T operator()(T x) const { return x / (T(1) + math::exp(-x)); }
+};
 
 // min(max(x, low), high): when low > high every element becomes high, as torch.clamp.
 template <class T> struct Clamp {
@@ -93,7 +123,6 @@ template <class T> struct Square { EMBER_HOST_DEVICE T operator()(T x) const { r
 template <class T> struct Cube { EMBER_HOST_DEVICE T operator()(T x) const { return math::mul(math::mul(x, x), x); } };
 template <class T> struct Reciprocal { EMBER_HOST_DEVICE T operator()(T x) const { return T(1) / x; } };
 template <class T> struct InverseSquare { EMBER_HOST_DEVICE T operator()(T x) const { return T(1) / (x * x); } };
-template <class T> struct InverseSqrt { EMBER_HOST_DEVICE T operator()(T x) const { return T(1) / math::sqrt(x); } };
 template <class T> struct PowScalar {
   double exponent;
   EMBER_HOST_DEVICE T operator()(T x) const {
@@ -110,7 +139,7 @@ void with_pow_scalar(double exponent, const Loop& loop) {
   if (exponent == 3.0) return loop(Cube<T>{});
   if constexpr (std::is_floating_point_v<T>) {
     if (exponent == 0.5) return loop(Sqrt<T>{});
-    if (exponent == -0.5) return loop(InverseSqrt<T>{});
+    if (exponent == -0.5) return loop(Rsqrt<T>{});
     if (exponent == -1.0) return loop(Reciprocal<T>{});
     if (exponent == -2.0) return loop(InverseSquare<T>{});
   }
@@ -170,6 +199,40 @@ template <class T> struct Minimum {
 // it (`NaN <= 0` is false), as in PyTorch.
 template <class T> struct ReluBackward {
   EMBER_HOST_DEVICE T operator()(T grad_output, T result) const { return result <= T(0) ? T(0) : grad_output; }
+};
+
+// The backward kernels: grad · f'(x) in one pass, PyTorch's formulas (tanh_backward,
+// gelu_backward, silu_backward). x is what the derivative row saves: tanh's result, the
+// input of gelu and silu.
+template <class T> struct TanhBackward {  // 1 - tanh²
+  EMBER_HOST_DEVICE T operator()(T grad_output, T result) const { return grad_output * (T(1) - result * result); }
+};
+template <class T> struct GeluBackward {  // Φ(x) + x·φ(x)
+  EMBER_HOST_DEVICE T operator()(T grad_output, T x) const {
+    using C = GeluConstants<T>;
+    const T cdf = T(0.5) * (T(1) + math::erf(x * C::kSqrt1_2));
+    const T pdf = C::k1OverSqrt2Pi * math::exp(x * x * T(-0.5));
+    return grad_output * (cdf + x * pdf);
+  }
+};
+template <class T> struct GeluTanhBackward {
+  EMBER_HOST_DEVICE T operator()(T grad_output, T x) const {
+    using C = GeluConstants<T>;
+    const T x_squared = x * x;
+    const T inner = C::kSqrt2OverPi * (x + C::kKappa * (x_squared * x));
+    const T tanh_inner = math::tanh(inner);
+    const T left = T(0.5) * x;
+    const T left_derivative = T(0.5) * (T(1) + tanh_inner);
+    const T tanh_derivative = T(1) - tanh_inner * tanh_inner;
+    const T inner_derivative = C::kSqrt2OverPi * (T(1) + T(3) * C::kKappa * x_squared);
+    return grad_output * (left_derivative + left * tanh_derivative * inner_derivative);
+  }
+};
+template <class T> struct SiluBackward {  // σ(x)·(1 + x·(1 - σ(x)))
+  EMBER_HOST_DEVICE T operator()(T grad_output, T x) const {
+    const T sigmoid = T(1) / (T(1) + math::exp(-x));
+    return grad_output * sigmoid * (T(1) + x * (T(1) - sigmoid));
+  }
 };
 
 template <class T> struct Eq { EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a == b; } };

@@ -34,6 +34,9 @@ template <class T> EMBER_HOST_DEVICE EMBER_INLINE T sqrt(T x) {
 template <class T> EMBER_HOST_DEVICE EMBER_INLINE T tanh(T x) {
   if constexpr (std::is_same_v<T, float>) return ::tanhf(x); else return ::tanh(x);
 }
+template <class T> EMBER_HOST_DEVICE EMBER_INLINE T erf(T x) {
+  if constexpr (std::is_same_v<T, float>) return ::erff(x); else return ::erf(x);
+}
 template <class T> EMBER_HOST_DEVICE EMBER_INLINE T pow(T x, T y) {
   if constexpr (std::is_same_v<T, float>) return ::powf(x, y); else return ::pow(x, y);
 }

@@ -132,9 +132,78 @@ Tensor unary_op(UnaryOp op, const Tensor& self, DType compute, const UnaryParams
   return out;
 }
 
-// exp, log, sqrt, sigmoid, tanh: integer (and bool) inputs compute in float32.
-Tensor floating_unary_op(UnaryOp op, const Tensor& self) {
-  return unary_op(op, self, is_floating_point(self.dtype()) ? self.dtype() : default_float_dtype());
+// What a row of core/op_list.h says about dtypes.
+struct DTypeRule {
+  OpInputs inputs;
+  const char* message;
+};
+
+DTypeRule dtype_rule(UnaryOp op) {
+  switch (op) {
+#define EMBER_NAMED_RULE(name, Functor, inputs, method, message) \
+  case UnaryOp::Functor: return {OpInputs::inputs, message};
+#define EMBER_VARIANT_RULE(Functor, inputs, message) \
+  case UnaryOp::Functor: return {OpInputs::inputs, message};
+    EMBER_UNARY_OPS(EMBER_NAMED_RULE)
+    EMBER_UNARY_VARIANTS(EMBER_VARIANT_RULE)
+#undef EMBER_VARIANT_RULE
+#undef EMBER_NAMED_RULE
+    case UnaryOp::Clamp:
+    case UnaryOp::PowScalar: break;
+  }
+  return {OpInputs::AnyDType, nullptr};
+}
+
+// The dtype a unary op computes in, or PyTorch's error.
+DType unary_compute_dtype(const DTypeRule& rule, DType input) {
+  switch (rule.inputs) {
+    case OpInputs::AnyDType:
+      EMBER_CHECK(rule.message == nullptr || input != kBool, DTypeError, rule.message);
+      return input;
+    case OpInputs::ToFloat:
+      return is_floating_point(input) ? input : default_float_dtype();
+    case OpInputs::FloatOnly:
+      EMBER_CHECK(is_floating_point(input), DTypeError, "\"", rule.message, "\" not implemented for '",
+                  scalar_type_name(input), "'");
+      return input;
+  }
+  return input;
+}
+
+// The C++ name PyTorch prints for a dtype in some messages ("long int").
+const char* c_type_name(DType dtype) {
+  switch (dtype) {
+    case kFloat32: return "float";
+    case kFloat64: return "double";
+    case kInt32: return "int";
+    case kInt64: return "long int";
+    case kUInt8: return "unsigned char";
+    case kBool: return "bool";
+  }
+  return "?";
+}
+
+// grad · f'(x) for a backward row of core/op_list.h. Laid out like PyTorch's iterator,
+// which lists x first (so its shape error names x "a").
+Tensor backward_op(BinaryOp op, const char* name, const Tensor& grad, const Tensor& x) {
+  check_same_device(x, grad);
+  const DType dtype = result_type(grad, x);
+  if (op == BinaryOp::ReluBackward) {
+    EMBER_CHECK(dtype != kBool, DTypeError, "\"threshold_", x.is_cuda() ? "cuda" : "cpu",
+                "\" not implemented for 'Bool'");
+  } else {
+    EMBER_CHECK(is_floating_point(dtype), DTypeError, "\"", name, "\" not implemented for '", scalar_type_name(dtype),
+                "'");
+  }
+  const Shape sizes = broadcast_shapes(x.sizes(), grad.sizes());
+  const Device device = x.is_cpu() && x.dim() == 0 ? grad.device() : x.device();
+  Tensor out = empty(sizes, TensorOptions().dtype(dtype).device(device));
+  if (out.numel() == 0) return out;
+  // Named locals: the plan holds raw pointers, so cast copies must outlive the call.
+  Tensor grad_ready = prepare_input(grad, device, dtype), x_ready = prepare_input(x, device, dtype);
+  StridedPlan plan = make_strided_plan(out, {grad_ready, x_ready});
+  binary_kernel(device, op, plan, 1);
+  return out;
 }
 
 }  // namespace
@@ -143,18 +212,15 @@ Tensor floating_unary_op(UnaryOp op, const Tensor& self) {
 
 Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) { return binary_op(BinaryOp::Add, a, b, alpha); }
 Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) { return binary_op(BinaryOp::Sub, a, b, alpha); }
-Tensor mul(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Mul, a, b); }
-Tensor div(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Div, a, b); }
-Tensor pow(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Pow, a, b); }
-Tensor maximum(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Maximum, a, b); }
-Tensor minimum(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Minimum, a, b); }
-Tensor eq(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Eq, a, b); }
-Tensor ne(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Ne, a, b); }
-Tensor lt(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Lt, a, b); }
-Tensor le(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Le, a, b); }
-Tensor gt(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Gt, a, b); }
-Tensor ge(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Ge, a, b); }
-Tensor logical_and(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::LogicalAnd, a, b); }
+#define EMBER_DEFINE_BINARY(name, Functor, ...) \
+  Tensor name(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Functor, a, b); }
+EMBER_BINARY_OPS(EMBER_DEFINE_BINARY)
+#undef EMBER_DEFINE_BINARY
+
+#define EMBER_DEFINE_BACKWARD(name, Functor, ...) \
+  Tensor name(const Tensor& grad, const Tensor& x) { return backward_op(BinaryOp::Functor, #name, grad, x); }
+EMBER_BACKWARD_OPS(EMBER_DEFINE_BACKWARD)
+#undef EMBER_DEFINE_BACKWARD
 
 Tensor pow(const Tensor& self, Scalar exponent) {
   DType compute = result_type(self, exponent);
@@ -167,29 +233,14 @@ Tensor pow(const Tensor& self, Scalar exponent) {
 
 // ------------------------------------------------------------------ unary
 
-Tensor neg(const Tensor& self) {
-  EMBER_CHECK(self.dtype() != kBool, DTypeError,
-              "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
-              "mask, use the `~` or `logical_not()` operator instead.");
-  return unary_op(UnaryOp::Neg, self, self.dtype());
+Tensor unary(UnaryOp op, const Tensor& self) {
+  return unary_op(op, self, unary_compute_dtype(dtype_rule(op), self.dtype()));
 }
 
-Tensor abs(const Tensor& self) {
-  EMBER_CHECK(self.dtype() != kBool, DTypeError, "\"abs_cpu\" not implemented for 'Bool'");
-  return unary_op(UnaryOp::Abs, self, self.dtype());
-}
-
-Tensor relu(const Tensor& self) {
-  EMBER_CHECK(self.dtype() != kBool, DTypeError, "Boolean inputs not supported for relu");
-  return unary_op(UnaryOp::Relu, self, self.dtype());
-}
-
-Tensor sign(const Tensor& self) { return unary_op(UnaryOp::Sign, self, self.dtype()); }
-Tensor exp(const Tensor& self) { return floating_unary_op(UnaryOp::Exp, self); }
-Tensor log(const Tensor& self) { return floating_unary_op(UnaryOp::Log, self); }
-Tensor sqrt(const Tensor& self) { return floating_unary_op(UnaryOp::Sqrt, self); }
-Tensor sigmoid(const Tensor& self) { return floating_unary_op(UnaryOp::Sigmoid, self); }
-Tensor tanh(const Tensor& self) { return floating_unary_op(UnaryOp::Tanh, self); }
+#define EMBER_DEFINE_UNARY(name, Functor, ...) \
+  Tensor name(const Tensor& self) { return unary(UnaryOp::Functor, self); }
+EMBER_UNARY_OPS(EMBER_DEFINE_UNARY)
+#undef EMBER_DEFINE_UNARY
 
 Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
   EMBER_CHECK(min.has_value() || max.has_value(), ValueError,
@@ -242,6 +293,42 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
     where_kernel(device, plan);
   }
   return out;
+}
+
+Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  EMBER_CHECK(min.has_value() || max.has_value(), ValueError,
+              "torch.clamp: At least one of 'min' or 'max' must not be None");
+  Tensor out = self;
+  if (min) out = maximum(out, *min);  // maximum and minimum propagate NaN, as clamp does
+  if (max) out = minimum(out, *max);
+  // maximum(x, min) of one tensor returns a new tensor; with neither op run out is self,
+  // which cannot happen (checked above).
+  return out;
+}
+
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  EMBER_CHECK(mask.dtype() == kBool, DTypeError, "masked_fill_ only supports boolean masks, but got mask with dtype ",
+              c_type_name(mask.dtype()));
+  EMBER_CHECK(value.dim() == 0, ShapeError, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  // The result has self's dtype and shape (PyTorch's out-of-place masked_fill is
+  // self.clone().masked_fill_(mask, value)): the mask broadcasts to self, never self to it.
+  const Shape broadcast = broadcast_shapes(self.sizes(), mask.sizes());
+  EMBER_CHECK(broadcast == self.sizes(), ShapeError, "output with shape ", shape_to_string(self.sizes()),
+              " doesn't match the broadcast shape ", shape_to_string(broadcast));
+  Device device = common_device({self, mask});
+  Tensor value_ready = to_dtype(to_device(value, device), self.dtype());
+  Tensor out = empty(self.sizes(), TensorOptions().dtype(self.dtype()).device(device));
+  if (out.numel() > 0) {
+    Tensor mask_ready = to_device(mask, device), self_ready = to_device(self, device);
+    StridedPlan plan = make_strided_plan(out, {mask_ready, value_ready, self_ready});
+    where_kernel(device, plan);
+  }
+  return out;
+}
+
+Tensor masked_fill(const Tensor& self, const Tensor& mask, Scalar value) {
+  return masked_fill(self, mask, scalar_to_tensor(value));
 }
 
 // ------------------------------------------------------------------ in place

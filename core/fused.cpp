@@ -1,12 +1,13 @@
-// core/fused.cpp — the native fused training ops: ReLU backward, cross-entropy forward +
-// backward over rows, the SGD step, and ReLU written over a fresh tensor's memory.
+// core/fused.cpp — the native fused training ops: cross-entropy forward + backward over
+// rows, the SGD step, and ReLU written over a fresh tensor's memory. (ReLU's backward is a
+// backward row of core/op_list.h, native::relu_backward.)
 //
 // Issue 8 ("fused where the training step benefits") and tutorial §7's training loop:
 // loss = F.cross_entropy(model(x), y); loss.backward(); optimizer.step(). Each function
 // here checks its arguments (the backends never do), lays the work out as one plan
 // (core/fused_plans.h, core/strided_index.h) and makes one backend call where the
 // composite path made several. The differentiable wrappers that use them are in
-// autograd/elementwise_ops.cpp (ReluBackward0) and autograd/loss_ops.cpp (cross_entropy);
+// autograd/derivatives.cpp (ReluBackward0) and autograd/loss_ops.cpp (cross_entropy);
 // nn/sgd.cpp calls sgd_step_; relu_over_fresh serves the Linear + ReLU fusion.
 // docs/performance.md ("Fused ops") counts what each saves.
 #include <ember/core/native.h>
@@ -17,26 +18,6 @@
 #include <ember/core/type_promotion.h>
 
 namespace ember::native {
-
-// ------------------------------------------------------------------ ReLU backward
-
-Tensor relu_backward(const Tensor& grad, const Tensor& result) {
-  check_same_device(result, grad);
-  const DType dtype = result_type(grad, result);
-  EMBER_CHECK(dtype != kBool, DTypeError, "\"threshold_", result.is_cuda() ? "cuda" : "cpu",
-              "\" not implemented for 'Bool'");
-  // PyTorch's iterator lists self (the result) first, so its shape error names it "a".
-  const Shape sizes = broadcast_shapes(result.sizes(), grad.sizes());
-  const Device device = result.is_cpu() && result.dim() == 0 ? grad.device() : result.device();
-  Tensor out = empty(sizes, TensorOptions().dtype(dtype).device(device));
-  if (out.numel() == 0) return out;
-  // Named locals: the plan holds raw pointers, so cast copies must outlive the call.
-  Tensor grad_ready = to_dtype(to_device(grad, device), dtype);
-  Tensor result_ready = to_dtype(to_device(result, device), dtype);
-  StridedPlan plan = make_strided_plan(out, {grad_ready, result_ready});
-  binary_kernel(device, BinaryOp::ReluBackward, plan, 1);
-  return out;
-}
 
 Tensor relu_over_fresh(const Tensor& fresh) {
   EMBER_CHECK(fresh.dtype() != kBool, DTypeError, "Boolean inputs not supported for relu");

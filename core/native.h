@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include <ember/core/backend.h>
 #include <ember/core/tensor.h>
 
 namespace ember::native {
@@ -57,33 +58,36 @@ Tensor pin_memory(const Tensor& self);
 bool is_pinned(const Tensor& self);  // false for CUDA tensors and in CPU-only builds
 
 // ----------------------------------------------------------------- elementwise (elementwise.cpp)
-// Binary ops broadcast and promote (torch.result_type); comparisons return bool.
-// Unary float ops (exp, log, sqrt, sigmoid, tanh) turn integer inputs into float32.
+// Binary ops broadcast and promote (torch.result_type); comparisons return bool. Unary ops
+// follow their row's dtype rule in core/op_list.h (exp of an int64 tensor is float32).
 Tensor add(const Tensor& a, const Tensor& b, Scalar alpha = 1);
 Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha = 1);
-Tensor mul(const Tensor& a, const Tensor& b);
-Tensor div(const Tensor& a, const Tensor& b);  // true division: int / int -> float32
-Tensor pow(const Tensor& a, const Tensor& b);
+// Every row of core/op_list.h: Tensor exp(const Tensor& self); Tensor mul(a, b); ...
+#define EMBER_DECLARE_UNARY(name, ...) Tensor name(const Tensor& self);
+#define EMBER_DECLARE_BINARY(name, ...) Tensor name(const Tensor& a, const Tensor& b);
+EMBER_UNARY_OPS(EMBER_DECLARE_UNARY)
+EMBER_BINARY_OPS(EMBER_DECLARE_BINARY)
+// The backward kernels as ops: grad · f'(x), broadcasting and promoting like a binary op
+// (x: what the op's derivative row saves, e.g. tanh's result or gelu's input).
+#define EMBER_DECLARE_BACKWARD(name, ...) Tensor name(const Tensor& grad, const Tensor& x);
+EMBER_BACKWARD_OPS(EMBER_DECLARE_BACKWARD)
+#undef EMBER_DECLARE_BACKWARD
+#undef EMBER_DECLARE_BINARY
+#undef EMBER_DECLARE_UNARY
+// Any unary kernel by its UnaryOp (gelu's tanh variant has no name of its own), with the
+// dtype rule of its row.
+Tensor unary(UnaryOp op, const Tensor& self);
 Tensor pow(const Tensor& a, Scalar exponent);
-Tensor maximum(const Tensor& a, const Tensor& b);
-Tensor minimum(const Tensor& a, const Tensor& b);
-Tensor eq(const Tensor& a, const Tensor& b);
-Tensor ne(const Tensor& a, const Tensor& b);
-Tensor lt(const Tensor& a, const Tensor& b);
-Tensor le(const Tensor& a, const Tensor& b);
-Tensor gt(const Tensor& a, const Tensor& b);
-Tensor ge(const Tensor& a, const Tensor& b);
-Tensor logical_and(const Tensor& a, const Tensor& b);
-Tensor neg(const Tensor& self);
-Tensor exp(const Tensor& self);
-Tensor log(const Tensor& self);
-Tensor sqrt(const Tensor& self);
-Tensor abs(const Tensor& self);
-Tensor sign(const Tensor& self);
-Tensor sigmoid(const Tensor& self);
-Tensor tanh(const Tensor& self);
-Tensor relu(const Tensor& self);
 Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max);
+// clamp with tensor bounds: min(max(self, min), max), broadcasting and promoting all three;
+// a NaN anywhere gives NaN, as PyTorch's.
+Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max);
+// self where mask is false, value where it is true (value cast to self's dtype; mask bool,
+// broadcast to self: "masked_fill_ only supports boolean masks, but got mask with dtype long int").
+Tensor masked_fill(const Tensor& self, const Tensor& mask, Scalar value);
+// value: a 0-d tensor ("masked_fill_ only supports a 0-dimensional value tensor, but got
+// tensor with 1 dimension(s).").
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value);
 // where(condition, a, b): condition must be bool: "where expected condition to be a boolean
 // tensor, but got a tensor with dtype Float".
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
@@ -135,10 +139,6 @@ Tensor one_hot(const Tensor& self, std::int64_t num_classes = -1);
 // One backend call each where the composite path makes several (docs/performance.md,
 // "Fused ops").
 //
-// ReLU's backward, PyTorch's threshold_backward(grad, result, 0): grad where result > 0
-// (or NaN), else 0. Broadcasts and promotes like a binary op; bool: "\"threshold_cpu\" not
-// implemented for 'Bool'".
-Tensor relu_backward(const Tensor& grad, const Tensor& result);
 // relu written over `fresh`'s own memory, returned as a new tensor on that memory (its own
 // storage object, version 0): only for a tensor nobody else reads afterwards (the
 // Linear + ReLU fusion applies it to addmm's fresh output, autograd/fused_ops.h). Not a

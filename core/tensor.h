@@ -27,6 +27,7 @@
 #include <ember/core/device.h>
 #include <ember/core/dtype.h>
 #include <ember/core/error.h>
+#include <ember/core/op_list.h>
 #include <ember/core/scalar.h>
 #include <ember/core/shape.h>
 #include <ember/core/storage.h>
@@ -217,39 +218,36 @@ class Tensor {
   // ---------------------------------------------------------------- math (autograd/)
   Tensor add(const Tensor& other, Scalar alpha = 1) const;
   Tensor sub(const Tensor& other, Scalar alpha = 1) const;
-  Tensor mul(const Tensor& other) const;
-  Tensor div(const Tensor& other) const;
   // With a number (x.add(2), x.mul(0.5)): the number promotes like a Python scalar, so an
   // int64 tensor times 2.5 is float32 and a float32 tensor plus 2 stays float32.
   Tensor add(Scalar other, Scalar alpha = 1) const;
   Tensor sub(Scalar other, Scalar alpha = 1) const;
   Tensor mul(Scalar other) const;
   Tensor div(Scalar other) const;
-  Tensor neg() const;
-  Tensor exp() const;
-  Tensor log() const;
-  Tensor sqrt() const;
-  Tensor abs() const;
-  Tensor pow(const Tensor& exponent) const;
+  // x.exp(), x.mul(y), x.eq(y), ...: the rows of core/op_list.h marked Method, and every
+  // binary row.
+#define EMBER_UNARY_METHOD_Method(name) Tensor name() const;
+#define EMBER_UNARY_METHOD_FunctionOnly(name)
+#define EMBER_DECLARE_UNARY_METHOD(name, Functor, inputs, method, ...) EMBER_UNARY_METHOD_##method(name)
+#define EMBER_DECLARE_BINARY_METHOD(name, ...) Tensor name(const Tensor& other) const;
+  EMBER_UNARY_OPS(EMBER_DECLARE_UNARY_METHOD)
+  EMBER_BINARY_OPS(EMBER_DECLARE_BINARY_METHOD)
+#undef EMBER_DECLARE_BINARY_METHOD
+#undef EMBER_DECLARE_UNARY_METHOD
+#undef EMBER_UNARY_METHOD_FunctionOnly
+#undef EMBER_UNARY_METHOD_Method
   Tensor pow(Scalar exponent) const;
-  Tensor sigmoid() const;
-  Tensor tanh() const;
-  Tensor relu() const;
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
-  Tensor eq(const Tensor& other) const;
-  Tensor ne(const Tensor& other) const;
-  Tensor lt(const Tensor& other) const;
-  Tensor le(const Tensor& other) const;
-  Tensor gt(const Tensor& other) const;
-  Tensor ge(const Tensor& other) const;
+  Tensor clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max) const;
+  Tensor masked_fill(const Tensor& mask, Scalar value) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
+  // With a number, which promotes like a Python scalar (x == 2, x.lt(0.5)).
   Tensor eq(Scalar other) const;
   Tensor ne(Scalar other) const;
   Tensor lt(Scalar other) const;
   Tensor le(Scalar other) const;
   Tensor gt(Scalar other) const;
   Tensor ge(Scalar other) const;
-  Tensor maximum(const Tensor& other) const;
-  Tensor minimum(const Tensor& other) const;
 
   // ---------------------------------------------------------------- reductions (autograd/)
   // dims empty = all dims. dtype: accumulate/return type (sum of ints is int64, as PyTorch).

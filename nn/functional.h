@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include <ember/autograd/ops.h>
 
@@ -22,6 +23,9 @@ using ember::Reduction;
 inline Tensor relu(const Tensor& input) { return ember::relu(input); }
 inline Tensor sigmoid(const Tensor& input) { return ember::sigmoid(input); }
 inline Tensor tanh(const Tensor& input) { return ember::tanh(input); }
+// approximate: "none" (x·Φ(x), exact) or "tanh".
+inline Tensor gelu(const Tensor& input, std::string_view approximate = "none") { return ember::gelu(input, approximate); }
+inline Tensor silu(const Tensor& input) { return ember::silu(input); }
 // Softmax over `dim`; the max is subtracted first so large logits do not overflow exp().
 inline Tensor softmax(const Tensor& input, std::int64_t dim) { return ember::softmax(input, dim); }
 inline Tensor log_softmax(const Tensor& input, std::int64_t dim) { return ember::log_softmax(input, dim); }

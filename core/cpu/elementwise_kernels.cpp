@@ -161,44 +161,32 @@ void binary_loop(const StridedPlan& plan, F f) {
   });
 }
 
-template <class T>
-constexpr bool is_float_v = std::is_floating_point_v<T>;
-
 // ------------------------------------------------------------------ typed entry points
 
+// One case per row of core/op_list.h: the row's functor, for the dtypes the row accepts
+// (native:: has refused or promoted the others already).
 template <class T>
 void unary_typed(UnaryOp op, const StridedPlan& plan, const UnaryParams& params) {
   switch (op) {
-    case UnaryOp::Neg: unary_loop<T, T>(plan, element::Neg<T>{}); return;  // native refuses bool, as PyTorch
-    case UnaryOp::Abs: unary_loop<T, T>(plan, element::Abs<T>{}); return;
-    case UnaryOp::Sign: unary_loop<T, T>(plan, element::Sign<T>{}); return;
-    case UnaryOp::Relu: unary_loop<T, T>(plan, element::Relu<T>{}); return;
+#define EMBER_UNARY_CASE(Functor, inputs)                                                    \
+  case UnaryOp::Functor:                                                                    \
+    if constexpr (op_accepts<OpInputs::inputs, T>) return unary_loop<T, T>(plan, element::Functor<T>{}); \
+    break;
+#define EMBER_NAMED_UNARY_CASE(name, Functor, inputs, ...) EMBER_UNARY_CASE(Functor, inputs)
+#define EMBER_VARIANT_UNARY_CASE(Functor, inputs, ...) EMBER_UNARY_CASE(Functor, inputs)
+    EMBER_UNARY_OPS(EMBER_NAMED_UNARY_CASE)
+    EMBER_UNARY_VARIANTS(EMBER_VARIANT_UNARY_CASE)
+#undef EMBER_VARIANT_UNARY_CASE
+#undef EMBER_NAMED_UNARY_CASE
+#undef EMBER_UNARY_CASE
     case UnaryOp::Clamp:
-      unary_loop<T, T>(plan, element::Clamp<T>{params.low_as<T>(), params.high_as<T>(), params.has_low, params.has_high});
-      return;
+      return unary_loop<T, T>(plan, element::Clamp<T>{params.low_as<T>(), params.high_as<T>(), params.has_low,
+                                                     params.has_high});
     case UnaryOp::PowScalar:
-      element::with_pow_scalar<T>(params.exponent, [&](auto power) { unary_loop<T, T>(plan, power); });
-      return;
-    case UnaryOp::Exp:
-    case UnaryOp::Log:
-    case UnaryOp::Sqrt:
-    case UnaryOp::Sigmoid:
-    case UnaryOp::Tanh:
-      break;  // floating only, below
+      return element::with_pow_scalar<T>(params.exponent, [&](auto power) { unary_loop<T, T>(plan, power); });
   }
-  if constexpr (is_float_v<T>) {
-    switch (op) {
-      case UnaryOp::Exp: unary_loop<T, T>(plan, element::Exp<T>{}); return;
-      case UnaryOp::Log: unary_loop<T, T>(plan, element::Log<T>{}); return;
-      case UnaryOp::Sqrt: unary_loop<T, T>(plan, element::Sqrt<T>{}); return;
-      case UnaryOp::Sigmoid: unary_loop<T, T>(plan, element::Sigmoid<T>{}); return;
-      case UnaryOp::Tanh: unary_loop<T, T>(plan, element::Tanh<T>{}); return;
-      default: return;
-    }
-  } else {
-    // The native layer turns integer inputs of these ops into float32 first.
-    throw DTypeError(make_message("cpu::unary: floating op on ", dtype_name(dtype_of_v<T>)));
-  }
+  throw DTypeError(make_message("cpu::unary: op ", static_cast<int>(op), " not implemented for '",
+                                scalar_type_name(dtype_of_v<T>), "'"));
 }
 
 template <class T>
@@ -223,26 +211,21 @@ void binary_typed(BinaryOp op, const StridedPlan& plan, Scalar alpha_scalar) {
       }
       return;
     }
-    case BinaryOp::Mul: binary_loop<T, T>(plan, element::Mul<T>{}); return;
-    case BinaryOp::Div:
-      if constexpr (is_float_v<T>) {
-        binary_loop<T, T>(plan, element::Div<T>{});
-        return;
-      } else {
-        throw DTypeError("cpu::binary: Div needs floating operands (true division)");
-      }
-    case BinaryOp::Pow: binary_loop<T, T>(plan, element::Pow<T>{}); return;
-    case BinaryOp::Maximum: binary_loop<T, T>(plan, element::Maximum<T>{}); return;
-    case BinaryOp::Minimum: binary_loop<T, T>(plan, element::Minimum<T>{}); return;
-    case BinaryOp::ReluBackward: binary_loop<T, T>(plan, element::ReluBackward<T>{}); return;
-    case BinaryOp::Eq: binary_loop<bool, T>(plan, element::Eq<T>{}); return;
-    case BinaryOp::Ne: binary_loop<bool, T>(plan, element::Ne<T>{}); return;
-    case BinaryOp::Lt: binary_loop<bool, T>(plan, element::Lt<T>{}); return;
-    case BinaryOp::Le: binary_loop<bool, T>(plan, element::Le<T>{}); return;
-    case BinaryOp::Gt: binary_loop<bool, T>(plan, element::Gt<T>{}); return;
-    case BinaryOp::Ge: binary_loop<bool, T>(plan, element::Ge<T>{}); return;
-    case BinaryOp::LogicalAnd: binary_loop<bool, T>(plan, element::LogicalAnd<T>{}); return;
+#define EMBER_BINARY_CASE(name, Functor, result, types)                                       \
+  case BinaryOp::Functor:                                                                     \
+    if constexpr (op_accepts<OpInputs::types, T>) {                                           \
+      using Out = std::conditional_t<OpResult::result == OpResult::Bool, bool, T>;            \
+      return binary_loop<Out, T>(plan, element::Functor<T>{});                                \
+    }                                                                                         \
+    break;
+#define EMBER_BACKWARD_CASE(name, Functor, types) EMBER_BINARY_CASE(name, Functor, SameDType, types)
+    EMBER_BINARY_OPS(EMBER_BINARY_CASE)
+    EMBER_BACKWARD_OPS(EMBER_BACKWARD_CASE)
+#undef EMBER_BACKWARD_CASE
+#undef EMBER_BINARY_CASE
   }
+  throw DTypeError(make_message("cpu::binary: op ", static_cast<int>(op), " not implemented for '",
+                                scalar_type_name(dtype_of_v<T>), "'"));
 }
 
 }  // namespace

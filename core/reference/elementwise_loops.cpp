@@ -24,6 +24,7 @@
 #include <ember/core/dispatch.h>
 #include <ember/core/element_functions.h>
 #include <ember/core/error.h>
+#include <ember/core/op_list.h>
 #include <ember/core/reference/reference_kernels.h>
 
 namespace ember::reference {
@@ -56,42 +57,32 @@ void map_binary(const StridedPlan& plan, F f) {
   }
 }
 
+// One case per row of core/op_list.h, as in the fast loops: the row's functor, for the
+// dtypes the row accepts (native:: has refused or promoted the others already). A new row
+// needs no edit here.
 template <class T>
 void unary_typed(UnaryOp op, const StridedPlan& plan, const UnaryParams& params) {
   switch (op) {
-    case UnaryOp::Neg: map_unary<T, T>(plan, element::Neg<T>{}); return;
-    case UnaryOp::Abs: map_unary<T, T>(plan, element::Abs<T>{}); return;
-    case UnaryOp::Sign: map_unary<T, T>(plan, element::Sign<T>{}); return;
-    case UnaryOp::Relu: map_unary<T, T>(plan, element::Relu<T>{}); return;
+#define EMBER_UNARY_CASE(Functor, inputs)                                                      \
+  case UnaryOp::Functor:                                                                      \
+    if constexpr (op_accepts<OpInputs::inputs, T>) return map_unary<T, T>(plan, element::Functor<T>{}); \
+    break;
+#define EMBER_NAMED_UNARY_CASE(name, Functor, inputs, ...) EMBER_UNARY_CASE(Functor, inputs)
+#define EMBER_VARIANT_UNARY_CASE(Functor, inputs, ...) EMBER_UNARY_CASE(Functor, inputs)
+    EMBER_UNARY_OPS(EMBER_NAMED_UNARY_CASE)
+    EMBER_UNARY_VARIANTS(EMBER_VARIANT_UNARY_CASE)
+#undef EMBER_VARIANT_UNARY_CASE
+#undef EMBER_NAMED_UNARY_CASE
+#undef EMBER_UNARY_CASE
     case UnaryOp::Clamp:
-      map_unary<T, T>(plan, element::Clamp<T>{params.low_as<T>(), params.high_as<T>(), params.has_low, params.has_high});
-      return;
+      return map_unary<T, T>(plan, element::Clamp<T>{params.low_as<T>(), params.high_as<T>(), params.has_low,
+                                                    params.has_high});
     case UnaryOp::PowScalar:
       // x ** 2 is x * x, x ** 0.5 is sqrt(x), ...: PyTorch's shortcuts, chosen in one place.
-      element::with_pow_scalar<T>(params.exponent, [&](auto power) { map_unary<T, T>(plan, power); });
-      return;
-    case UnaryOp::Exp:
-    case UnaryOp::Log:
-    case UnaryOp::Sqrt:
-    case UnaryOp::Sigmoid:
-    case UnaryOp::Tanh:
-      break;  // floating types only, below
+      return element::with_pow_scalar<T>(params.exponent, [&](auto power) { map_unary<T, T>(plan, power); });
   }
-  if constexpr (std::is_floating_point_v<T>) {
-    switch (op) {
-      case UnaryOp::Exp: map_unary<T, T>(plan, element::Exp<T>{}); return;
-      case UnaryOp::Log: map_unary<T, T>(plan, element::Log<T>{}); return;
-      case UnaryOp::Sqrt: map_unary<T, T>(plan, element::Sqrt<T>{}); return;
-      case UnaryOp::Sigmoid: map_unary<T, T>(plan, element::Sigmoid<T>{}); return;
-      case UnaryOp::Tanh: map_unary<T, T>(plan, element::Tanh<T>{}); return;
-      default: break;
-    }
-    // An op added to UnaryOp without its case here (-Wswitch names the switch above).
-    throw NotImplementedError(make_message("reference::unary: no loop for UnaryOp ", static_cast<int>(op)));
-  } else {
-    // The native layer turns integer inputs of these ops into float32 first.
-    throw DTypeError(make_message("reference::unary: floating op on ", dtype_name(dtype_of_v<T>)));
-  }
+  throw DTypeError(make_message("reference::unary: op ", static_cast<int>(op), " not implemented for '",
+                                scalar_type_name(dtype_of_v<T>), "'"));
 }
 
 // a + alpha * b (Add) and a - alpha * b (Sub). The functor for each alpha is the one the fast
@@ -117,30 +108,23 @@ void add_typed(bool subtract, const StridedPlan& plan, Scalar alpha_scalar) {
 template <class T>
 void binary_typed(BinaryOp op, const StridedPlan& plan, Scalar alpha) {
   switch (op) {
-    case BinaryOp::Add: add_typed<T>(false, plan, alpha); return;
-    case BinaryOp::Sub: add_typed<T>(true, plan, alpha); return;
-    case BinaryOp::Mul: map_binary<T, T>(plan, element::Mul<T>{}); return;
-    case BinaryOp::Div:
-      if constexpr (std::is_floating_point_v<T>) {
-        map_binary<T, T>(plan, element::Div<T>{});
-        return;
-      } else {
-        throw DTypeError("reference::binary: Div needs floating operands (true division)");
-      }
-    case BinaryOp::Pow: map_binary<T, T>(plan, element::Pow<T>{}); return;
-    case BinaryOp::Maximum: map_binary<T, T>(plan, element::Maximum<T>{}); return;
-    case BinaryOp::Minimum: map_binary<T, T>(plan, element::Minimum<T>{}); return;
-    case BinaryOp::ReluBackward: map_binary<T, T>(plan, element::ReluBackward<T>{}); return;
-    case BinaryOp::Eq: map_binary<bool, T>(plan, element::Eq<T>{}); return;
-    case BinaryOp::Ne: map_binary<bool, T>(plan, element::Ne<T>{}); return;
-    case BinaryOp::Lt: map_binary<bool, T>(plan, element::Lt<T>{}); return;
-    case BinaryOp::Le: map_binary<bool, T>(plan, element::Le<T>{}); return;
-    case BinaryOp::Gt: map_binary<bool, T>(plan, element::Gt<T>{}); return;
-    case BinaryOp::Ge: map_binary<bool, T>(plan, element::Ge<T>{}); return;
-    case BinaryOp::LogicalAnd: map_binary<bool, T>(plan, element::LogicalAnd<T>{}); return;
+    case BinaryOp::Add: return add_typed<T>(false, plan, alpha);
+    case BinaryOp::Sub: return add_typed<T>(true, plan, alpha);
+#define EMBER_BINARY_CASE(name, Functor, result, types)                                       \
+  case BinaryOp::Functor:                                                                     \
+    if constexpr (op_accepts<OpInputs::types, T>) {                                           \
+      using Out = std::conditional_t<OpResult::result == OpResult::Bool, bool, T>;            \
+      return map_binary<Out, T>(plan, element::Functor<T>{});                                 \
+    }                                                                                         \
+    break;
+#define EMBER_BACKWARD_CASE(name, Functor, types) EMBER_BINARY_CASE(name, Functor, SameDType, types)
+    EMBER_BINARY_OPS(EMBER_BINARY_CASE)
+    EMBER_BACKWARD_OPS(EMBER_BACKWARD_CASE)
+#undef EMBER_BACKWARD_CASE
+#undef EMBER_BINARY_CASE
   }
-  // An op added to BinaryOp without its case here (-Wswitch names the switch above).
-  throw NotImplementedError(make_message("reference::binary: no loop for BinaryOp ", static_cast<int>(op)));
+  throw DTypeError(make_message("reference::binary: op ", static_cast<int>(op), " not implemented for '",
+                                scalar_type_name(dtype_of_v<T>), "'"));
 }
 
 }  // namespace

@@ -32,30 +32,27 @@ inline void dispatch_copy(const StridedPlan& plan, cudaStream_t stream) {
   });
 }
 
+// One case per row of core/op_list.h, as the CPU loops (core/cpu/elementwise_kernels.cpp).
 template <class T>
 void unary_for_type(UnaryOp op, const StridedPlan& plan, const UnaryParams& params, cudaStream_t stream) {
   switch (op) {
-    case UnaryOp::Neg: return launch_elementwise<T, T>(plan, element::Neg<T>{}, stream);
-    case UnaryOp::Abs: return launch_elementwise<T, T>(plan, element::Abs<T>{}, stream);
-    case UnaryOp::Sign: return launch_elementwise<T, T>(plan, element::Sign<T>{}, stream);
-    case UnaryOp::Relu: return launch_elementwise<T, T>(plan, element::Relu<T>{}, stream);
+#define EMBER_UNARY_CASE(Functor, inputs)                                                                    \
+  case UnaryOp::Functor:                                                                                    \
+    if constexpr (op_accepts<OpInputs::inputs, T>) return launch_elementwise<T, T>(plan, element::Functor<T>{}, stream); \
+    break;
+#define EMBER_NAMED_UNARY_CASE(name, Functor, inputs, ...) EMBER_UNARY_CASE(Functor, inputs)
+#define EMBER_VARIANT_UNARY_CASE(Functor, inputs, ...) EMBER_UNARY_CASE(Functor, inputs)
+    EMBER_UNARY_OPS(EMBER_NAMED_UNARY_CASE)
+    EMBER_UNARY_VARIANTS(EMBER_VARIANT_UNARY_CASE)
+#undef EMBER_VARIANT_UNARY_CASE
+#undef EMBER_NAMED_UNARY_CASE
+#undef EMBER_UNARY_CASE
     case UnaryOp::Clamp:
       return launch_elementwise<T, T>(plan, element::Clamp<T>{params.low_as<T>(), params.high_as<T>(),
                                                        params.has_low, params.has_high}, stream);
     case UnaryOp::PowScalar:
       return element::with_pow_scalar<T>(params.exponent,
                                          [&](auto power) { launch_elementwise<T, T>(plan, power, stream); });
-    default: break;
-  }
-  if constexpr (std::is_floating_point_v<T>) {
-    switch (op) {
-      case UnaryOp::Exp: return launch_elementwise<T, T>(plan, element::Exp<T>{}, stream);
-      case UnaryOp::Log: return launch_elementwise<T, T>(plan, element::Log<T>{}, stream);
-      case UnaryOp::Sqrt: return launch_elementwise<T, T>(plan, element::Sqrt<T>{}, stream);
-      case UnaryOp::Sigmoid: return launch_elementwise<T, T>(plan, element::Sigmoid<T>{}, stream);
-      case UnaryOp::Tanh: return launch_elementwise<T, T>(plan, element::Tanh<T>{}, stream);
-      default: break;
-    }
   }
   throw DTypeError(make_message("CUDA backend: unary op ", static_cast<int>(op), " not implemented for '",
                                 scalar_type_name(plan.dtypes[0]), "'"));
@@ -73,25 +70,18 @@ void binary_for_type(BinaryOp op, const StridedPlan& plan, Scalar alpha, cudaStr
     case BinaryOp::Sub:  // a - alpha * b is a + (-alpha) * b, the same bits (as the CPU loops)
       if constexpr (!std::is_same_v<T, bool>) return launch_elementwise<T, T, T>(plan, element::AddScaled<T>{math::neg(a)}, stream);
       break;
-    case BinaryOp::Mul: return launch_elementwise<T, T, T>(plan, element::Mul<T>{}, stream);
-    case BinaryOp::Div:  // true division: native promotes integers to float first
-      if constexpr (std::is_floating_point_v<T>) return launch_elementwise<T, T, T>(plan, element::Div<T>{}, stream);
-      break;
-    case BinaryOp::Pow:
-      if constexpr (!std::is_same_v<T, bool>) return launch_elementwise<T, T, T>(plan, element::Pow<T>{}, stream);
-      break;
-    case BinaryOp::Maximum: return launch_elementwise<T, T, T>(plan, element::Maximum<T>{}, stream);
-    case BinaryOp::Minimum: return launch_elementwise<T, T, T>(plan, element::Minimum<T>{}, stream);
-    case BinaryOp::ReluBackward:  // relu_backward.cuh
-      if constexpr (!std::is_same_v<T, bool>) return launch_elementwise<T, T, T>(plan, element::ReluBackward<T>{}, stream);
-      break;
-    case BinaryOp::Eq: return launch_elementwise<bool, T, T>(plan, element::Eq<T>{}, stream);
-    case BinaryOp::Ne: return launch_elementwise<bool, T, T>(plan, element::Ne<T>{}, stream);
-    case BinaryOp::Lt: return launch_elementwise<bool, T, T>(plan, element::Lt<T>{}, stream);
-    case BinaryOp::Le: return launch_elementwise<bool, T, T>(plan, element::Le<T>{}, stream);
-    case BinaryOp::Gt: return launch_elementwise<bool, T, T>(plan, element::Gt<T>{}, stream);
-    case BinaryOp::Ge: return launch_elementwise<bool, T, T>(plan, element::Ge<T>{}, stream);
-    case BinaryOp::LogicalAnd: return launch_elementwise<bool, T, T>(plan, element::LogicalAnd<T>{}, stream);
+#define EMBER_BINARY_CASE(name, Functor, result, types)                                     \
+  case BinaryOp::Functor:                                                                   \
+    if constexpr (op_accepts<OpInputs::types, T>) {                                         \
+      using Out = std::conditional_t<OpResult::result == OpResult::Bool, bool, T>;          \
+      return launch_elementwise<Out, T, T>(plan, element::Functor<T>{}, stream);            \
+    }                                                                                       \
+    break;
+#define EMBER_BACKWARD_CASE(name, Functor, types) EMBER_BINARY_CASE(name, Functor, SameDType, types)
+    EMBER_BINARY_OPS(EMBER_BINARY_CASE)
+    EMBER_BACKWARD_OPS(EMBER_BACKWARD_CASE)
+#undef EMBER_BACKWARD_CASE
+#undef EMBER_BINARY_CASE
   }
   throw DTypeError(make_message("CUDA backend: binary op ", static_cast<int>(op), " not implemented for '",
                                 scalar_type_name(plan.dtypes[1]), "'"));

@@ -279,7 +279,7 @@ TEST_CASE("elementwise: dtype errors use PyTorch's messages", "[elementwise][err
                       "For integral input tensors, argument alpha must not be a floating point number.");
   REQUIRE_THROWS_WITH(native::pow(longs, -1), "Integers to negative integer powers are not allowed.");
   REQUIRE_THROWS_AS(native::pow(longs, -1), ValueError);
-  REQUIRE_THROWS_WITH(native::clamp(floats({3}), std::nullopt, std::nullopt),
+  REQUIRE_THROWS_WITH(native::clamp(floats({3}), std::optional<Scalar>(), std::optional<Scalar>()),
                       "torch.clamp: At least one of 'min' or 'max' must not be None");
   REQUIRE_THROWS_WITH(native::where(floats({3}), floats({3}), floats({3})),
                       "where expected condition to be a boolean tensor, but got a tensor with dtype Float");

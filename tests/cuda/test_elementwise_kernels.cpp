@@ -415,3 +415,19 @@ TEST_CASE("cuda kernels (emulated): the vector path is taken only when every ope
   REQUIRE(launch_blocks(0) == 1);
   REQUIRE(launch_blocks(1) == 4);
 }
+
+TEST_CASE("cuda kernels (emulated): the rows added on the op list (gelu, silu, erf, rsqrt, backward kernels)",
+          "[cuda][elementwise][op_list]") {
+  for (UnaryOp op : {UnaryOp::Gelu, UnaryOp::GeluTanh, UnaryOp::Silu, UnaryOp::Erf, UnaryOp::Rsqrt}) {
+    check_unary<float>(op, -4, 4);
+    check_unary<double>(op, -4, 4);
+    check_special_unary<float>(op);
+    check_special_unary<double>(op);
+  }
+  for (BinaryOp op : {BinaryOp::TanhBackward, BinaryOp::GeluBackward, BinaryOp::GeluTanhBackward,
+                      BinaryOp::SiluBackward}) {
+    check_binary<float>(op, -4, 4);
+    check_binary<double>(op, -4, 4);
+    check_special_binary<float>(op);
+  }
+}
