@@ -6,13 +6,14 @@
 // with ember::native (no intermediate nodes); the backward formulas use public ops so they
 // can be differentiated again. cross_entropy is log_softmax followed by nll_loss, as in
 // PyTorch (its grad_fn is NllLossBackward0); for [N, C] logits both run fused, in one pass
-// per row (fused_cross_entropy below).
+// per row (fused_cross_entropy below), except in reference mode (core/kernel_mode.h).
 #include <cmath>
 
 #include <ember/autograd/function.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
 #include <ember/core/factories.h>
+#include <ember/core/kernel_mode.h>
 #include <ember/core/native.h>
 #include <ember/core/print.h>
 
@@ -212,7 +213,9 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction, 
       // d loss / d input[i, c] = -(c == target[i]) * keep[i] * (d loss / d row loss i).
       Tensor g_rows = reduction == Reduction::None ? ember::reshape(grads[0], {batch})
                                                    : ember::expand(grads[0], {batch});
-      if (reduction == Reduction::Mean) g_rows = g_rows / kept;
+      // 'mean' divides by the kept rows. With none kept PyTorch skips every row, so the
+      // gradient is 0 (not 0 * (g / 0) = NaN), whatever grad_output holds.
+      if (reduction == Reduction::Mean) g_rows = kept > 0 ? g_rows / kept : ember::zeros_like(g_rows);
       Tensor chosen = ember::to(ember::one_hot(safe, classes), grads[0].dtype());
       Tensor grad = -(chosen * ember::unsqueeze(g_rows * keep_rows, 1));
       return {batched ? grad : ember::reshape(grad, sizes)};
@@ -277,9 +280,10 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduct
   EMBER_CHECK(input.dim() >= 1, ShapeError, "input tensor should be 1D or 2D");
   // The training case takes the fused path; every other case (one sample, [N, C, d...],
   // label smoothing, and the inputs whose errors log_softmax / nll_loss report) the
-  // composite one below.
+  // composite one below, and so does every case in reference mode (core/kernel_mode.h),
+  // where cross-entropy is the two steps a reader can follow.
   if (label_smoothing == 0.0 && input.dim() == 2 && is_floating_point(input.dtype()) && target.dim() == 1 &&
-      target.dtype() == kInt64) {
+      target.dtype() == kInt64 && kernel_mode() == KernelMode::Fast) {
     return fused_cross_entropy(input, target, reduction, ignore_index);
   }
   const std::int64_t class_dim = input.dim() == 1 ? 0 : 1;

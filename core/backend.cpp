@@ -2,6 +2,7 @@
 #include <ember/core/backend.h>
 
 #include <ember/core/error.h>
+#include <ember/core/kernel_mode.h>
 
 namespace ember {
 
@@ -28,7 +29,10 @@ EMBER_DEFINE_DISPATCH(one_hot_kernel);
 namespace detail {
 
 KernelBackend kernel_backend_for(Device device) {
-  return device.is_cpu() ? KernelBackend::CPU : KernelBackend::CUDA;
+  // EMBER_KERNELS=reference (core/kernel_mode.h): the CPU's plain loops, core/reference/.
+  // One relaxed atomic load per op; CUDA tensors keep their CUDA kernels in either mode.
+  if (!device.is_cpu()) return KernelBackend::CUDA;
+  return kernel_mode() == KernelMode::Reference ? KernelBackend::CPUReference : KernelBackend::CPU;
 }
 
 void throw_missing_kernel(const char* family, Device device) {

@@ -7,6 +7,7 @@
 #include <ember/autograd/fused_ops.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
+#include <ember/core/kernel_mode.h>
 #include <ember/core/tensor.h>
 #include <ember/nn/init.h>
 
@@ -49,8 +50,9 @@ Tensor Linear::forward(const Tensor& input) {
 
 Tensor Linear::forward_relu(const Tensor& input) {
   // addmm's output is fresh, addmm saves only its inputs, and nothing else holds it: the
-  // ReLU can overwrite it while it is still in cache (autograd/fused_ops.h).
-  if (input.dim() == 2 && bias.defined()) return ember::relu_of_fresh(forward(input));
+  // ReLU can overwrite it while it is still in cache (autograd/fused_ops.h). Reference mode
+  // (core/kernel_mode.h) keeps the two steps apart: addmm, then relu into a new tensor.
+  if (input.dim() == 2 && bias.defined() && kernel_mode() == KernelMode::Fast) return ember::relu_of_fresh(forward(input));
   return ember::relu(forward(input));
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <typeinfo>
 
+#include <ember/core/kernel_mode.h>
 #include <ember/nn/activation.h>
 #include <ember/nn/linear.h>
 
@@ -38,10 +39,12 @@ bool is_exactly_relu(const Module& module) { return typeid(module) == typeid(ReL
 
 Tensor Sequential::forward(const Tensor& input) {
   Tensor output = input;
+  // Reference mode (core/kernel_mode.h) runs every module on its own: Linear, then ReLU.
+  const bool fuse = kernel_mode() == KernelMode::Fast;
   for (std::size_t i = 0; i < modules_.size(); ++i) {
     // Linear then ReLU: one fused step (bias + ReLU, Linear::forward_relu). Same values,
     // same tape, one tensor and one pass fewer.
-    if (i + 1 < modules_.size() && is_exactly_linear(*modules_[i]) && is_exactly_relu(*modules_[i + 1])) {
+    if (fuse && i + 1 < modules_.size() && is_exactly_linear(*modules_[i]) && is_exactly_relu(*modules_[i + 1])) {
       output = static_cast<Linear&>(*modules_[i]).forward_relu(output);
       ++i;
       continue;

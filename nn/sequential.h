@@ -8,7 +8,8 @@
 //   layers->at<nn::Linear>(0).weight     // typed access
 //   (*layers)[0]                         // std::shared_ptr<Module>
 // forward() runs a Linear directly followed by a ReLU as one fused step (Linear::forward_relu):
-// the same values and the same tape, one intermediate tensor fewer.
+// the same values and the same tape, one intermediate tensor fewer (not in reference mode,
+// core/kernel_mode.h, where each module runs its own forward).
 #pragma once
 
 #include <cstddef>

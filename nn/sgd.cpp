@@ -1,9 +1,11 @@
 // nn/sgd.cpp — optim::SGD (see sgd.h): one fused native::sgd_step_ per parameter, or the
-// composite elementwise ops (SGDOptions::fused = false, and layouts the fused step does not take).
+// composite elementwise ops (SGDOptions::fused = false, layouts the fused step does not take,
+// and reference mode, core/kernel_mode.h: there the update is the plain tensor ops below).
 #include <ember/nn/sgd.h>
 
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
+#include <ember/core/kernel_mode.h>
 #include <ember/core/native.h>
 #include <ember/nn/python_format.h>
 
@@ -59,10 +61,12 @@ void SGD::load_hyperparameters(GroupReader& group) {
 void SGD::step() {
   // The update itself must not be recorded on the tape.
   NoGradGuard no_grad;
+  // Reference mode runs the composite update, the one a reader can follow op by op.
+  const bool fused = options_.fused && kernel_mode() == KernelMode::Fast;
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
     const Tensor& parameter = parameters_[i];
     if (!parameter.grad().defined()) continue;
-    if (options_.fused && fused_update(i, parameter)) continue;
+    if (fused && fused_update(i, parameter)) continue;
     composite_update(i, parameter);
   }
 }

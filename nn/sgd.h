@@ -7,7 +7,8 @@
 //   if momentum:  buf = g (first step)  or  buf = momentum * buf + (1 - dampening) * g
 //                 g = g + momentum * buf (nesterov)  or  g = buf
 //   p = p - lr * g
-// Each step is one fused pass per parameter (SGDOptions::fused, core/fused_plans.h).
+// Each step is one fused pass per parameter (SGDOptions::fused, core/fused_plans.h), except
+// in reference mode (core/kernel_mode.h), where it is the composite tensor ops.
 // SGDOptions (core/sgd_options.h) is the one hyper-parameter object: validated here, held
 // as the param_group, embedded in the fused kernel's plan.
 // Usage: ember::optim::SGD optimizer(model->parameters(), {.lr = 0.5});

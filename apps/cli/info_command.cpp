@@ -20,6 +20,7 @@
 #include <ember/core/cpu/gemm_kernels.h>
 #include <ember/core/cuda_hooks.h>
 #include <ember/core/error.h>
+#include <ember/core/kernel_mode.h>
 #include <ember/core/parallel.h>
 #include <ember/distributed/process_group.h>
 
@@ -109,6 +110,13 @@ int run_info() {
   }
   std::cout << "  hardware threads:    " << std::thread::hardware_concurrency() << "\n";
   std::cout << "  ember threads:       " << get_num_threads() << "\n";
+  // The CPU kernels every op runs (core/kernel_mode.h); main.cpp has already refused a bad
+  // EMBER_KERNELS.
+  const KernelMode mode = kernel_mode();
+  std::cout << "  kernels:             " << kernel_mode_name(mode)
+            << (mode == KernelMode::Reference ? " (set by EMBER_KERNELS)"
+                                              : " (EMBER_KERNELS=reference runs the reference loops)")
+            << "\n";
   // A bad EMBER_GEMM_KERNEL would stop every matmul: report it like any other error.
   EMBER_CHECK(kernel_problem.empty(), ValueError, kernel_problem);
   return 0;

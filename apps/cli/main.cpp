@@ -27,6 +27,7 @@
 #include <CLI/CLI.hpp>
 
 #include <ember/core/error.h>
+#include <ember/core/kernel_mode.h>
 
 #include "model.h"
 #include "options.h"
@@ -340,6 +341,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    // EMBER_KERNELS (core/kernel_mode.h) is read at the first op; a bad value is the user's
+    // to fix, so it is reported now, before anything runs, as a usage error.
+    try {
+      (void)ember::kernel_mode();
+    } catch (const ember::ValueError& error) {
+      throw UsageError(error.what());
+    }
     return check_stdout_written(run());  // output_paths.h: a lost summary is a failure
   } catch (const UsageError& error) {  // found when the command started (usage_error.h)
     std::cout.flush();

@@ -11,6 +11,7 @@
 
 #include <ember/autograd/fused_ops.h>
 #include <ember/autograd/gradcheck.h>
+#include <ember/core/kernel_mode.h>
 #include <ember/ember.h>
 
 #include "test_support.h"
@@ -148,6 +149,7 @@ TEST_CASE("fused cross_entropy's double backward matches PyTorch", "[autograd][f
 }
 
 TEST_CASE("fused cross_entropy: one node, retain_graph replays the same gradient", "[autograd][fused][cross_entropy]") {
+  KernelModeGuard fused(KernelMode::Fast);  // the fused path itself (EMBER_KERNELS=reference unfuses it)
   Tensor x = logits_of({3, 4}, kFloat32, 0.2).requires_grad_();
   Tensor hidden = x * 2.0;
   Tensor loss = ember::cross_entropy(hidden, ember::tensor({0, 3, 1}));

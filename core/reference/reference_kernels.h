@@ -1,0 +1,47 @@
+// core/reference/reference_kernels.h — the reference CPU kernels: plain loops to read first.
+//
+// Issue 18 item 4 (EMBER_KERNELS=reference, core/kernel_mode.h). One function per kernel,
+// with exactly the signatures of the fast CPU kernels in core/cpu/cpu_kernels.h, reading the
+// same plans (core/strided_index.h, core/fused_plans.h). Each is the obviously-correct
+// loop: one element at a time, on the calling thread, no SIMD, no blocking, no streaming
+// stores, no scratch buffers; the arithmetic on one element comes from
+// core/element_functions.h, the functors the fast CPU loops and the CUDA kernels use, so
+// the three agree on NaN, -0.0, overflow and casts.
+//
+// Files, one per family:
+//   elementwise_loops.cpp  fill, copy (with casts), unary, binary, where
+//   reduce_loops.cpp       sum, mean, prod, max, min, argmax, argmin
+//   softmax_loops.cpp      softmax / log_softmax
+//   gemm_loops.cpp         the triple-loop matrix multiply
+//   index_loops.cpp        index_select, index_add, gather, scatter_add
+//   training_loops.cpp     the training ops' kernels: cross-entropy rows, the SGD step, one_hot
+// Each file registers its functions in the CPUReference slots of core/dispatch.h
+// (EMBER_REGISTER_KERNEL), which serve CPU tensors when the mode is Reference. Families
+// without a reference loop here (copy_bytes: a memcpy) fall back to the CPU slot.
+#pragma once
+
+#include <ember/core/backend.h>
+
+namespace ember::reference {
+
+void fill(const StridedPlan& plan, Scalar value);
+void copy(const StridedPlan& plan);
+void unary(UnaryOp op, const StridedPlan& plan, const UnaryParams& params);
+void binary(BinaryOp op, const StridedPlan& plan, Scalar alpha);
+void where(const StridedPlan& plan);
+
+void reduce(ReduceOp op, const ReducePlan& plan);
+void softmax(const SoftmaxPlan& plan, bool log);
+
+void gemm(const GemmPlan& plan);
+
+void index_select(const IndexPlan& plan);
+void index_add(const IndexPlan& plan);
+void gather(const IndexPlan& plan);
+void scatter_add(const IndexPlan& plan);
+
+void cross_entropy(const CrossEntropyPlan& plan);
+void sgd_step(const SgdPlan& plan);
+void one_hot(const OneHotPlan& plan);
+
+}  // namespace ember::reference

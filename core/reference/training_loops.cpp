@@ -1,0 +1,108 @@
+// core/reference/training_loops.cpp — the reference loops of the training ops' kernels:
+// cross-entropy over rows, the SGD step, one_hot (plans: core/fused_plans.h).
+//
+// Tutorial §7 (the training loop). In reference mode the training step does not reach the
+// first two at all: autograd/loss_ops.cpp computes cross_entropy as log_softmax then
+// nll_loss, and nn/sgd.cpp updates each parameter with plain tensor ops (SGD's
+// composite_update). They are here so that every kernel has a reference, for code that calls
+// native::cross_entropy_rows or native::sgd_step_ directly, and as the one-element-at-a-time
+// statement of what the fused fast kernels (core/cpu/fused_kernels.cpp, which work in
+// blocks of 1024 elements with threads) compute.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include <ember/core/dispatch.h>
+#include <ember/core/error.h>
+#include <ember/core/reference/reference_kernels.h>
+
+namespace ember::reference {
+
+namespace {
+
+// Per row r with target t (fused_plans.h, CrossEntropyPlan):
+//   loss[r]      = -log_softmax(x[r, :])[t] = log Σ_c exp(x_c - m) - (x_t - m),  m = max_c x_c
+//   grad[r, c]   = (softmax(x[r, :])[c] - [c == t]) * scale
+// and both 0 when t is ignore_index. The loss is rounded exactly as log_softmax rounds it
+// (softmax_loops.cpp), so it equals the composite path's bits.
+template <class T>
+void cross_entropy_typed(const CrossEntropyPlan& plan) {
+  const T* logits = static_cast<const T*>(plan.logits);
+  T* losses = static_cast<T*>(plan.losses);
+  T* grad = static_cast<T*>(plan.grad_logits);
+  for (std::int64_t r = 0; r < plan.rows; ++r) {
+    const T* x = logits + r * plan.classes;
+    const std::int64_t target = plan.targets[r];
+    if (target == plan.ignore_index) {
+      losses[r] = T(0);
+      if (grad != nullptr)
+        for (std::int64_t c = 0; c < plan.classes; ++c) grad[r * plan.classes + c] = T(0);
+      continue;
+    }
+    T max_value = x[0];
+    for (std::int64_t c = 1; c < plan.classes; ++c) max_value = std::max(max_value, x[c]);
+    double total = 0.0;
+    for (std::int64_t c = 0; c < plan.classes; ++c) total += std::exp(static_cast<double>(x[c] - max_value));
+    const T log_probability = static_cast<T>(static_cast<double>(x[target] - max_value) - std::log(total));
+    losses[r] = -log_probability;
+    if (grad == nullptr) continue;
+    for (std::int64_t c = 0; c < plan.classes; ++c) {
+      const double probability = std::exp(static_cast<double>(x[c] - max_value)) / total;
+      const double is_target = c == target ? 1.0 : 0.0;
+      grad[r * plan.classes + c] = static_cast<T>((probability - is_target) * plan.scale);
+    }
+  }
+}
+
+// torch.optim.SGD's update of one parameter, element by element (fused_plans.h, SgdPlan).
+// Each hyperparameter is first rounded to the parameter's dtype and every product and sum
+// rounded to it, as the composite tensor ops in nn/sgd.cpp round them.
+template <class T>
+void sgd_typed(const SgdPlan& plan) {
+  T* param = static_cast<T*>(plan.param);
+  const T* grad = static_cast<const T*>(plan.grad);
+  T* buffer = static_cast<T*>(plan.momentum_buffer);
+  const T lr = static_cast<T>(-plan.lr);  // param.add_(d, alpha=-lr)
+  const T weight_decay = static_cast<T>(plan.weight_decay);
+  const T momentum = static_cast<T>(plan.momentum);
+  const T keep_fraction = static_cast<T>(1.0 - plan.dampening);
+  for (std::int64_t e = 0; e < plan.numel; ++e) {
+    T d = plan.maximize ? static_cast<T>(-grad[e]) : grad[e];
+    if (plan.weight_decay != 0.0) d = static_cast<T>(d + weight_decay * param[e]);
+    if (plan.momentum != 0.0) {
+      if (plan.first_step) {
+        buffer[e] = d;  // the buffer starts as the direction itself (no dampening)
+      } else {
+        const T decayed = static_cast<T>(buffer[e] * momentum);            // buf.mul_(momentum)
+        buffer[e] = static_cast<T>(decayed + keep_fraction * d);          // buf.add_(d, 1 - dampening)
+      }
+      d = plan.nesterov ? static_cast<T>(d + momentum * buffer[e]) : buffer[e];
+    }
+    param[e] = static_cast<T>(param[e] + lr * d);
+  }
+}
+
+}  // namespace
+
+void cross_entropy(const CrossEntropyPlan& plan) {
+  if (plan.rows == 0) return;
+  EMBER_DISPATCH_FLOATING(plan.dtype, cross_entropy_typed<scalar_t>(plan));
+}
+
+void sgd_step(const SgdPlan& plan) {
+  if (plan.numel == 0) return;
+  EMBER_DISPATCH_FLOATING(plan.dtype, sgd_typed<scalar_t>(plan));
+}
+
+// out[r, c] = 1 where c == index[r], else 0.
+void one_hot(const OneHotPlan& plan) {
+  for (std::int64_t r = 0; r < plan.rows; ++r)
+    for (std::int64_t c = 0; c < plan.classes; ++c) plan.out[r * plan.classes + c] = plan.index[r] == c ? 1 : 0;
+}
+
+// The CPUReference slots (core/dispatch.h): served when EMBER_KERNELS=reference.
+EMBER_REGISTER_KERNEL(::ember::cross_entropy_kernel, CPUReference, cross_entropy);
+EMBER_REGISTER_KERNEL(::ember::sgd_step_kernel, CPUReference, sgd_step);
+EMBER_REGISTER_KERNEL(::ember::one_hot_kernel, CPUReference, one_hot);
+
+}  // namespace ember::reference
