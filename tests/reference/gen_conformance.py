@@ -25,7 +25,7 @@ A case's inputs are given as storage + view, {"storage": flat tensor, "size", "s
   long         67 contiguous elements (the vector loops and their tails meet the same values).
 Values cycle through NaN, ±inf, ±0, denormals, values no integer dtype holds and the integer
 extremes (the pool of gen_special_values.py, so its elementwise cases are a subset of the
-contiguous ones here). Float reductions and products use dyadic values whose sums are exact
+contiguous and long ones here, with the same pairs of values). Float reductions and products use dyadic values whose sums are exact
 in any order (plus NaN, ±inf and -0.0), so a tree reduction must give the same bits as a
 sequential one.
 """
@@ -68,8 +68,8 @@ def pool(dtype):
 def cycled(dtype, n, shift):
     """n values of the pool, input k shifted by `shift` as gen_special_values's x.roll(shift)."""
     p = pool(dtype)
-    if dtype.is_floating_point and shift == 0:
-        values = (p + EXTRA) * (n // 27 + 1)
+    if dtype.is_floating_point and shift == 0 and n <= 27:
+        values = p + EXTRA
     else:
         values = [p[(i - shift) % len(p)] for i in range(n)]
     return torch.tensor(values[:n], dtype=dtype)
@@ -236,10 +236,10 @@ OPS = [
     op("tanh", "unary", lambda x: torch.tanh(x), ulps=1, grad=True),
     op("relu", "unary", lambda x: torch.relu(x), grad=True),
     op("clamp", "unary", lambda x, min, max: torch.clamp(x, min, max), grad=True,
-       params=({"min": -1, "max": 1}, {"min": 0, "max": None}, {"min": None, "max": 2.5})),
+       params=({"min": -1, "max": 1}, {"min": -1.0, "max": 1.0}, {"min": 0.0, "max": None}, {"min": None, "max": 2.5})),
     op("pow_scalar", "unary", lambda x, exponent: torch.pow(x, exponent), ulps=pow_scalar_ulps, grad=True,
-       params=({"exponent": 2}, {"exponent": 3}, {"exponent": 0.5}, {"exponent": -0.5}, {"exponent": -1.0},
-               {"exponent": -2.0})),
+       params=({"exponent": 2}, {"exponent": 3}, {"exponent": 2.0}, {"exponent": 3.0}, {"exponent": 0.5},
+               {"exponent": -0.5}, {"exponent": -1.0}, {"exponent": -2.0}, {"exponent": 1.5})),
     # binary
     op("add", "binary", lambda a, b, alpha: torch.add(a, b, alpha=alpha), arity=2, grad=True,
        params=({"alpha": 1}, {"alpha": 3}, {"alpha": 2.5}),
@@ -361,10 +361,10 @@ def inputs_of(row, dtype, layout, params):
     raise ValueError(family)
 
 
-# Layouts of an elementwise op's further parameter sets (its first set meets every layout),
-# and of casts: the element function does not care about the layout, the loop does.
-LIGHT_LAYOUTS = ["contiguous", "misaligned", "0-d"]
-CAST_LAYOUTS = ["contiguous", "transposed", "misaligned", "empty", "0-d", "long"]
+# Layouts of a unary op's further parameter sets (its first set meets every layout), and of
+# casts: the element function does not care about the layout, the loop does.
+LIGHT_LAYOUTS = ["contiguous", "misaligned", "0-d", "long"]
+CAST_LAYOUTS = ["contiguous", "transposed", "expanded", "misaligned", "empty", "0-d", "long"]
 
 
 def layouts_of(row, params=None):
@@ -373,7 +373,9 @@ def layouts_of(row, params=None):
     family = row["family"]
     if family == "cast":
         return CAST_LAYOUTS
-    if family in ("unary", "binary", "where"):
+    if family in ("binary", "where"):
+        return ELEMENTWISE_LAYOUTS  # alpha meets every layout too
+    if family == "unary":
         return ELEMENTWISE_LAYOUTS if params is None or params is row["params"][0] else LIGHT_LAYOUTS
     if family == "matmul":
         return list(MATMUL_SHAPES)
