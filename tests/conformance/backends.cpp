@@ -104,9 +104,11 @@ const std::vector<Backend>& backends() {
          }},
     };
     if (ember::cuda::is_available())
-      all.push_back({"cuda", [](const std::function<Tensor(Device)>& body) {
+      all.push_back({"cuda",
+                     [](const std::function<Tensor(Device)>& body) {
                        return native::to_device(body(Device(DeviceType::CUDA, 0)), kCPU);
-                     }});
+                     },
+                     /*extra_ulps=*/2});
     return all;
   }();
   return list;
