@@ -115,32 +115,29 @@ def contiguous_strides(shape):
 def lay_out(t, layout):
     """(view, json) of logical tensor t stored in `layout`."""
     dtype, shape = t.dtype, list(t.shape)
+    strides, offset = contiguous_strides(shape), 0
     if layout == "transposed" and t.dim() >= 2:
         stored = t.transpose(-1, -2).contiguous().reshape(-1)
         strides = contiguous_strides(shape[:-2] + [shape[-1], shape[-2]])
         strides[-1], strides[-2] = strides[-2], strides[-1]
-        offset = 0
     elif layout == "strided":
-        strides = [2 * s for s in contiguous_strides(shape)]
+        strides = [2 * s for s in strides]
         extent = 1 + sum((size - 1) * s for size, s in zip(shape, strides)) if t.numel() else 0
         stored = torch.full([extent], FILLER[dtype], dtype=dtype)
-        offset = 0
+        if t.numel():
+            torch.as_strided(stored, shape, strides).copy_(t)
     elif layout == "misaligned":
         stored = torch.cat([torch.full([1], FILLER[dtype], dtype=dtype), t.reshape(-1)])
-        strides, offset = contiguous_strides(shape), 1
+        offset = 1
     elif layout == "expanded" and t.dim() >= 1 and shape[0] > 1:
         stored = t[0].contiguous().reshape(-1)
-        strides, offset = [0] + contiguous_strides(shape[1:]), 0
+        strides = [0] + contiguous_strides(shape[1:])
     else:
-        stored, strides, offset = t.contiguous().reshape(-1), contiguous_strides(shape), 0
-    view = torch.as_strided(stored, shape, strides, offset) if layout != "strided" else None
-    if layout == "strided":
-        view = torch.as_strided(stored, shape, strides, 0)
-        if t.numel():
-            view.copy_(t)
-    if layout == "expanded" and t.dim() >= 1 and shape[0] > 1:
-        assert torch.equal(view.isnan(), t.isnan()) if dtype.is_floating_point else torch.equal(view, t), \
-            "expanded layout needs equal rows"
+        stored = t.contiguous().reshape(-1)
+    view = torch.as_strided(stored, shape, strides, offset)
+    same = torch.equal(view.isnan(), t.isnan()) and torch.equal(view[~view.isnan()], t[~t.isnan()]) \
+        if dtype.is_floating_point else torch.equal(view, t)
+    assert same, f"{layout}: the view does not hold the tensor's values (an expanded input needs equal rows)"
     return view, {"storage": tensor_json(stored), "size": shape, "stride": strides, "offset": offset}
 
 
@@ -159,8 +156,8 @@ REDUCE_LAYOUTS = ["contiguous", "transposed", "strided", "expanded", "misaligned
 
 def elementwise_shapes(layout, arity):
     """Logical shapes of the inputs of an elementwise op in `layout`."""
-    if layout == "broadcast":
-        return [[3, 1], [1, 9], [9]][:arity] if arity > 1 else [[3, 9]]
+    if layout == "broadcast":  # binary and ternary ops only
+        return [[3, 1], [1, 9], [9]][:arity]
     if layout == "empty":
         return [[0, 9]] * arity
     if layout == "0-d":
@@ -170,29 +167,25 @@ def elementwise_shapes(layout, arity):
     return [[3, 9]] * arity
 
 
+def shift_of(dtype, k):
+    """Where input k starts in the pool: the pairs of gen_special_values.py (x, x.roll(5) for
+    floats, x.roll(3) for integers), the third input (where's b) elsewhere again."""
+    return ([0, 5, 3] if dtype.is_floating_point else [0, 3, 7])[k]
+
+
 def elementwise_inputs(dtypes, layout):
+    """Inputs of an elementwise op: a transposed layout applies to input 0 only (a transposed
+    operand meets contiguous ones), an expanded one to the last input only (stride 0 next to
+    dense operands); the other layouts to every input."""
     shapes = elementwise_shapes(layout, len(dtypes))
-    if layout == "broadcast" and len(dtypes) == 1:
-        shapes = [[3, 9]]
-    tensors = []
-    for k, (dtype, shape) in enumerate(zip(dtypes, shapes)):
-        n = math.prod(shape)
-        t = cycled(dtype, max(n, 1), [0, 5, 3][k] if dtype.is_floating_point else [0, 3, 7][k])[:n].reshape(shape)
-        if layout == "expanded":
-            t = t[:1].expand(shape).contiguous()
-        tensors.append(t)
-    if layout == "broadcast" and len(dtypes) == 1:
-        # a unary op has nothing to broadcast against: its broadcast case is the expanded view
-        tensors = [tensors[0][:1].expand(3, 9).contiguous()]
-        return [lay_out(tensors[0], "expanded")]
-    per_input_layout = [layout] * len(tensors)
+    tensors = [cycled(d, math.prod(s), shift_of(d, k)).reshape(s) for k, (d, s) in enumerate(zip(dtypes, shapes))]
+    layouts = [layout] * len(tensors)
     if layout == "transposed":
-        per_input_layout = ["transposed"] + ["contiguous"] * (len(tensors) - 1)
+        layouts = ["transposed"] + ["contiguous"] * (len(tensors) - 1)
     if layout == "expanded":
-        per_input_layout = ["contiguous"] * (len(tensors) - 1) + ["expanded"]
-        tensors = [cycled(d, 27, [0, 5, 3][k] if d.is_floating_point else [0, 3, 7][k]).reshape(3, 9)
-                   for k, d in enumerate(dtypes[:-1])] + [tensors[-1]]
-    return [lay_out(t, l) for t, l in zip(tensors, per_input_layout)]
+        layouts = ["contiguous"] * (len(tensors) - 1) + ["expanded"]
+        tensors[-1] = tensors[-1][:1].expand(tensors[-1].shape).contiguous()
+    return [lay_out(t, l) for t, l in zip(tensors, layouts)]
 
 
 def reduce_inputs(dtype, layout, values=exact_values, shape=(3, 5), seed=0):
@@ -375,8 +368,9 @@ def layouts_of(row, params=None):
         return CAST_LAYOUTS
     if family in ("binary", "where"):
         return ELEMENTWISE_LAYOUTS  # alpha meets every layout too
-    if family == "unary":
-        return ELEMENTWISE_LAYOUTS if params is None or params is row["params"][0] else LIGHT_LAYOUTS
+    if family == "unary":  # one input: nothing to broadcast against (expanded is its stride-0 case)
+        first = params is None or params is row["params"][0]
+        return [l for l in ELEMENTWISE_LAYOUTS if l != "broadcast"] if first else LIGHT_LAYOUTS
     if family == "matmul":
         return list(MATMUL_SHAPES)
     if family == "mm":
@@ -439,42 +433,35 @@ def smooth(shape, seed, positive):
 
 
 def gradcheck_cases():
-    cases = []
-    seed = 0
+    """Float64 inputs away from every kink, in each layout that makes a leaf without
+    overlapping elements (gradcheck perturbs one element at a time: PyTorch's refuses stride-0
+    inputs too). Each case is checked here with torch.autograd.gradcheck first."""
+    cases, seed = [], 0
     for row in OPS:
         if not row["grad"]:
             continue
         for params in row["params"][:2]:
             for layout in GRAD_LAYOUTS:
-                if layout not in layouts_of(row) and not (layout == "broadcast" and row["family"] == "unary"):
+                if layout not in layouts_of(row):  # a unary op has no broadcast layout
                     continue
-                if row["family"] == "unary" and layout == "broadcast":
-                    continue
-                for inputs in inputs_of(row, torch.float64, layout, params)[:1]:
-                    seed += 1
-                    grad_inputs, views = [], []
-                    for k, (view, j) in enumerate(inputs):
-                        differentiable = j["storage"]["dtype"] == "float64"
-                        if differentiable:
-                            fresh = smooth(view.shape, seed * 10 + k, row["name"] in POSITIVE_ONLY and k == 0)
-                            view, j = lay_out(fresh, layout if not (layout == "transposed" and k > 0) else
-                                              "contiguous")
-                            if row["family"] in ("index",) and k == 0 and layout == "transposed":
-                                view, j = lay_out(fresh, "transposed")
-                        grad_inputs.append(j)
-                        views.append(view.detach().requires_grad_(differentiable))
-                    f = lambda *xs: call(row, list(xs), params)
-                    try:
-                        f(*views)
-                    except Exception:
-                        continue  # PyTorch refuses the forward (e.g. amax over an empty dim)
-                    leaves = [v for v in views if v.requires_grad]
-                    if not leaves:
-                        continue
-                    assert torch.autograd.gradcheck(f, tuple(views), eps=1e-6, atol=1e-5, rtol=1e-3), row["name"]
-                    cases.append({"op": row["name"], "family": row["family"], "dtype": "float64", "layout": layout,
-                                  "params": params,
-                                  "inputs": grad_inputs})
+                seed += 1
+                grad_inputs, views = [], []
+                for k, (view, j) in enumerate(inputs_of(row, torch.float64, layout, params)[0]):
+                    differentiable = view.dtype == torch.float64
+                    if differentiable:
+                        fresh = smooth(view.shape, seed * 10 + k, row["name"] in POSITIVE_ONLY and k == 0)
+                        # as in the forward cases, a transposed layout goes to input 0 only
+                        view, j = lay_out(fresh, "contiguous" if layout == "transposed" and k > 0 else layout)
+                    grad_inputs.append(j)
+                    views.append(view.detach().requires_grad_(differentiable))
+                f = lambda *xs: call(row, list(xs), params)
+                try:
+                    f(*views)
+                except Exception:
+                    continue  # PyTorch refuses the forward (amax over an empty dim, mm of a 0-d)
+                assert torch.autograd.gradcheck(f, tuple(views), eps=1e-6, atol=1e-5, rtol=1e-3), row["name"]
+                cases.append({"op": row["name"], "family": row["family"], "dtype": "float64", "layout": layout,
+                              "params": params, "inputs": grad_inputs})
     return cases
 
 
