@@ -105,9 +105,9 @@ struct EmulatedCudaOnCpu {
 
 }  // namespace
 
-const std::vector<Backend>& backends() {
-  static const std::vector<Backend> list = [] {
-    std::vector<Backend> all{
+const std::vector<SweepBackend>& backends() {
+  static const std::vector<SweepBackend> list = [] {
+    std::vector<SweepBackend> all{
         {"cpu", [](const std::function<Tensor(Device)>& body) { return body(kCPU); }},
         {"cuda (emulated)",
          [](const std::function<Tensor(Device)>& body) {

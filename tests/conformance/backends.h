@@ -16,7 +16,7 @@
 
 namespace ember::conformance {
 
-struct Backend {
+struct SweepBackend {
   std::string name;
   // Runs `body` with this backend's kernels on inputs built where `device` says: `body`
   // receives the device to build its inputs on and returns the result.
@@ -26,6 +26,6 @@ struct Backend {
   int extra_ulps = 0;
 };
 
-const std::vector<Backend>& backends();
+const std::vector<SweepBackend>& backends();
 
 }  // namespace ember::conformance

@@ -110,7 +110,7 @@ int run_case(const json& c) {
   const OpCall& call = entry->second;
   const json& params = c.at("params");
   std::vector<Outcome> outcomes;
-  for (const Backend& backend : backends()) {
+  for (const SweepBackend& backend : backends()) {
     Outcome outcome;
     try {
       outcome.result = backend.run([&](Device device) { return call(make_inputs(c, device), params); });
@@ -179,9 +179,9 @@ void run_family(const std::string& family) {
 // on the emulator (a fiber per CUDA thread, a context switch per barrier) the 233 cases take
 // about 150 s, against 0.2 s on the CPU, so the emulated backend is left out here. Its
 // backward kernels are the forward ones the sweep compares (mul, sum_to's sum, where, ...).
-std::vector<Backend> gradcheck_backends() {
-  std::vector<Backend> list;
-  for (const Backend& backend : backends())
+std::vector<SweepBackend> gradcheck_backends() {
+  std::vector<SweepBackend> list;
+  for (const SweepBackend& backend : backends())
     if (backend.name != "cuda (emulated)") list.push_back(backend);
   return list;
 }
@@ -233,7 +233,7 @@ TEST_CASE("conformance: gradcheck passes for every differentiable op and layout 
     const OpCall& call = op_table().at(c.at("op").get<std::string>());
     const json& params = c.at("params");
     auto fn = [&](const autograd::TensorList& inputs) { return call(inputs, params); };
-    for (const Backend& backend : gradcheck_backends()) {
+    for (const SweepBackend& backend : gradcheck_backends()) {
       bool passed = false;
       std::string error;
       backend.run([&](Device device) {
