@@ -70,6 +70,7 @@ void check_binary_dtypes(BinaryOp op, const Tensor& a, const Tensor& b, DType co
                 "Subtraction, the `-` operator, with a bool tensor is not supported. "
                 "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
   }
+  EMBER_CHECK(!(op == BinaryOp::Pow && common == kBool), DTypeError, "\"pow\" not implemented for 'Bool'");
   if (op == BinaryOp::Add || op == BinaryOp::Sub) {
     EMBER_CHECK(!(is_integral(common, true) && alpha.is_floating_point()), DTypeError,
                 "For integral input tensors, argument alpha must not be a floating point number.");

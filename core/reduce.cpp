@@ -162,6 +162,7 @@ std::tuple<Tensor, Tensor> extremum_with_indices(ReduceOp op, const char* name, 
 }
 
 Tensor arg_extremum(ReduceOp op, const char* name, const Tensor& self, std::optional<std::int64_t> dim, bool keepdim) {
+  EMBER_CHECK(self.dtype() != kBool, DTypeError, name, "(): does not support bool input");
   Tensor output;
   if (dim) {
     std::vector<bool> mask = reduced_dims_mask(self, {*dim});
@@ -170,8 +171,6 @@ Tensor arg_extremum(ReduceOp op, const char* name, const Tensor& self, std::opti
     run_reduce(op, reduction_layout(self, mask), output);
   } else {
     // No dim: the index into the flattened tensor (keepdim keeps every dim as size 1).
-    // PyTorch 1.13 has no flattened kernel for bool.
-    EMBER_CHECK(self.dtype() != kBool, DTypeError, "\"", name, "_cpu\" not implemented for 'Bool'");
     check_nonempty_reduction(name, self, {}, true);
     Shape sizes = keepdim ? Shape(static_cast<std::size_t>(self.dim()), 1) : Shape{};
     output = empty(sizes, TensorOptions().dtype(kInt64).device(self.device()));

@@ -62,21 +62,21 @@ void sgd_typed(const SgdPlan& plan) {
   T* param = static_cast<T*>(plan.param);
   const T* grad = static_cast<const T*>(plan.grad);
   T* buffer = static_cast<T*>(plan.momentum_buffer);
-  const T lr = static_cast<T>(-plan.lr);  // param.add_(d, alpha=-lr)
-  const T weight_decay = static_cast<T>(plan.weight_decay);
-  const T momentum = static_cast<T>(plan.momentum);
-  const T keep_fraction = static_cast<T>(1.0 - plan.dampening);
+  const T lr = static_cast<T>(-plan.options.lr);  // param.add_(d, alpha=-lr)
+  const T weight_decay = static_cast<T>(plan.options.weight_decay);
+  const T momentum = static_cast<T>(plan.options.momentum);
+  const T keep_fraction = static_cast<T>(1.0 - plan.options.dampening);
   for (std::int64_t e = 0; e < plan.numel; ++e) {
-    T d = plan.maximize ? static_cast<T>(-grad[e]) : grad[e];
-    if (plan.weight_decay != 0.0) d = static_cast<T>(d + weight_decay * param[e]);
-    if (plan.momentum != 0.0) {
+    T d = plan.options.maximize ? static_cast<T>(-grad[e]) : grad[e];
+    if (plan.options.weight_decay != 0.0) d = static_cast<T>(d + weight_decay * param[e]);
+    if (plan.options.momentum != 0.0) {
       if (plan.first_step) {
         buffer[e] = d;  // the buffer starts as the direction itself (no dampening)
       } else {
         const T decayed = static_cast<T>(buffer[e] * momentum);            // buf.mul_(momentum)
         buffer[e] = static_cast<T>(decayed + keep_fraction * d);          // buf.add_(d, 1 - dampening)
       }
-      d = plan.nesterov ? static_cast<T>(d + momentum * buffer[e]) : buffer[e];
+      d = plan.options.nesterov ? static_cast<T>(d + momentum * buffer[e]) : buffer[e];
     }
     param[e] = static_cast<T>(param[e] + lr * d);
   }

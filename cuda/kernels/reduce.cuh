@@ -80,11 +80,15 @@ EMBER_DEVICE Acc empty_mean() {
 template <class Acc>
 EMBER_DEVICE void store_result(const ReducePlan& plan, ReduceOp op, std::int64_t out, ReducePartial<Acc> partial) {
   switch (op) {
-    case ReduceOp::Sum: store_as(plan.output, plan.output_dtype, out, partial.index < 0 ? Acc(0) : partial.value); break;
+    // A sum starts at +0, as PyTorch's: a column of -0.0 sums to +0.0 (-0 + +0 = +0).
+    case ReduceOp::Sum:
+      store_as(plan.output, plan.output_dtype, out, partial.index < 0 ? Acc(0) : math::add(partial.value, Acc(0)));
+      break;
     case ReduceOp::Prod: store_as(plan.output, plan.output_dtype, out, partial.index < 0 ? Acc(1) : partial.value); break;
     case ReduceOp::Mean:  // mean of nothing is 0/0 = NaN, as PyTorch
       store_as(plan.output, plan.output_dtype, out,
-               partial.index < 0 ? empty_mean<Acc>() : static_cast<Acc>(partial.value / static_cast<Acc>(plan.reduce)));
+               partial.index < 0 ? empty_mean<Acc>()
+                                 : static_cast<Acc>(math::add(partial.value, Acc(0)) / static_cast<Acc>(plan.reduce)));
       break;
     case ReduceOp::Max:
     case ReduceOp::Min:

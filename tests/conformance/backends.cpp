@@ -9,8 +9,8 @@
 //                     path (checks, output allocation, broadcasting, plans, addmm's fused
 //                     bias) is the one a GPU tensor takes, and only the kernels differ;
 //   cuda              a real GPU, when one is visible (inputs built on cuda:0).
-// The reference kernels of EMBER_KERNELS=reference join as one more entry that runs the body
-// under the kernel-mode switch.
+//   cpu (reference kernels)  the plain loops of EMBER_KERNELS=reference (core/reference/),
+//                     run under a KernelModeGuard.
 #include "backends.h"
 
 #include <new>
@@ -18,6 +18,7 @@
 #include <ember/core/backend.h>
 #include <ember/core/cuda_hooks.h>
 #include <ember/core/dispatch.h>
+#include <ember/core/kernel_mode.h>
 #include <ember/core/native.h>
 #include <ember/cuda/kernels/cross_entropy.cuh>
 #include <ember/cuda/kernels/elementwise_ops.cuh>
@@ -109,6 +110,11 @@ const std::vector<SweepBackend>& backends() {
   static const std::vector<SweepBackend> list = [] {
     std::vector<SweepBackend> all{
         {"cpu", [](const std::function<Tensor(Device)>& body) { return body(kCPU); }},
+        {"cpu (reference kernels)",
+         [](const std::function<Tensor(Device)>& body) {
+           KernelModeGuard reference(KernelMode::Reference);
+           return body(kCPU);
+         }},
         {"cuda (emulated)",
          [](const std::function<Tensor(Device)>& body) {
            Tensor result;

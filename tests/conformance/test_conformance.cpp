@@ -196,8 +196,10 @@ TEST_CASE("conformance: every case belongs to a family the sweep runs", "[confor
       CHECK(families.count(c.at("family").get<std::string>()) == 1);
       CHECK(op_table().count(c.at("op").get<std::string>()) == 1);
     }
-  REQUIRE(backends().size() >= 2);
-  REQUIRE(backends()[1].name == "cuda (emulated)");
+  REQUIRE(backends().size() >= 3);
+  REQUIRE(backends()[0].name == "cpu");
+  REQUIRE(backends()[1].name == "cpu (reference kernels)");
+  REQUIRE(backends()[2].name == "cuda (emulated)");
 }
 
 TEST_CASE("conformance: unary ops match PyTorch and agree across backends", "[conformance][elementwise]") {

@@ -441,18 +441,18 @@ TEST_CASE("reference kernels: cross-entropy rows, the SGD step and one_hot give 
     Tensor buffer = values({1001}, dtype, 1.4, false);
     for (int variant = 0; variant < 5; ++variant) {
       INFO("variant " << variant);
-      native::SgdStepOptions options;
+      optim::SGDOptions options;
       options.lr = 0.1;
       options.momentum = variant >= 1 ? 0.9 : 0.0;
       options.dampening = variant == 2 ? 0.25 : 0.0;
       options.weight_decay = variant >= 3 ? 0.01 : 0.0;
       options.nesterov = variant == 3;
       options.maximize = variant == 4;
-      options.first_step = variant == 1;
+      const bool first_step = variant == 1;
       Tensor buffer_out_fast, buffer_out_reference;
       Pair params = both_modes([&] {
         Tensor p = native::clone(param), b = native::clone(buffer);
-        native::sgd_step_(p, grad, options.momentum != 0.0 ? b : Tensor(), options);
+        native::sgd_step_(p, grad, options.momentum != 0.0 ? b : Tensor(), options, first_step);
         (kernel_mode() == KernelMode::Fast ? buffer_out_fast : buffer_out_reference) = b;
         return p;
       });
