@@ -80,8 +80,26 @@ enum class OpInputs {
 // A binary op's output dtype.
 enum class OpResult { SameDType, Bool };
 
+// Every element kernel of the rows above, for the backends' switches (CPU, reference, CUDA).
+// A backend defines
+//   EMBER_UNARY_KERNEL(Functor, inputs)          its `case UnaryOp::Functor: ...`
+//   EMBER_BINARY_KERNEL(Functor, result, types)  its `case BinaryOp::Functor: ...`
+// and writes EMBER_UNARY_KERNELS / EMBER_BINARY_KERNELS inside its switch.
+#define EMBER_UNARY_ROW_KERNEL_(name, Functor, inputs, ...) EMBER_UNARY_KERNEL(Functor, inputs)
+#define EMBER_UNARY_VARIANT_KERNEL_(Functor, inputs, ...) EMBER_UNARY_KERNEL(Functor, inputs)
+#define EMBER_UNARY_KERNELS \
+  EMBER_UNARY_OPS(EMBER_UNARY_ROW_KERNEL_) EMBER_UNARY_VARIANTS(EMBER_UNARY_VARIANT_KERNEL_)
+#define EMBER_BINARY_ROW_KERNEL_(name, Functor, result, types) EMBER_BINARY_KERNEL(Functor, result, types)
+#define EMBER_BACKWARD_ROW_KERNEL_(name, Functor, types) EMBER_BINARY_KERNEL(Functor, SameDType, types)
+#define EMBER_BINARY_KERNELS \
+  EMBER_BINARY_OPS(EMBER_BINARY_ROW_KERNEL_) EMBER_BACKWARD_OPS(EMBER_BACKWARD_ROW_KERNEL_)
+
 // Whether a kernel instantiates its functor for element type T.
 template <OpInputs inputs, class T>
 constexpr bool op_accepts = inputs == OpInputs::AnyDType || std::is_floating_point_v<T>;
+
+// The element type a binary kernel writes: T, or bool for a comparison.
+template <OpResult result, class T>
+using op_output_t = std::conditional_t<result == OpResult::Bool, bool, T>;
 
 }  // namespace ember

@@ -3,6 +3,7 @@
 // Each entry point runs on the plan's device (a DeviceGuard: an op on cuda:1 tensors runs on
 // cuda:1 whatever device is current, as PyTorch's device guards do) and that device's
 // stream, and registers itself in its kernel family's slot (core/dispatch.h).
+#include <ember/core/backend.h>
 #include <ember/cuda/cuda_context.h>
 #include <ember/cuda/kernels/elementwise_ops.cuh>
 

@@ -7,6 +7,7 @@
 // ordered after the work already queued on both devices and before later work on either — no
 // host staging, direct over NVLink/PCIe when peer access is possible.
 #include <ember/core/backend.h>
+#include <ember/core/dispatch.h>
 #include <ember/cuda/cuda_check.h>
 #include <ember/cuda/cuda_context.h>
 

@@ -4,6 +4,7 @@
 // Plans: core/fused_plans.h.
 // Each entry point runs on the plan's device (a DeviceGuard) and that device's stream, and
 // registers itself in its kernel family's slot (core/dispatch.h).
+#include <ember/core/backend.h>
 #include <ember/cuda/cuda_context.h>
 #include <ember/cuda/kernels/cross_entropy.cuh>
 #include <ember/cuda/kernels/one_hot.cuh>

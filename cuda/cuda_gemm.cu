@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <ember/core/backend.h>
+#include <ember/core/dispatch.h>
 #include <ember/cuda/cuda_context.h>
 #include <ember/cuda/kernels/gemm.cuh>
 

@@ -2,6 +2,7 @@
 // (cuda/kernels/index.cuh, cuda/kernels/philox.cuh).
 // Each entry point runs on the plan's device (a DeviceGuard) and that device's stream, and
 // registers itself in its kernel family's slot (core/dispatch.h).
+#include <ember/core/backend.h>
 #include <ember/cuda/cuda_context.h>
 #include <ember/cuda/kernels/index.cuh>
 #include <ember/cuda/kernels/philox.cuh>

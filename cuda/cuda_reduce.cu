@@ -3,6 +3,7 @@
 // Each entry point runs on the plan's device (a DeviceGuard) and that device's stream, and
 // registers itself in its kernel family's slot (core/dispatch.h).
 #include <ember/core/allocator.h>
+#include <ember/core/backend.h>
 #include <ember/cuda/cuda_context.h>
 #include <ember/cuda/kernels/reduce.cuh>
 #include <ember/cuda/kernels/softmax.cuh>

@@ -168,17 +168,12 @@ void binary_loop(const StridedPlan& plan, F f) {
 template <class T>
 void unary_typed(UnaryOp op, const StridedPlan& plan, const UnaryParams& params) {
   switch (op) {
-#define EMBER_UNARY_CASE(Functor, inputs)                                                    \
-  case UnaryOp::Functor:                                                                    \
+#define EMBER_UNARY_KERNEL(Functor, inputs)                                                      \
+  case UnaryOp::Functor:                                                                      \
     if constexpr (op_accepts<OpInputs::inputs, T>) return unary_loop<T, T>(plan, element::Functor<T>{}); \
     break;
-#define EMBER_NAMED_UNARY_CASE(name, Functor, inputs, ...) EMBER_UNARY_CASE(Functor, inputs)
-#define EMBER_VARIANT_UNARY_CASE(Functor, inputs, ...) EMBER_UNARY_CASE(Functor, inputs)
-    EMBER_UNARY_OPS(EMBER_NAMED_UNARY_CASE)
-    EMBER_UNARY_VARIANTS(EMBER_VARIANT_UNARY_CASE)
-#undef EMBER_VARIANT_UNARY_CASE
-#undef EMBER_NAMED_UNARY_CASE
-#undef EMBER_UNARY_CASE
+    EMBER_UNARY_KERNELS
+#undef EMBER_UNARY_KERNEL
     case UnaryOp::Clamp:
       return unary_loop<T, T>(plan, element::Clamp<T>{params.low_as<T>(), params.high_as<T>(), params.has_low,
                                                      params.has_high});
@@ -211,18 +206,12 @@ void binary_typed(BinaryOp op, const StridedPlan& plan, Scalar alpha_scalar) {
       }
       return;
     }
-#define EMBER_BINARY_CASE(name, Functor, result, types)                                       \
+#define EMBER_BINARY_KERNEL(Functor, result, types)                                               \
   case BinaryOp::Functor:                                                                     \
-    if constexpr (op_accepts<OpInputs::types, T>) {                                           \
-      using Out = std::conditional_t<OpResult::result == OpResult::Bool, bool, T>;            \
-      return binary_loop<Out, T>(plan, element::Functor<T>{});                                \
-    }                                                                                         \
+    if constexpr (op_accepts<OpInputs::types, T>) return binary_loop<op_output_t<OpResult::result, T>, T>(plan, element::Functor<T>{}); \
     break;
-#define EMBER_BACKWARD_CASE(name, Functor, types) EMBER_BINARY_CASE(name, Functor, SameDType, types)
-    EMBER_BINARY_OPS(EMBER_BINARY_CASE)
-    EMBER_BACKWARD_OPS(EMBER_BACKWARD_CASE)
-#undef EMBER_BACKWARD_CASE
-#undef EMBER_BINARY_CASE
+    EMBER_BINARY_KERNELS
+#undef EMBER_BINARY_KERNEL
   }
   throw DTypeError(make_message("cpu::binary: op ", static_cast<int>(op), " not implemented for '",
                                 scalar_type_name(dtype_of_v<T>), "'"));

@@ -36,17 +36,12 @@ inline void dispatch_copy(const StridedPlan& plan, cudaStream_t stream) {
 template <class T>
 void unary_for_type(UnaryOp op, const StridedPlan& plan, const UnaryParams& params, cudaStream_t stream) {
   switch (op) {
-#define EMBER_UNARY_CASE(Functor, inputs)                                                                    \
-  case UnaryOp::Functor:                                                                                    \
+#define EMBER_UNARY_KERNEL(Functor, inputs)                                                      \
+  case UnaryOp::Functor:                                                                      \
     if constexpr (op_accepts<OpInputs::inputs, T>) return launch_elementwise<T, T>(plan, element::Functor<T>{}, stream); \
     break;
-#define EMBER_NAMED_UNARY_CASE(name, Functor, inputs, ...) EMBER_UNARY_CASE(Functor, inputs)
-#define EMBER_VARIANT_UNARY_CASE(Functor, inputs, ...) EMBER_UNARY_CASE(Functor, inputs)
-    EMBER_UNARY_OPS(EMBER_NAMED_UNARY_CASE)
-    EMBER_UNARY_VARIANTS(EMBER_VARIANT_UNARY_CASE)
-#undef EMBER_VARIANT_UNARY_CASE
-#undef EMBER_NAMED_UNARY_CASE
-#undef EMBER_UNARY_CASE
+    EMBER_UNARY_KERNELS
+#undef EMBER_UNARY_KERNEL
     case UnaryOp::Clamp:
       return launch_elementwise<T, T>(plan, element::Clamp<T>{params.low_as<T>(), params.high_as<T>(),
                                                        params.has_low, params.has_high}, stream);
@@ -70,18 +65,12 @@ void binary_for_type(BinaryOp op, const StridedPlan& plan, Scalar alpha, cudaStr
     case BinaryOp::Sub:  // a - alpha * b is a + (-alpha) * b, the same bits (as the CPU loops)
       if constexpr (!std::is_same_v<T, bool>) return launch_elementwise<T, T, T>(plan, element::AddScaled<T>{math::neg(a)}, stream);
       break;
-#define EMBER_BINARY_CASE(name, Functor, result, types)                                     \
-  case BinaryOp::Functor:                                                                   \
-    if constexpr (op_accepts<OpInputs::types, T>) {                                         \
-      using Out = std::conditional_t<OpResult::result == OpResult::Bool, bool, T>;          \
-      return launch_elementwise<Out, T, T>(plan, element::Functor<T>{}, stream);            \
-    }                                                                                       \
+#define EMBER_BINARY_KERNEL(Functor, result, types)                                               \
+  case BinaryOp::Functor:                                                                     \
+    if constexpr (op_accepts<OpInputs::types, T>) return launch_elementwise<op_output_t<OpResult::result, T>, T, T>(plan, element::Functor<T>{}, stream); \
     break;
-#define EMBER_BACKWARD_CASE(name, Functor, types) EMBER_BINARY_CASE(name, Functor, SameDType, types)
-    EMBER_BINARY_OPS(EMBER_BINARY_CASE)
-    EMBER_BACKWARD_OPS(EMBER_BACKWARD_CASE)
-#undef EMBER_BACKWARD_CASE
-#undef EMBER_BINARY_CASE
+    EMBER_BINARY_KERNELS
+#undef EMBER_BINARY_KERNEL
   }
   throw DTypeError(make_message("CUDA backend: binary op ", static_cast<int>(op), " not implemented for '",
                                 scalar_type_name(plan.dtypes[1]), "'"));

@@ -38,8 +38,6 @@ using namespace ember::testing::cli;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 // Rewrites a checkpoint: `edit` may change its tensors and metadata.
 template <class Edit>
 void edit_checkpoint(const std::string& from, const std::string& to, Edit edit) {
@@ -154,7 +152,7 @@ TEST_CASE("ember: checkpoint metadata is validated (epoch, step, tensor dtypes)"
   int code = -1;
   run_ember("train --data toy --hidden 8 --epochs 2 --quiet --save " + scratch / "ck.st", &code);
   REQUIRE(code == 0);
-  for (const std::string& epoch : {"-5", "2abc", "", " 2", "99999999999999999999"}) {
+  for (std::string epoch : {"-5", "2abc", "", " 2", "99999999999999999999"}) {
     INFO("epoch \"" << epoch << "\"");
     edit_checkpoint(scratch / "ck.st", scratch / "bad.st",
                     [&](ember::nn::StateDict&, ember::Metadata& metadata) { metadata["epoch"] = epoch; });
@@ -230,7 +228,7 @@ TEST_CASE("ember train --resume --allow-config-change: the new lr, momentum and 
 
 TEST_CASE("ember train: non-finite CSV features are data errors naming file, line and column", "[cli][hostile]") {
   ScratchDir scratch("hostile_nan_csv");
-  for (const std::string& cell : {"nan", "inf", "-inf", "1e39"}) {
+  for (std::string cell : {"nan", "inf", "-inf", "1e39"}) {
     INFO(cell);
     write_bytes(scratch / "data.csv", "0,1,2\n1,3," + cell + "\n0,5,6\n1,7,8\n");
     int code = -1;
