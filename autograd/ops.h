@@ -6,7 +6,7 @@
 //   2. when grad mode is on and an input requires grad, records a graph node (the "tape")
 //      whose backward formula is written right next to the forward in the *_ops.cpp file
 //      of its family (elementwise_ops.cpp, view_ops.cpp, reduction_ops.cpp, linalg_ops.cpp,
-//      indexing_ops.cpp, loss_ops.cpp).
+//      indexing_ops.cpp, loss_ops.cpp, conv_ops.cpp, pool_ops.cpp).
 // The Tensor methods of core/tensor.h marked "(autograd/)" forward to these functions
 // (tensor_methods.cpp), so `a.add(b)`, `a + b` and `ember::add(a, b)` are one op.
 #pragma once
@@ -17,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include <ember/core/expanding_array.h>
 #include <ember/core/op_list.h>
 #include <ember/core/tensor.h>
 
@@ -116,6 +117,22 @@ Tensor index_add(const Tensor& self, std::int64_t dim, const Tensor& index, cons
 Tensor gather(const Tensor& self, std::int64_t dim, const Tensor& index);
 Tensor scatter_add(const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& source);
 Tensor one_hot(const Tensor& self, std::int64_t num_classes = -1);  // not differentiable (int64)
+
+// ---------------------------------------------------------------- convolution (conv_ops.cpp)
+// PyTorch's conv2d: input [N, C_in, H, W] (or unbatched [C_in, H, W]), weight
+// [C_out, C_in / groups, kH, kW], bias [C_out] or an undefined Tensor(). stride, padding and
+// dilation are one int or {h, w}. grad_fn=<ConvolutionBackward0>.
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), const ExpandingArray<2>& stride = 1,
+              const ExpandingArray<2>& padding = 0, const ExpandingArray<2>& dilation = 1, std::int64_t groups = 1);
+
+// ---------------------------------------------------------------- pooling (pool_ops.cpp)
+// input [N, C, H, W] or [C, H, W]. stride {} (the default) means stride = kernel_size.
+Tensor max_pool2d(const Tensor& input, const ExpandingArray<2>& kernel_size, const ExpandingArray<2>& stride = {},
+                  const ExpandingArray<2>& padding = 0, const ExpandingArray<2>& dilation = 1, bool ceil_mode = false);
+Tensor avg_pool2d(const Tensor& input, const ExpandingArray<2>& kernel_size, const ExpandingArray<2>& stride = {},
+                  const ExpandingArray<2>& padding = 0, bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<std::int64_t> divisor_override = std::nullopt);
+Tensor adaptive_avg_pool2d(const Tensor& input, const ExpandingArray<2>& output_size);
 
 // ---------------------------------------------------------------- losses (loss_ops.cpp)
 // input: probabilities in [0, 1]; target: same shape. log is clamped at -100, as PyTorch.
