@@ -88,7 +88,11 @@ bool check_resumed_config(const TrainingRun& run, const Checkpoint& resumed) {
 // images bring {1, rows, cols}, CSV rows need --input-shape (a usage error without it or
 // when it does not hold the row's features).
 ModelConfig model_config_for(const TrainOptions& options, const LoadedData& data) {
-  ModelConfig config{data.num_features, options.hidden, data.num_classes, options.dropout};
+  ModelConfig config;
+  config.in_features = data.num_features;
+  config.hidden = options.hidden;
+  config.num_classes = data.num_classes;
+  config.dropout = options.dropout;
   config.kind = options.model;
   if (config.kind != "cnn") return config;
   config.channels = options.channels;

@@ -6,6 +6,7 @@
 // of a saved CNN, exact resume, and a checkpoint whose CNN config does not fit its tensors.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <string>
 
 #include <ember/nn/serialize.h>
@@ -16,8 +17,10 @@ using namespace ember::testing;
 using namespace ember::testing::cli;
 
 namespace {
-std::string idx_data() { return "--data idx:" + fixtures_dir() + "/idx"; }
-std::string csv_data() { return "--data csv:" + fixtures_dir() + "/tiny.csv"; }
+// The CPU is what these tests mean (the CNN's parity with PyTorch is a CPU reference); on a
+// machine with a GPU, --device auto would pick it.
+std::string idx_data() { return "--device cpu --data idx:" + fixtures_dir() + "/idx"; }
+std::string csv_data() { return "--device cpu --data csv:" + fixtures_dir() + "/tiny.csv"; }
 }  // namespace
 
 TEST_CASE("ember train --model cnn: flags that do not fit are usage errors (exit 2)", "[cli][cnn][usage]") {
@@ -25,8 +28,8 @@ TEST_CASE("ember train --model cnn: flags that do not fit are usage errors (exit
     std::string arguments, message;
   };
   const Case cases[] = {
-      {"train --data toy --channels 4", "--channels: only --model cnn takes it"},
-      {"train --data toy --input-shape 1,1,2", "--input-shape: only --model cnn takes it"},
+      {"train --device cpu --data toy --channels 4", "--channels: only --model cnn takes it"},
+      {"train --device cpu --data toy --input-shape 1,1,2", "--input-shape: only --model cnn takes it"},
       {"train --model cnn --dropout 0.5 " + idx_data(), "--dropout: --model cnn has no dropout layers"},
       {"train --model rnn " + idx_data(), "--model: rnn not in {mlp,cnn}"},
       {"train --model cnn --input-shape 1,16 " + csv_data(), "--input-shape"},
@@ -90,21 +93,29 @@ TEST_CASE("ember train --model cnn saves PyTorch's layer names; eval and predict
     auto at = text.find(label);
     return at == std::string::npos ? std::string() : text.substr(at + label.size(), 6);
   };
-  std::string evaluated = run_ember("eval --checkpoint " + checkpoint, &code);
+  std::string evaluated = run_ember("eval --device cpu --checkpoint " + checkpoint, &code);
   INFO(evaluated);
   REQUIRE(code == 0);
   CHECK_THAT(evaluated, Catch::Contains("(1x4x4-conv4-conv6-8-3 CNN, epoch 3"));
   CHECK(after(evaluated, "accuracy:   ") == after(trained, "test accuracy:   "));
 
-  // predict on the IDX test images: one prediction per image.
+  // predict on the IDX test images: one prediction per image, and together they score
+  // eval's accuracy.
   std::string predicted =
-      run_ember("predict --checkpoint " + checkpoint + " --input " + fixtures_dir() + "/idx/t10k-images-idx3-ubyte --json",
+      run_ember("predict --device cpu --checkpoint " + checkpoint + " --input " + fixtures_dir() + "/idx/t10k-images-idx3-ubyte --json",
                 &code);
   INFO(predicted);
   REQUIRE(code == 0);
-  std::int64_t rows = 0;
-  for (char c : predicted) rows += c == '\n' ? 1 : 0;
-  CHECK(rows == 8);
+  nlohmann::json result = nlohmann::json::parse(predicted);
+  REQUIRE(result.at("predictions").size() == 8);
+  std::string labels = read_file(fixtures_dir() + "/idx/t10k-labels-idx1-ubyte").substr(8);
+  int correct = 0;
+  for (const auto& row : result.at("predictions")) {
+    correct += row.at("predicted").get<int>() == labels[row.at("index").get<int>()];
+  }
+  char accuracy[16];
+  std::snprintf(accuracy, sizeof accuracy, "%.2f%%", 100.0 * correct / 8);
+  CHECK(after(evaluated, "accuracy:   ").rfind(accuracy, 0) == 0);
 }
 
 TEST_CASE("ember train --model cnn resumes exactly and refuses other channels", "[cli][cnn][resume]") {
@@ -158,7 +169,7 @@ TEST_CASE("a CNN checkpoint whose config does not fit its tensors is refused bef
   const Case cases[] = {
       {"channels", {2, 4}, "model.3.weight is [3, 2, 3, 3] but the config says [4, 2, 3, 3]"},
       {"channels", {4611686018427387904LL, 3}, "a channel width 4611686018427387904 is outside [1, 2147483647]"},
-      {"input_shape", {1, 2, 8}, "the input shape 1x2x8 does not hold 16 features"},
+      {"input_shape", {1, 4, 8}, "the input shape 1x4x8 does not hold 16 features"},
       {"input_shape", {1, 4}, "the input shape has 2 sizes, expected C, H, W"},
       {"model", "transformer", "unknown model \"transformer\" (expected mlp or cnn)"},
   };
@@ -170,7 +181,7 @@ TEST_CASE("a CNN checkpoint whose config does not fit its tensors is refused bef
     config[c.key] = c.value;
     metadata["config"] = config.dump();
     ember::save(tensors, scratch / "bad.st", metadata);
-    std::string output = run_ember("eval --checkpoint " + scratch / "bad.st", &code);
+    std::string output = run_ember("eval --device cpu --checkpoint " + scratch / "bad.st", &code);
     INFO(output);
     CHECK(code == 1);
     CHECK_THAT(output, Catch::Contains("the checkpoint's model config does not match its tensors"));
