@@ -180,7 +180,11 @@ static void wait_for_communicator(ProcessGroupNCCL::State& state, const char* op
       if (event == nullptr) return;
       cudaError_t query = cudaEventQuery(event);
       if (query == cudaSuccess) return;
-      if (query != cudaErrorNotReady) fail(cudaGetErrorString(query));
+      // "Not ready" is no failure, but the runtime also leaves it in this thread's
+      // last-error slot, where the next kernel launch's check would read it as its own
+      // ("device not ready"): clear it, as PyTorch's CUDAEvent::query does.
+      if (query == cudaErrorNotReady) (void)cudaGetLastError();
+      else fail(cudaGetErrorString(query));
     }
     if (std::chrono::steady_clock::now() >= deadline) fail("timed out");
     std::this_thread::sleep_for(pause);
