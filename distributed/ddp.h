@@ -92,6 +92,9 @@ class DistributedDataParallel : public nn::Module {
     std::size_t pending = 0;  // gradients still to arrive in this backward
     bool launched = false;    // its all-reduce was started in this backward
     Tensor flat;              // the bucket's gradients back to back, all-reduced as one
+    // On a GPU (NCCL): the queued average, waited for — and the gradients written back —
+    // only once backward has queued all its kernels (wait_for_reductions).
+    std::unique_ptr<Work> work;
   };
   // The post-accumulate-grad hook of parameter `index`. It holds the DDP object weakly
   // (`owner` expires with it) and is recognised by type when the destructor removes it.
@@ -103,6 +106,7 @@ class DistributedDataParallel : public nn::Module {
   void on_gradient_ready(std::size_t parameter_index);
   void flatten(Bucket& bucket);
   void reduce_and_unflatten(Bucket& bucket);  // runs on the communication thread when overlapping
+  void unflatten(Bucket& bucket);             // the averaged buffer back into each .grad
   void wait_for_reductions();
   void finish_backward();  // every bucket launched and reduced: ready for the next one
   // Called by forward: repairs what an incomplete backward left behind (see the file comment).
