@@ -20,6 +20,10 @@
 //     call collectives on the same group yourself: ranks must issue them in one order.
 //     set_communication_overlap(false) does each bucket's all-reduce inline instead (the
 //     same arithmetic, bit for bit: for teaching and for tests).
+//   - on GPUs (a group whose all_reduce_async queues the work: NCCL) the communication
+//     thread only queues each bucket's average with its own event; the last hook waits
+//     for those events (ember's stream waits, not earlier) and writes the gradients back,
+//     so backward's kernels are not held up behind the communication.
 //   - every parameter that requires grad must receive a gradient in every backward
 //     (PyTorch's find_unused_parameters=false); otherwise its bucket is never reduced
 //     and the next forward throws DistributedError naming the parameters.
