@@ -287,9 +287,11 @@ std::unique_ptr<Work> ProcessGroupNCCL::all_reduce_async(Tensor& tensor, ReduceO
   EMBER_CHECK(op != ReduceOp::Avg || tensor.is_floating_point(), DTypeError,
               "all_reduce: ReduceOp.AVG needs a floating point tensor, got ", dtype_name(tensor.dtype()));
   const ncclDataType_t type = nccl_dtype(tensor.dtype(), "all_reduce");
+  // The event must belong to the group's device, whatever this thread (DDP's communication
+  // thread, say) has as its current device: an event recorded on another device's stream fails.
+  check_cuda(cudaSetDevice(state_->device), "cudaSetDevice");
   auto work = std::make_unique<NcclWork>(*state_, rank_, timeout_, tensor);
   if (tensor.numel() == 0) {
-    check_cuda(cudaSetDevice(state_->device), "cudaSetDevice");
     check_cuda(cudaEventRecord(work->done(), cudaStreamLegacy), "cudaEventRecord");  // nothing to wait for
     return work;
   }
