@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include <ember/core/dtype.h>
+#include <ember/core/host_device.h>
 
 namespace ember {
 
@@ -69,7 +70,7 @@ struct Pool2dPlan {
 struct AvgWindow {
   std::int64_t h0, h1, w0, w1, divisor;
 };
-inline AvgWindow avg_window(const Pool2dPlan& p, std::int64_t y, std::int64_t x) {
+EMBER_HOST_DEVICE inline AvgWindow avg_window(const Pool2dPlan& p, std::int64_t y, std::int64_t x) {
   std::int64_t h0 = y * p.stride_h - p.pad_h, w0 = x * p.stride_w - p.pad_w;
   // The padded window may reach past the padding on the far side with ceil_mode; PyTorch
   // counts only up to in + pad.
@@ -87,8 +88,8 @@ inline AvgWindow avg_window(const Pool2dPlan& p, std::int64_t y, std::int64_t x)
 }
 
 // The adaptive window [start, end) of output index i along a dim of `in` -> `out` elements.
-inline std::int64_t adaptive_start(std::int64_t i, std::int64_t out, std::int64_t in) { return (i * in) / out; }
-inline std::int64_t adaptive_end(std::int64_t i, std::int64_t out, std::int64_t in) {
+EMBER_HOST_DEVICE inline std::int64_t adaptive_start(std::int64_t i, std::int64_t out, std::int64_t in) { return (i * in) / out; }
+EMBER_HOST_DEVICE inline std::int64_t adaptive_end(std::int64_t i, std::int64_t out, std::int64_t in) {
   return ((i + 1) * in + out - 1) / out;
 }
 

@@ -17,8 +17,9 @@
 // Threads (core/parallel.h): the forward and the input gradient split the batch among the
 // threads, each with its own cols buffer (and its own input rows to fold into, so col2im
 // needs no atomics); a batch of one instead lets the GEMM use the threads. The weight
-// gradient sums over the batch in order, n = 0, 1, ..., one GEMM per sample onto the same
-// result (beta = 1), each GEMM threaded: the sum is the same for any thread count.
+// gradient splits the batch into fixed blocks of kWeightGradBlock samples, each summed in
+// order into a partial result of its own (one GEMM per sample, beta = 1), and adds the
+// partials in block order: the same sum for any thread count.
 //
 // The bound: im2col copies the input kH*kW times (K*L elements per sample and group), so
 // small-channel layers (the first layer of a CNN: C_in = 1) are bound by that copy and by
@@ -196,6 +197,11 @@ void conv2d_backward_input_typed(const Conv2dPlan& p) {
   });
 }
 
+// Samples per block of the weight gradient: each block sums its samples into a partial
+// result of its own, and the partials are added in block order, so the result does not
+// depend on the thread count.
+constexpr std::int64_t kWeightGradBlock = 8;
+
 template <class T>
 void conv2d_backward_weight_typed(const Conv2dPlan& p) {
   const GroupShape g = group_shape(p);
@@ -203,24 +209,42 @@ void conv2d_backward_weight_typed(const Conv2dPlan& p) {
   const T* input = static_cast<const T*>(p.input);
   const T* grad_out = static_cast<const T*>(p.output);
   T* grad_weight = static_cast<T*>(p.weight);
-  const std::int64_t in_plane = p.in_h * p.in_w;
+  const std::int64_t in_plane = p.in_h * p.in_w, weight_size = p.out_channels * g.k;
   if (p.batch == 0) {
-    std::fill(grad_weight, grad_weight + p.out_channels * g.k, T(0));
+    std::fill(grad_weight, grad_weight + weight_size, T(0));
     return;
   }
-  std::vector<T> cols(static_cast<std::size_t>(pointwise ? 0 : g.k * g.l));
-  for (std::int64_t n = 0; n < p.batch; ++n) {
-    for (std::int64_t group = 0; group < p.groups; ++group) {
-      const T* in_g = input + (n * p.in_channels + group * g.in_channels) * in_plane;
-      const T* b = in_g;
-      if (!pointwise) {
-        im2col(p, in_g, g.in_channels, cols.data());
-        b = cols.data();
+  // Samples [begin, end) summed into `result` (overwritten).
+  auto sum_samples = [&](std::int64_t begin, std::int64_t end, T* result) {
+    std::vector<T> cols(static_cast<std::size_t>(pointwise ? 0 : g.k * g.l));
+    for (std::int64_t n = begin; n < end; ++n) {
+      for (std::int64_t group = 0; group < p.groups; ++group) {
+        const T* in_g = input + (n * p.in_channels + group * g.in_channels) * in_plane;
+        const T* b = in_g;
+        if (!pointwise) {
+          im2col(p, in_g, g.in_channels, cols.data());
+          b = cols.data();
+        }
+        // d W_g[O_g, K] (+)= d out_g[O_g, L] · colsᵀ[L, K]
+        matmul<T>(g.out_channels, g.k, g.l, grad_out + (n * p.out_channels + group * g.out_channels) * g.l, g.l, 1,
+                  b, 1, g.l, result + group * g.out_channels * g.k, g.k, n == begin ? 0.0 : 1.0);
       }
-      // d W_g[O_g, K] (+)= d out_g[O_g, L] · colsᵀ[L, K]
-      matmul<T>(g.out_channels, g.k, g.l, grad_out + (n * p.out_channels + group * g.out_channels) * g.l, g.l, 1,
-                b, 1, g.l, grad_weight + group * g.out_channels * g.k, g.k, n == 0 ? 0.0 : 1.0);
     }
+  };
+  const std::int64_t blocks = (p.batch + kWeightGradBlock - 1) / kWeightGradBlock;
+  if (blocks == 1) {  // one block: its GEMMs use the threads
+    sum_samples(0, p.batch, grad_weight);
+    return;
+  }
+  std::vector<T> partials(static_cast<std::size_t>(blocks * weight_size));
+  parallel_for(0, blocks, 1, [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t b = first; b < last; ++b)
+      sum_samples(b * kWeightGradBlock, std::min(p.batch, (b + 1) * kWeightGradBlock), partials.data() + b * weight_size);
+  });
+  for (std::int64_t e = 0; e < weight_size; ++e) {
+    T sum = partials[static_cast<std::size_t>(e)];
+    for (std::int64_t b = 1; b < blocks; ++b) sum += partials[static_cast<std::size_t>(b * weight_size + e)];
+    grad_weight[e] = sum;
   }
 }
 
