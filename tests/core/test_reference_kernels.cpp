@@ -193,6 +193,11 @@ TEST_CASE("reference kernels: the CPU's kernel slots serve them in reference mod
   check(one_hot_kernel, &cpu::one_hot, &reference::one_hot);
   check(batch_norm_kernel, &cpu::batch_norm, &reference::batch_norm);
   check(batch_norm_backward_kernel, &cpu::batch_norm_backward, &reference::batch_norm_backward);
+  check(conv2d_kernel, &cpu::conv2d, &reference::conv2d);
+  check(conv2d_backward_input_kernel, &cpu::conv2d_backward_input, &reference::conv2d_backward_input);
+  check(conv2d_backward_weight_kernel, &cpu::conv2d_backward_weight, &reference::conv2d_backward_weight);
+  check(pool2d_kernel, &cpu::pool2d, &reference::pool2d);
+  check(pool2d_backward_kernel, &cpu::pool2d_backward, &reference::pool2d_backward);
   // No reference loop: a memcpy is a memcpy.
   KernelModeGuard mode(KernelMode::Reference);
   CHECK(copy_bytes_kernel.kernel_for(kCPU) == &cpu::copy_bytes);

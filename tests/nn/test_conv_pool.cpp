@@ -310,6 +310,9 @@ TEST_CASE("conv2d errors use PyTorch's words", "[conv][errors]") {
   REQUIRE_THROWS_WITH(conv({1, 3, 5, 5}, {8, 3, 3}),
                       "expected stride to be a single integer value or a list of 1 values to match the convolution "
                       "dimensions, but got stride=[1, 1]");
+  REQUIRE_THROWS_WITH(conv({1, 5, 5}, {8, 3, 3, 3}),
+                      "Given groups=1, weight of size [8, 3, 3, 3], expected input[1, 1, 5, 5] to have 3 channels, but "
+                      "got 1 channels instead");
   REQUIRE_THROWS_WITH(conv({5, 5}, {8, 3, 3, 3}),
                       "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [5, 5]");
   REQUIRE_THROWS_WITH(conv({1, 6, 5, 5}, {8, 2, 3, 3}, Tensor(), 1, 0, 1, 3),
@@ -364,4 +367,28 @@ TEST_CASE("pooling errors use PyTorch's words", "[pool][errors]") {
   REQUIRE_THROWS_WITH(F::adaptive_avg_pool2d(ember::zeros({1, 3, 4, 5}), -1),
                       "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but received {-1, -1}");
   REQUIRE(F::adaptive_avg_pool2d(ember::zeros({0, 3, 4, 5}), 2).sizes() == Shape{0, 3, 2, 2});
+  // Argument lists of the wrong length.
+  Tensor x = ember::zeros({1, 3, 5, 5});
+  REQUIRE_THROWS_WITH(F::max_pool2d(x, ExpandingArray<2>{1, 2, 3}),
+                      "max_pool2d: kernel_size must either be a single int, or a tuple of two ints");
+  REQUIRE_THROWS_WITH(F::max_pool2d(x, 2, ExpandingArray<2>{1, 2, 3}),
+                      "max_pool2d: stride must either be omitted, a single int, or a tuple of two ints");
+  REQUIRE_THROWS_WITH(F::max_pool2d(x, 2, {}, ExpandingArray<2>{1, 2, 3}),
+                      "max_pool2d: padding must either be a single int, or a tuple of two ints");
+  REQUIRE_THROWS_WITH(F::max_pool2d(x, 2, {}, 0, ExpandingArray<2>{1, 2, 3}),
+                      "max_pool2d: dilation must be either a single int, or a tuple of two ints");
+  REQUIRE_THROWS_WITH(F::avg_pool2d(x, ExpandingArray<2>{1, 2, 3}),
+                      "avg_pool2d: kernel_size must either be a single int, or a tuple of two ints");
+}
+
+TEST_CASE("max_pool2d's gradient goes to the first maximum, or to the last NaN, as PyTorch's", "[pool]") {
+  const double nan = std::nan("");
+  Tensor ties = ember::tensor({3.0, 1.0, 3.0, 2.0}).view({1, 1, 2, 2}).requires_grad_();
+  F::max_pool2d(ties, 2).sum().backward();
+  REQUIRE(to_vector(ties.grad()) == std::vector<double>{1, 0, 0, 0});
+  Tensor nans = ember::tensor({nan, 1.0, nan, 2.0}).view({1, 1, 2, 2}).requires_grad_();
+  Tensor out = F::max_pool2d(nans, 2);
+  REQUIRE(std::isnan(out.item<double>()));
+  out.sum().backward();
+  REQUIRE(to_vector(nans.grad()) == std::vector<double>{0, 0, 1, 0});
 }
