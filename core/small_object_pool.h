@@ -6,7 +6,7 @@
 // toy MLP (2-30-20-2, batch 32) makes about a hundred of them and frees them all when the
 // graph dies; glibc's per-thread cache holds only 7 blocks of a size, so most of those frees
 // took its slow path (~150 instructions for a malloc/free pair, docs/performance.md "Fixed
-// costs per op"). `make_pooled<T>(...)` is std::make_shared with an allocator that keeps
+// costs per step"). `make_pooled<T>(...)` is std::make_shared with an allocator that keeps
 // freed blocks on a per-thread free list per 16-byte size class (up to 512 bytes), so a
 // block costs a list pop and a list push.
 //

@@ -1,5 +1,5 @@
 // tests/core/test_fixed_costs.cpp — the per-op fast paths of docs/performance.md ("Fixed
-// costs per op") compute what the general paths compute.
+// costs per step") compute what the general paths compute.
 //
 // The elementwise loop steps from row to row instead of dividing a linear index per row
 // (core/cpu/elementwise_kernels.cpp, for_each_run); a small 2-D plan runs row by row without
