@@ -1,5 +1,5 @@
 // benchmarks/toy_step_profile.cpp — runs ember-bench's train_step/toy workload N times, for
-// counting instructions with valgrind (docs/performance.md, "Fixed costs per op").
+// counting instructions with valgrind (docs/performance.md, "Fixed costs per step").
 //
 // Timings on a shared machine swing by ±30 %; instruction counts do not. This program does
 // exactly what ember-bench's `train_step/toy/b<batch>` times (zero_grad, the 2-30-20-2
