@@ -12,6 +12,7 @@
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
 #include <ember/core/print.h>
+#include <ember/core/small_object_pool.h>
 
 namespace ember::autograd {
 
@@ -66,7 +67,11 @@ struct NodeTask {
 struct GraphTask {
   bool retain_graph = false;
   bool create_graph = false;
-  std::unordered_map<Node*, NodeTask> nodes;  // every node reachable from the roots
+  // Every node reachable from the roots. Its entries come from the small-object pool: a
+  // training step's backward makes and frees one per node (docs/performance.md).
+  std::unordered_map<Node*, NodeTask, std::hash<Node*>, std::equal_to<Node*>,
+                     detail::PoolAllocator<std::pair<Node* const, NodeTask>>>
+      nodes;
   // grad() mode: where to capture, and which nodes lead to a capture (the only ones run).
   bool capture_mode = false;
   std::unordered_map<Node*, std::vector<std::pair<std::uint32_t, std::size_t>>> captures;  // node -> (slot, input #)
@@ -198,10 +203,11 @@ void execute(const std::vector<Edge>& roots, const TensorList& root_grads, Graph
     for (const Tensor& grad : grads) any_gradient = any_gradient || grad.defined();
     TensorList outputs;
     if (run_formula && any_gradient) {
-      if (auto* accumulator = dynamic_cast<AccumulateGrad*>(node.get())) accumulator->set_create_graph(task.create_graph);
+      auto* accumulator = dynamic_cast<AccumulateGrad*>(node.get());
+      if (accumulator != nullptr) accumulator->set_create_graph(task.create_graph);
       outputs = node->apply(grads);
       if (is_anomaly_enabled()) check_anomaly(*node, outputs);
-      EMBER_CHECK(outputs.size() == node->next_edges().size() || dynamic_cast<AccumulateGrad*>(node.get()),
+      EMBER_CHECK(outputs.size() == node->next_edges().size() || accumulator != nullptr,
                   AutogradError, "function ", node->name(), " returned an incorrect number of gradients (expected ",
                   node->next_edges().size(), ", got ", outputs.size(), ")");
     }

@@ -3,6 +3,7 @@
 
 #include <ember/autograd/anomaly.h>
 #include <ember/autograd/view_tracking.h>
+#include <ember/core/small_object_pool.h>
 
 namespace ember::autograd {
 
@@ -39,7 +40,7 @@ std::string describe_forward(const std::string& node_name, const TensorList& inp
 }  // namespace
 
 std::shared_ptr<Node> record(const std::string& name, const TensorList& inputs, const TensorList& outputs) {
-  auto node = std::make_shared<Node>(name);
+  auto node = detail::make_pooled<Node>(name);
   for (const Tensor& input : inputs) {
     // Only inputs that require grad get a real edge; the formula skips the others.
     node->add_next_edge(input.defined() && input.requires_grad() ? gradient_edge(input) : Edge{});

@@ -17,6 +17,17 @@ constexpr std::int64_t kDefaultGrainSize = 32768;
 
 void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain_size,
                   const std::function<void(std::int64_t, std::int64_t)>& body);
+// The same, for a lambda: a range of at most one grain (every op on a small tensor) calls
+// the body directly, without building a std::function, which would take a heap block for
+// a lambda capturing more than two references (performance code: docs/performance.md).
+template <class Body>
+void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain_size, const Body& body) {
+  if (end - begin <= (grain_size > 1 ? grain_size : 1)) {
+    if (begin < end) body(begin, end);
+    return;
+  }
+  parallel_for(begin, end, grain_size, std::function<void(std::int64_t, std::int64_t)>(std::cref(body)));
+}
 int get_num_threads();
 void set_num_threads(int threads);  // 1 = no threads at all
 

@@ -7,6 +7,7 @@
 #include <ember/core/allocator.h>
 #include <ember/core/cuda_hooks.h>
 #include <ember/core/error.h>
+#include <ember/core/small_object_pool.h>
 
 namespace ember {
 
@@ -61,6 +62,6 @@ StorageImpl::~StorageImpl() {
   }
 }
 
-Storage make_storage(std::size_t nbytes, Device device) { return std::make_shared<StorageImpl>(nbytes, device); }
+Storage make_storage(std::size_t nbytes, Device device) { return detail::make_pooled<StorageImpl>(nbytes, device); }
 
 }  // namespace ember

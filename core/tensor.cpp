@@ -3,6 +3,7 @@
 
 #include <ember/core/autograd_meta.h>
 #include <ember/core/native.h>
+#include <ember/core/small_object_pool.h>
 
 namespace ember {
 
@@ -58,7 +59,7 @@ bool Tensor::requires_grad() const {
 }
 
 AutogradMeta& Tensor::ensure_autograd_meta() const {
-  if (!impl().autograd_meta) impl().autograd_meta = std::make_shared<AutogradMeta>();
+  if (!impl().autograd_meta) impl().autograd_meta = detail::make_pooled<AutogradMeta>();
   return *impl().autograd_meta;
 }
 
@@ -125,7 +126,7 @@ Tensor make_tensor(Storage storage, Shape sizes, Shape strides, std::int64_t sto
   // Every tensor is born here (empty, views, from_blob): the one place that guarantees
   // the size invariant (core/shape.h) that the rest of the code relies on.
   check_sizes_fit(sizes);
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = detail::make_pooled<TensorImpl>();
   impl->storage = std::move(storage);
   impl->sizes = std::move(sizes);
   impl->strides = std::move(strides);

@@ -41,20 +41,49 @@ using Offsets = std::array<std::int64_t, kMaxOperands>;  // element offsets, one
 
 // Calls run(offsets, count) for consecutive runs of `count` elements along plan dim 0,
 // covering every element once. Runs never cross a row, so inside a run operand k simply
-// advances by plan.strides[k][0] per element.
+// advances by plan.strides[k][0] per element. Only a chunk's first run finds its offsets by
+// division (operand_offset); each next row's offsets are stepped from the previous row's,
+// an odometer over dims 1..ndim-1, because short rows (a bias of 2 broadcast over a batch of
+// 32) made the divisions most of the cost of the loop (docs/performance.md).
 template <class Run>
 void for_each_run(const StridedPlan& plan, const Run& run) {
   if (plan.numel == 0) return;
   const std::int64_t row_length = plan.ndim > 0 ? plan.sizes[0] : 1;
+  const int operands = plan.num_operands;
+  if (plan.ndim == 2 && plan.numel <= kDefaultGrainSize) {
+    // A small matrix (one thread's work anyway): row by row, no chunking, no odometer.
+    Offsets offsets{};
+    for (std::int64_t row = 0; row < plan.sizes[1]; ++row) {
+      for (int k = 0; k < operands; ++k) offsets[k] = row * plan.strides[k][1];
+      run(offsets, row_length);
+    }
+    return;
+  }
   parallel_for(0, plan.numel, kDefaultGrainSize, [&](std::int64_t begin, std::int64_t end) {
     std::int64_t linear = begin;
-    while (linear < end) {
-      // The chunk may start mid-row; the run stops at the row's end or the chunk's end.
-      std::int64_t count = std::min(row_length - linear % row_length, end - linear);
-      Offsets offsets{};
-      for (int k = 0; k < plan.num_operands; ++k) offsets[k] = operand_offset(plan, k, linear);
+    Offsets offsets{};
+    for (int k = 0; k < operands; ++k) offsets[k] = operand_offset(plan, k, linear);
+    std::int64_t column = linear % row_length;  // the chunk may start mid-row
+    std::array<std::int64_t, kMaxDims> index{};  // position along dims 1..ndim-1
+    for (std::int64_t d = 1, rest = linear / row_length; d < plan.ndim; ++d) {
+      index[d] = rest % plan.sizes[d];
+      rest /= plan.sizes[d];
+    }
+    while (true) {
+      // The run stops at the row's end or the chunk's end.
+      const std::int64_t count = std::min(row_length - column, end - linear);
       run(offsets, count);
       linear += count;
+      if (linear >= end) break;
+      // On to the start of the next row.
+      for (int k = 0; k < operands; ++k) offsets[k] -= column * plan.strides[k][0];
+      column = 0;
+      for (int d = 1; d < plan.ndim; ++d) {
+        for (int k = 0; k < operands; ++k) offsets[k] += plan.strides[k][d];
+        if (++index[d] < plan.sizes[d]) break;
+        for (int k = 0; k < operands; ++k) offsets[k] -= plan.strides[k][d] * plan.sizes[d];
+        index[d] = 0;
+      }
     }
   });
 }
