@@ -14,6 +14,9 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#if !defined(__CUDACC__)
+#include <atomic>
+#endif
 
 #include <ember/core/element_math.h>
 #include <ember/core/host_device.h>
@@ -42,15 +45,17 @@
 
 #define EMBER_GLOBAL
 #define EMBER_DEVICE inline
+// A checked shared array (cuda/emulate/shared_memory.h): indexes like a pointer, and lets
+// the emulator see every access (initcheck, racecheck, bounds).
 #define EMBER_SHARED_ARRAY(type, name, count) \
-  type* name = static_cast<type*>(::ember::emulate::shared_bytes(sizeof(type) * (count), alignof(type)))
+  const ::ember::emulate::SharedPtr<type> name = ::ember::emulate::shared_array<type>(count)
 #define EMBER_SYNCTHREADS() ::ember::emulate::syncthreads()
 // The emulator runs every launch to completion in order, so the stream is not needed (but
 // is still "used": the dispatch functions take it for the GPU build).
 #define EMBER_LAUNCH(kernel, grid, block, stream, ...)                        \
   do {                                                                        \
     static_cast<void>(stream);                                                \
-    ::ember::emulate::launch((grid), (block), [&] { kernel(__VA_ARGS__); });  \
+    ::ember::emulate::launch((grid), (block), [&] { kernel(__VA_ARGS__); }, #kernel, __func__); \
   } while (0)
 
 #endif
@@ -68,6 +73,32 @@
 EMBER_KERNELS_BEGIN
 
 constexpr int kWarpSize = 32;
+
+// A pointer to shared memory, for helpers that take a kernel's shared array as a parameter
+// (e.g. block_reduce's scratch): a plain T* on the GPU, the emulator's checked SharedPtr<T>
+// on the CPU.
+#if defined(__CUDACC__)
+template <class T> using SharedPointer = T*;
+#else
+template <class T> using SharedPointer = ::ember::emulate::SharedPtr<T>;
+#endif
+
+// One vector-wide (up to 16-byte) access of global memory. The hardware needs the address
+// aligned to the access size, so the emulator checks it (memcheck's "misaligned address").
+template <class Vec>
+EMBER_DEVICE Vec load_aligned(const Vec* address) {
+#if !defined(__CUDACC__)
+  ::ember::emulate::check_alignment(address, sizeof(Vec), "vector load");
+#endif
+  return *address;
+}
+template <class Vec>
+EMBER_DEVICE void store_aligned(Vec* address, const Vec& value) {
+#if !defined(__CUDACC__)
+  ::ember::emulate::check_alignment(address, sizeof(Vec), "vector store");
+#endif
+  *address = value;
+}
 
 // out-of-line helpers shared by every kernel ------------------------------------------
 
@@ -87,7 +118,7 @@ EMBER_DEVICE T warp_shfl_down(T value, unsigned delta) {
 
 // Warp votes (__ballot_sync, __any_sync, __all_sync) over the full warp. Like the shuffle
 // above they assume all 32 lanes take part (block sizes that are multiples of 32, no
-// divergence around the call); the emulator votes over the warp's live lanes. No kernel
+// divergence around the call); the emulator reports a vote in a partial warp. No kernel
 // uses them yet — they are here, emulated and tested, for early-exit tests such as
 // "does any lane of this warp still have work".
 EMBER_DEVICE unsigned warp_ballot(bool predicate) {
@@ -141,9 +172,13 @@ EMBER_DEVICE void atomic_add(T* address, T value) {
     } while (old != assumed);
   }
 #else
-  // Emulated threads are fibers on one OS thread and never preempt each other between a
-  // load and a store, so a plain read-modify-write is atomic here.
-  *address = math::add(*address, value);  // integers wrap modulo 2^N, as atomicAdd does
+  // Blocks run on several host threads at once, so this must be a real atomic update: a
+  // compare-and-swap loop on the host (integers wrap modulo 2^N, as atomicAdd does).
+  ::ember::emulate::check_alignment(address, sizeof(T), "atomic_add");
+  std::atomic_ref<T> target(*address);
+  T expected = target.load(std::memory_order_relaxed);
+  while (!target.compare_exchange_weak(expected, math::add(expected, value), std::memory_order_relaxed)) {
+  }
 #endif
 }
 
