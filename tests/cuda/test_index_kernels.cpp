@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "cuda_test_support.h"
+#include "emulator_schedules.h"
 
 #include <ember/core/cpu/cpu_kernels.h>
 #include <ember/cuda/kernels/index.cuh>
@@ -66,6 +67,7 @@ void check_index(gpu::IndexKind kind) {
 }  // namespace
 
 TEST_CASE("cuda kernels (emulated): index_select and gather match the CPU backend", "[cuda][index]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   check_index<float>(gpu::IndexKind::Select);
   check_index<std::int64_t>(gpu::IndexKind::Select);
   check_index<float>(gpu::IndexKind::Gather);
@@ -73,6 +75,7 @@ TEST_CASE("cuda kernels (emulated): index_select and gather match the CPU backen
 }
 
 TEST_CASE("cuda kernels (emulated): index_add and scatter_add accumulate repeated indices", "[cuda][index]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   check_index<float>(gpu::IndexKind::Add);
   check_index<double>(gpu::IndexKind::ScatterAdd);
   check_index<std::int64_t>(gpu::IndexKind::ScatterAdd);
