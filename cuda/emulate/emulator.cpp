@@ -23,7 +23,15 @@ namespace internal {
 thread_local BlockRun* active_run = nullptr;
 
 std::string name_thread(const dim3& index) {
-  return "(" + std::to_string(index.x) + "," + std::to_string(index.y) + "," + std::to_string(index.z) + ")";
+  // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on "(" + to_string(...).
+  std::string text = "(";
+  text += std::to_string(index.x);
+  text += ',';
+  text += std::to_string(index.y);
+  text += ',';
+  text += std::to_string(index.z);
+  text += ')';
+  return text;
 }
 
 std::string where(const BlockRun& run) {

@@ -51,6 +51,27 @@ EMBER_GLOBAL void racy_neighbour(int* out) {
   out[t] = tile[(t + 1) % 32];
 }
 
+// block_reduce (block_reduce.cuh) with its first __syncthreads removed: warp 0 reads the
+// other warps' partials while they may still be writing them.
+struct IntSum {
+  std::int64_t value;
+  IntSum shuffle_down(unsigned delta) const { return IntSum{warp_shfl_down(value, delta)}; }
+};
+
+EMBER_GLOBAL void block_sum_missing_barrier(std::int64_t* out) {
+  EMBER_SHARED_ARRAY(IntSum, scratch, kMaxBlockReduceWarps + 1);
+  auto combine = [](IntSum a, IntSum b) { return IntSum{a.value + b.value}; };
+  const unsigned lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
+  IntSum value = warp_reduce(IntSum{1}, combine);
+  if (lane == 0) scratch[warp] = value;
+  // EMBER_SYNCTHREADS() belongs here.
+  if (warp == 0) {
+    IntSum folded = lane < blockDim.x / kWarpSize ? static_cast<IntSum>(scratch[lane]) : IntSum{0};
+    folded = warp_reduce(folded, combine);
+    if (lane == 0) out[blockIdx.x] = folded.value;
+  }
+}
+
 // Every thread writes the same flag (racecheck: write/write).
 EMBER_GLOBAL void everyone_writes_one_flag(int* out) {
   EMBER_SHARED_ARRAY(int, flag, 1);
@@ -186,6 +207,23 @@ TEST_CASE("emulator checks: racecheck reports a read and a write of one shared w
     REQUIRE_THROWS_WITH(run(schedule), Catch::Contains("emulator racecheck:") && Catch::Contains("hazard"));
 }
 
+TEST_CASE("emulator checks: a block reduction missing its barrier fails under every schedule",
+          "[cuda][emulator][checks]") {
+  // Forward order reaches warp 0's read before warp 1's write (initcheck); reverse order the
+  // other way round (racecheck). Either way the missing barrier is reported.
+  std::vector<std::int64_t> out(2);
+  for (const Schedule& schedule : ember::emulate::test_schedules()) {
+    const ScopedSchedule scoped(schedule);
+    REQUIRE_THROWS_WITH(
+        [&] { EMBER_LAUNCH(block_sum_missing_barrier, dim3(2), dim3(128), nullptr, out.data()); }(),
+        Catch::StartsWith("emulator initcheck:") || Catch::StartsWith("emulator racecheck: read-after-write"));
+  }
+  const ScopedSchedule reverse(one_thread(Order::Reverse));
+  REQUIRE_THROWS_WITH([&] { EMBER_LAUNCH(block_sum_missing_barrier, dim3(1), dim3(128), nullptr, out.data()); }(),
+                      Catch::Contains("read-after-write hazard") &&
+                          Catch::Contains("thread (3,0,0) reads 8 bytes at shared offset 24 that thread (96,0,0) wrote"));
+}
+
 TEST_CASE("emulator checks: racecheck reports two threads writing one shared word", "[cuda][emulator][checks]") {
   const ScopedSchedule scoped(one_thread(Order::Forward));
   std::vector<int> out(32);
@@ -210,10 +248,6 @@ TEST_CASE("emulator checks: synccheck reports shuffles and votes in a partial wa
                           Catch::Contains("is in warp 1, which has only 16 lanes (block of 48 threads); a full-mask "
                                           "(0xffffffff) collective needs all 32"));
   // The same rule guards block_reduce: its callers must launch whole warps.
-  struct IntSum {
-    std::int64_t value;
-    IntSum shuffle_down(unsigned delta) const { return IntSum{warp_shfl_down(value, delta)}; }
-  };
   REQUIRE_THROWS_WITH(ember::emulate::launch(dim3(1), dim3(40), [&] {
                         EMBER_SHARED_ARRAY(IntSum, scratch, kMaxBlockReduceWarps + 1);
                         auto combine = [](IntSum a, IntSum b) { return IntSum{a.value + b.value}; };
