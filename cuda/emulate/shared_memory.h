@@ -62,6 +62,14 @@ class SharedPtr {
   SharedPtr& operator-=(std::ptrdiff_t n) { index_ -= n; return *this; }
   std::ptrdiff_t operator-(const SharedPtr& other) const { return index_ - other.index_; }
 
+  // The address of elements [i, i + n) from here, checked to lie inside the array: for
+  // vector accesses (shared_load_vector / shared_store_vector in device_support.cuh), which
+  // then report the access to the emulator themselves.
+  T* checked_range(std::ptrdiff_t i, std::ptrdiff_t n) const {
+    checked(index_ + i + n - 1);
+    return checked(index_ + i);
+  }
+
  private:
   T* checked(std::ptrdiff_t index) const {
     if (index < 0 || index >= count_) shared_out_of_bounds(index, count_, sizeof(T));

@@ -83,6 +83,35 @@ template <class T> using SharedPointer = T*;
 template <class T> using SharedPointer = ::ember::emulate::SharedPtr<T>;
 #endif
 
+// One vector-wide (up to 16-byte) access of shared memory: Vec holds several T, e.g.
+// Vector<float, 4> (elementwise.cuh) read from a float tile at element `index`. The address
+// must be aligned to sizeof(Vec); the emulator checks that, the bounds, and records the
+// access for initcheck and racecheck like any other.
+template <class Vec, class T>
+EMBER_DEVICE Vec shared_load_vector(SharedPointer<T> base, std::int64_t index) {
+#if defined(__CUDACC__)
+  return *reinterpret_cast<const Vec*>(base + index);
+#else
+  const T* address = base.checked_range(index, static_cast<std::ptrdiff_t>(sizeof(Vec) / sizeof(T)));
+  ::ember::emulate::check_alignment(address, sizeof(Vec), "shared vector load");
+  ::ember::emulate::shared_access(address, sizeof(Vec), /*write=*/false);
+  Vec value;
+  std::memcpy(static_cast<void*>(&value), address, sizeof(Vec));
+  return value;
+#endif
+}
+template <class Vec, class T>
+EMBER_DEVICE void shared_store_vector(SharedPointer<T> base, std::int64_t index, const Vec& value) {
+#if defined(__CUDACC__)
+  *reinterpret_cast<Vec*>(base + index) = value;
+#else
+  T* address = base.checked_range(index, static_cast<std::ptrdiff_t>(sizeof(Vec) / sizeof(T)));
+  ::ember::emulate::check_alignment(address, sizeof(Vec), "shared vector store");
+  ::ember::emulate::shared_access(address, sizeof(Vec), /*write=*/true);
+  std::memcpy(static_cast<void*>(address), &value, sizeof(Vec));
+#endif
+}
+
 // One vector-wide (up to 16-byte) access of global memory. The hardware needs the address
 // aligned to the access size, so the emulator checks it (memcheck's "misaligned address").
 template <class Vec>

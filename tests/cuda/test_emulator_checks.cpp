@@ -127,6 +127,19 @@ EMBER_GLOBAL void count_everything(std::int64_t* counter, float* total, std::uin
   atomic_add(wrapping, std::uint8_t{1});
 }
 
+// 16-byte shared stores and loads: each thread stores 4 copies of its index at element
+// 4t + shift and reads back the vector at element `read_at(t)`. shift 1 is misaligned;
+// reading element 128 reads the 4 spare floats no thread stored.
+EMBER_GLOBAL void shared_vectors(float* out, int shift, int read_spare) {
+  EMBER_SHARED_ARRAY(float, tile, 4 * 32 + 4);
+  const int t = static_cast<int>(threadIdx.x);
+  const float mine = static_cast<float>(t);
+  shared_store_vector(tile, 4 * t + shift, Vector<float, 4>{{mine, mine, mine, mine}});
+  EMBER_SYNCTHREADS();
+  const int read_at = read_spare != 0 && t == 5 ? 128 : 4 * ((t + 1) % 32);
+  out[t] = shared_load_vector<Vector<float, 4>>(tile, read_at).lane[3];
+}
+
 // --- correct kernels that expose the schedule -----------------------------------------------
 
 // After a barrier each thread appends its index: the log is the order threads ran in.
@@ -266,6 +279,17 @@ TEST_CASE("emulator checks: memcheck reports misaligned vector loads and atomics
   alignas(16) unsigned char bytes[16] = {};
   REQUIRE_THROWS_WITH([&] { EMBER_LAUNCH(misaligned_atomic, dim3(1), dim3(1), nullptr, bytes); }(),
                       Catch::Contains("a 4-byte atomic_add at 0x") && Catch::Contains("is not 4-byte aligned"));
+}
+
+TEST_CASE("emulator checks: 16-byte shared vector accesses are checked like scalar ones", "[cuda][emulator][checks]") {
+  std::vector<float> out(32, -1.0f);
+  EMBER_LAUNCH(shared_vectors, dim3(1), dim3(32), nullptr, out.data(), 0, 0);
+  for (int t = 0; t < 32; ++t) REQUIRE(out[t] == static_cast<float>((t + 1) % 32));
+  REQUIRE_THROWS_WITH([&] { EMBER_LAUNCH(shared_vectors, dim3(1), dim3(32), nullptr, out.data(), 1, 0); }(),
+                      Catch::Contains("a 16-byte shared vector store at 0x") && Catch::Contains("is not 16-byte aligned"));
+  REQUIRE_THROWS_WITH([&] { EMBER_LAUNCH(shared_vectors, dim3(1), dim3(32), nullptr, out.data(), 0, 1); }(),
+                      Catch::Contains("emulator initcheck") &&
+                          Catch::Contains("thread (5,0,0) reads 16 bytes at shared offset 512"));
 }
 
 TEST_CASE("emulator checks: blocks run concurrently on several host threads", "[cuda][emulator][checks]") {
