@@ -6,7 +6,7 @@
 //   2. when grad mode is on and an input requires grad, records a graph node (the "tape")
 //      whose backward formula is written right next to the forward in the *_ops.cpp file
 //      of its family (elementwise_ops.cpp, view_ops.cpp, reduction_ops.cpp, linalg_ops.cpp,
-//      indexing_ops.cpp, loss_ops.cpp).
+//      indexing_ops.cpp, loss_ops.cpp, conv_ops.cpp, pool_ops.cpp).
 // The Tensor methods of core/tensor.h marked "(autograd/)" forward to these functions
 // (tensor_methods.cpp), so `a.add(b)`, `a + b` and `ember::add(a, b)` are one op.
 #pragma once
@@ -17,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include <ember/core/expanding_array.h>
 #include <ember/core/op_list.h>
 #include <ember/core/tensor.h>
 
@@ -117,6 +118,22 @@ Tensor gather(const Tensor& self, std::int64_t dim, const Tensor& index);
 Tensor scatter_add(const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& source);
 Tensor one_hot(const Tensor& self, std::int64_t num_classes = -1);  // not differentiable (int64)
 
+// ---------------------------------------------------------------- convolution (conv_ops.cpp)
+// PyTorch's conv2d: input [N, C_in, H, W] (or unbatched [C_in, H, W]), weight
+// [C_out, C_in / groups, kH, kW], bias [C_out] or an undefined Tensor(). stride, padding and
+// dilation are one int or {h, w}. grad_fn=<ConvolutionBackward0>.
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), const ExpandingArray<2>& stride = 1,
+              const ExpandingArray<2>& padding = 0, const ExpandingArray<2>& dilation = 1, std::int64_t groups = 1);
+
+// ---------------------------------------------------------------- pooling (pool_ops.cpp)
+// input [N, C, H, W] or [C, H, W]. stride {} (the default) means stride = kernel_size.
+Tensor max_pool2d(const Tensor& input, const ExpandingArray<2>& kernel_size, const ExpandingArray<2>& stride = {},
+                  const ExpandingArray<2>& padding = 0, const ExpandingArray<2>& dilation = 1, bool ceil_mode = false);
+Tensor avg_pool2d(const Tensor& input, const ExpandingArray<2>& kernel_size, const ExpandingArray<2>& stride = {},
+                  const ExpandingArray<2>& padding = 0, bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<std::int64_t> divisor_override = std::nullopt);
+Tensor adaptive_avg_pool2d(const Tensor& input, const ExpandingArray<2>& output_size);
+
 // ---------------------------------------------------------------- losses (loss_ops.cpp)
 // input: probabilities in [0, 1]; target: same shape. log is clamped at -100, as PyTorch.
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
@@ -131,5 +148,13 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction =
 Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
                      std::int64_t ignore_index = -100, double label_smoothing = 0.0);
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
+
+// ---------------------------------------------------------------- normalisation (batch_norm_ops.cpp)
+// torch.batch_norm: input [N, C, ...]; weight, bias, running_mean, running_var: [C] or
+// undefined (None). Training normalises with the batch statistics and updates the running
+// ones in place; eval uses the running ones. grad_fn NativeBatchNormBackward0 (inputs:
+// input, weight, bias). F::batch_norm (nn/functional.h) adds PyTorch's Python-level checks.
+Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                  const Tensor& running_var, bool training, double momentum, double eps);
 
 }  // namespace ember

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <ember/core/batch_norm_plan.h>
+#include <ember/core/conv_plans.h>
 #include <ember/core/device.h>
 #include <ember/core/dispatch.h>
 #include <ember/core/fused_plans.h>
@@ -145,5 +147,17 @@ EMBER_DECLARE_DISPATCH(scatter_add_kernel, void(const IndexPlan& plan));  // out
 EMBER_DECLARE_DISPATCH(cross_entropy_kernel, void(const CrossEntropyPlan& plan));
 EMBER_DECLARE_DISPATCH(sgd_step_kernel, void(const SgdPlan& plan));
 EMBER_DECLARE_DISPATCH(one_hot_kernel, void(const OneHotPlan& plan));
+
+// Convolution and pooling (core/conv_plans.h; issue 19). The CPU's are im2col + GEMM
+// (core/cpu/conv_kernels.cpp), the reference loops the direct seven-loop convolution.
+EMBER_DECLARE_DISPATCH(conv2d_kernel, void(const Conv2dPlan& plan));
+EMBER_DECLARE_DISPATCH(conv2d_backward_input_kernel, void(const Conv2dPlan& plan));
+EMBER_DECLARE_DISPATCH(conv2d_backward_weight_kernel, void(const Conv2dPlan& plan));
+EMBER_DECLARE_DISPATCH(pool2d_kernel, void(const Pool2dPlan& plan));
+EMBER_DECLARE_DISPATCH(pool2d_backward_kernel, void(const Pool2dPlan& plan));
+
+// Batch norm (core/batch_norm_plan.h): forward with the running-statistics update, backward.
+EMBER_DECLARE_DISPATCH(batch_norm_kernel, void(const BatchNormPlan& plan));
+EMBER_DECLARE_DISPATCH(batch_norm_backward_kernel, void(const BatchNormBackwardPlan& plan));
 
 }  // namespace ember

@@ -8,7 +8,7 @@
 //      (core/backend.h: CPU always, CUDA when built).
 // Views (view, transpose, ...) only build new TensorImpls over the same storage.
 // Files: core/views.cpp, core/copy.cpp, core/elementwise.cpp, core/reduce.cpp,
-//        core/linalg.cpp, core/indexing.cpp, core/fused.cpp.
+//        core/linalg.cpp, core/indexing.cpp, core/fused.cpp, core/conv.cpp, core/pooling.cpp.
 #pragma once
 
 #include <optional>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <ember/core/backend.h>
+#include <ember/core/expanding_array.h>
 #include <ember/core/sgd_options.h>
 #include <ember/core/tensor.h>
 
@@ -171,5 +172,40 @@ void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor& momentum_b
 // ----------------------------------------------------------------- checks shared by ops
 // "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
 void check_same_device(const Tensor& a, const Tensor& b);
+
+// ----------------------------------------------------------------- convolution (conv.cpp)
+// The checked arguments of a conv2d: one value per spatial dim.
+struct Conv2dArgs {
+  std::array<std::int64_t, 2> stride{1, 1}, padding{0, 0}, dilation{1, 1};
+  std::int64_t groups = 1;
+};
+// Every check of PyTorch's conv2d, with its messages (input 3-D or 4-D; bias may be undefined).
+Conv2dArgs check_conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const ExpandingArray<2>& stride,
+                        const ExpandingArray<2>& padding, const ExpandingArray<2>& dilation, std::int64_t groups);
+// 4-D input, checked arguments. The gradients overwrite a fresh result of the given sizes.
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dArgs& args);
+Tensor conv2d_backward_input(const Tensor& grad_output, const Tensor& weight, IntArrayRef input_sizes,
+                             const Conv2dArgs& args);
+Tensor conv2d_backward_weight(const Tensor& input, const Tensor& grad_output, IntArrayRef weight_sizes,
+                              const Conv2dArgs& args);
+
+// ----------------------------------------------------------------- pooling (pooling.cpp)
+struct Pool2dArgs {
+  PoolMode mode = PoolMode::Max;
+  std::array<std::int64_t, 2> kernel{1, 1}, stride{1, 1}, padding{0, 0}, dilation{1, 1};
+  std::array<std::int64_t, 2> output{0, 0};  // the output's spatial size
+  bool ceil_mode = false, count_include_pad = true;
+  std::int64_t divisor_override = 0;  // 0: none
+};
+// PyTorch's checks and output size for max_pool2d (mode Max) and avg_pool2d (mode Avg).
+Pool2dArgs check_pool2d(PoolMode mode, const Tensor& input, const ExpandingArray<2>& kernel_size,
+                        const ExpandingArray<2>& stride, const ExpandingArray<2>& padding,
+                        const ExpandingArray<2>& dilation, bool ceil_mode, bool count_include_pad,
+                        std::optional<std::int64_t> divisor_override);
+Pool2dArgs check_adaptive_avg_pool2d(const Tensor& input, const ExpandingArray<2>& output_size);
+// (output, indices); indices (int64, flat h * W + w in each plane) only for Max.
+std::tuple<Tensor, Tensor> pool2d(const Tensor& input, const Pool2dArgs& args);
+// d loss / d input from d loss / d output (and the indices for Max).
+Tensor pool2d_backward(const Tensor& grad_output, const Tensor& indices, IntArrayRef input_sizes, const Pool2dArgs& args);
 
 }  // namespace ember::native

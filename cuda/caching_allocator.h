@@ -32,6 +32,9 @@
 namespace ember::cuda {
 
 // Where segments come from. allocate returns nullptr when the device is out of memory.
+// release should not throw: it runs from destructors, also at process exit while the CUDA
+// runtime is shutting down (cuda_allocator.cpp's source drops errors there). The core
+// copes with one that does throw all the same (release_all, release_free_segments).
 class DeviceMemorySource {
  public:
   virtual ~DeviceMemorySource() = default;
@@ -55,7 +58,8 @@ class CachingAllocatorCore {
   static constexpr std::size_t kLargeRounding = 2 << 20;
 
   explicit CachingAllocatorCore(DeviceMemorySource& source) : source_(source) {}
-  ~CachingAllocatorCore() { release_all(); }
+  // Never throws (a destructor that throws is std::terminate): see release_all.
+  ~CachingAllocatorCore() noexcept { release_all(); }
   CachingAllocatorCore(const CachingAllocatorCore&) = delete;
   CachingAllocatorCore& operator=(const CachingAllocatorCore&) = delete;
 
@@ -224,8 +228,10 @@ class CachingAllocatorCore {
           ++it;
           continue;
         }
-        it = pool->erase(it);
+        // Released first, forgotten after: a release that throws leaves the segment cached
+        // and counted, so the bookkeeping stays true and a later empty_cache may retry.
         source_.release(block->segment, block->size);
+        it = pool->erase(it);
         stats_.reserved -= block->size;
         --stats_.segments;
         segment_sizes_.erase(block->segment);
@@ -234,8 +240,16 @@ class CachingAllocatorCore {
     }
   }
 
-  void release_all() {
-    for (auto& [segment, bytes] : segment_sizes_) source_.release(segment, bytes);
+  // Every segment back to the source, from the destructor — which runs at process exit,
+  // when the CUDA runtime may already be unloading and a source could throw: one failed
+  // release is dropped and the others still happen, and nothing escapes.
+  void release_all() noexcept {
+    for (auto& [segment, bytes] : segment_sizes_) {
+      try {
+        source_.release(segment, bytes);
+      } catch (...) {  // nothing to report to at shutdown; the process frees its memory anyway
+      }
+    }
     segment_sizes_.clear();
   }
 

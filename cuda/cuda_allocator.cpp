@@ -10,6 +10,7 @@
 
 #include <ember/core/allocator.h>
 #include <ember/cuda/caching_allocator.h>
+#include <ember/cuda/caching_host_allocator.h>
 #include <ember/cuda/cuda_check.h>
 #include <ember/cuda/cuda_context.h>
 
@@ -34,11 +35,18 @@ class CudaMemorySource final : public DeviceMemorySource {
     check_cuda(status, "cudaMalloc", __FILE__, __LINE__);
     return pointer;
   }
+  // Never throws: it runs from the caching allocator's destructor, at process exit too,
+  // when the runtime may be unloading — where DeviceGuard's checked cudaGetDevice would
+  // throw through a destructor (std::terminate). So the device is switched by hand and
+  // every error dropped (and cleared from the thread's last-error slot).
   void release(void* pointer, std::size_t) override {
-    DeviceGuard guard(device_);
+    int previous = -1;
+    const bool switched =
+        cudaGetDevice(&previous) == cudaSuccess && previous != device_ && cudaSetDevice(device_) == cudaSuccess;
     // cudaFree synchronises the device: blocks freed by ember may still be read by queued kernels.
-    cudaError_t status = cudaFree(pointer);
-    (void)status;  // at process exit the driver may already be shutting down; nothing to report to
+    (void)cudaFree(pointer);
+    if (switched) (void)cudaSetDevice(previous);
+    (void)cudaGetLastError();
   }
 
  private:
@@ -100,21 +108,73 @@ void empty_all_caches() {
     if (slot.core) slot.core->empty_cache();
 }
 
-void* allocate_pinned(std::size_t nbytes) {
-  if (nbytes == 0) return nullptr;
-  void* pointer = nullptr;
-  EMBER_CUDA_CHECK(cudaHostAlloc(&pointer, nbytes, cudaHostAllocPortable));
-  return pointer;
+namespace {
+
+// Pinned memory from cudaHostAlloc (portable: usable from every device) and the events
+// that tell when a queued copy has read it (caching_host_allocator.h).
+class PinnedMemorySource final : public HostMemorySource {
+ public:
+  void* allocate(std::size_t bytes) override {
+    void* pointer = nullptr;
+    EMBER_CUDA_CHECK(cudaHostAlloc(&pointer, bytes, cudaHostAllocPortable));
+    return pointer;
+  }
+  // Called from deleters and at process exit (the driver may be gone): errors are dropped.
+  void release(void* pointer) noexcept override {
+    (void)cudaFreeHost(pointer);
+    (void)cudaGetLastError();
+  }
+  // On the current device, which the copy's DeviceGuard made the stream's.
+  void* record_event(void* stream) override {
+    cudaEvent_t event = nullptr;
+    EMBER_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    const cudaError_t status = cudaEventRecord(event, static_cast<cudaStream_t>(stream));
+    if (status != cudaSuccess) (void)cudaEventDestroy(event);
+    EMBER_CUDA_CHECK(status);
+    return event;
+  }
+  bool event_done(void* event) override {
+    const cudaError_t status = cudaEventQuery(static_cast<cudaEvent_t>(event));
+    if (status == cudaErrorNotReady) {
+      (void)cudaGetLastError();  // not a failure: keep it out of the next launch's check
+      return false;
+    }
+    EMBER_CUDA_CHECK(status);
+    return true;
+  }
+  void destroy_event(void* event) noexcept override {
+    (void)cudaEventDestroy(static_cast<cudaEvent_t>(event));
+    (void)cudaGetLastError();
+  }
+};
+
+CachingHostAllocatorCore& host_allocator() {
+  // Never destroyed: pinned tensors held by other static objects may be freed after this
+  // point of exit, and the driver frees the process's pinned memory itself.
+  static PinnedMemorySource* source = new PinnedMemorySource;
+  static CachingHostAllocatorCore* core = new CachingHostAllocatorCore(*source);
+  return *core;
 }
+
+}  // namespace
+
+void* allocate_pinned(std::size_t nbytes) { return host_allocator().allocate(nbytes); }
+
 void free_pinned(void* pointer) {
   if (pointer == nullptr) return;
-  // An asynchronous host->device copy may still be reading this buffer: wait for the queued
-  // work first. (PyTorch's caching host allocator records an event per block instead and
-  // reuses blocks; ember keeps the simple, always-correct rule.) Called from a deleter, so
-  // errors are dropped: at process exit the driver may already be gone.
-  (void)cudaDeviceSynchronize();
-  (void)cudaFreeHost(pointer);
-  (void)cudaGetLastError();
+  // No device synchronisation: the block waits in the cache until the events of the copies
+  // that read it have completed (record_pinned_use). Called from a deleter: never throws.
+  try {
+    host_allocator().deallocate(pointer);
+  } catch (const std::exception&) {
+    (void)cudaGetLastError();
+  }
 }
+
+bool record_pinned_use(const void* pointer, cudaStream_t stream) {
+  return host_allocator().record_use(pointer, stream);
+}
+
+void empty_pinned_cache() { host_allocator().empty_cache(); }
 
 }  // namespace ember::cuda

@@ -24,6 +24,25 @@ void check_cuda(cudaError_t status, const char* call, const char* file, int line
 // a local pointer such as `kernel`.
 void check_launch(cudaError_t status, const char* kernel, const char* function, const char* file, int line);
 
+// The CUDA runtime's per-thread last-error slot: take() reads and clears it (cudaGetLastError).
+struct RuntimeLastError {
+  static cudaError_t take() { return cudaGetLastError(); }
+};
+
+// Runs `launch` (one kernel launch, EMBER_LAUNCH) and reports only that launch's own error.
+// A kernel launch returns nothing: its error is found in the last-error slot, which also
+// holds whatever an earlier call left there unread — cudaEventQuery's cudaErrorNotReady
+// (not even a failure), or a failed call that was checked by its return value alone. Such
+// a stale error is cleared before the launch, so it is neither blamed on this kernel nor
+// left to trip a later one. A sticky error (a kernel that faulted) survives the clearing:
+// the launch then fails with it, which is the truth. LastError is a test's seam.
+template <class LastError = RuntimeLastError, class Launch>
+void launch_checked(Launch&& launch, const char* kernel, const char* function, const char* file, int line) {
+  (void)LastError::take();
+  launch();
+  check_launch(LastError::take(), kernel, function, file, line);
+}
+
 }  // namespace ember::cuda
 
 #define EMBER_CUDA_CHECK(call) ::ember::cuda::check_cuda((call), #call, __FILE__, __LINE__)

@@ -34,8 +34,14 @@ void empty_all_caches();
 
 // Pinned (page-locked) host memory: host↔device copies from it run at full PCIe/NVLink
 // speed and can be asynchronous (tutorial appendix: DataLoader(pin_memory=True)).
+// Blocks are cached (cuda/caching_host_allocator.h): a freed block is reused once the
+// copies recorded against it with record_pinned_use have completed on their streams.
 void* allocate_pinned(std::size_t nbytes);
 void free_pinned(void* pointer);
+// A copy queued on `stream` reads or writes `pointer` (inside a pinned block): its block is
+// not reused before the copy completes. False when `pointer` is not cached pinned memory.
+bool record_pinned_use(const void* pointer, cudaStream_t stream);
+void empty_pinned_cache();  // returns the free pinned blocks to the driver
 
 // Sets a device for the lifetime of the guard and restores the previous one afterwards
 // (PyTorch's c10::cuda::CUDAGuard). A negative index ("cuda" without one, or a plan built

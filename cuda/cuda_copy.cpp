@@ -52,6 +52,10 @@ void copy_bytes_async_on_gpu(void* dst, Device dst_device, const void* src, Devi
   if (copy_between_gpus(dst, dst_device, src, src_device, nbytes)) return;
   DeviceGuard guard(resolve_device_index(dst_device.is_cuda() ? dst_device : src_device));
   EMBER_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDefault, current_stream()));
+  // The pinned host side may be freed (and its block handed out again) before the DMA
+  // engine has got to it: its block waits for this point of the stream first.
+  if (!src_device.is_cuda()) record_pinned_use(src, current_stream());
+  if (!dst_device.is_cuda()) record_pinned_use(dst, current_stream());
 }
 
 }  // namespace

@@ -12,6 +12,11 @@
 // and never again in that backward, so after the hook the communication thread may own it.
 // One all-reduce per bucket instead of one per parameter: fewer, larger messages, which is
 // what makes PyTorch's DDP fast on real networks.
+// On GPUs (NCCL) the communication thread only queues each bucket's average (ncclAvg: the
+// division happens on NCCL's stream) with an event of its own (all_reduce_async), and
+// ember's stream waits on those events only in wait_for_reductions, where the gradients
+// are written back: the rest of backward's kernels run while the buckets are reduced.
+// (A blocking all_reduce would make ember's stream wait at once, serialising the two.)
 //
 // When a backward does not complete (an exception, or a parameter that never gets a
 // gradient), the buckets are left half filled; the next forward repairs them
@@ -153,17 +158,25 @@ void DistributedDataParallel::flatten(Bucket& bucket) {
 
 void DistributedDataParallel::reduce_and_unflatten(Bucket& bucket) {
   NoGradGuard no_grad;  // grad mode is per thread: this thread needs its own guard
-  group_->all_reduce(bucket.flat, ReduceOp::Sum);
-  bucket.flat.div_(Scalar(static_cast<double>(group_->size())));
-  // Unflatten back into each .grad (in place: optimizers hold these very tensors).
+  bucket.work = group_->all_reduce_async(bucket.flat, ReduceOp::Avg);  // nullptr on Gloo
+  if (!bucket.work) {  // the blocking form (Gloo): reduce, average and write back now
+    group_->all_reduce(bucket.flat, ReduceOp::Sum);
+    bucket.flat.div_(Scalar(static_cast<double>(group_->size())));
+    unflatten(bucket);
+  }
+  last_reduction_thread_ = std::this_thread::get_id();
+  ++reductions_;
+}
+
+void DistributedDataParallel::unflatten(Bucket& bucket) {
+  NoGradGuard no_grad;
+  // In place: optimizers hold these very tensors.
   std::int64_t offset = 0;
   for (std::size_t index : bucket.parameter_indices) {
     Tensor parameter = parameters_[index];
     parameter.mutable_grad().copy_(bucket.flat.narrow(0, offset, parameter.numel()).view(parameter.sizes()));
     offset += parameter.numel();
   }
-  last_reduction_thread_ = std::this_thread::get_id();
-  ++reductions_;
 }
 
 void DistributedDataParallel::wait_for_reductions() {
@@ -177,6 +190,18 @@ void DistributedDataParallel::wait_for_reductions() {
     }
   }
   in_flight_.clear();
+  // Queued GPU reductions: ember's stream waits for each bucket's event here, just before
+  // its gradients are consumed (written back into .grad), and not earlier.
+  for (auto& bucket : buckets_) {
+    if (!bucket.work) continue;
+    try {
+      bucket.work->wait();
+      unflatten(bucket);
+    } catch (...) {
+      if (!first_error) first_error = std::current_exception();
+    }
+    bucket.work.reset();
+  }
   if (first_error) std::rethrow_exception(first_error);
 }
 

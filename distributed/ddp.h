@@ -20,6 +20,10 @@
 //     call collectives on the same group yourself: ranks must issue them in one order.
 //     set_communication_overlap(false) does each bucket's all-reduce inline instead (the
 //     same arithmetic, bit for bit: for teaching and for tests).
+//   - on GPUs (a group whose all_reduce_async queues the work: NCCL) the communication
+//     thread only queues each bucket's average with its own event; the last hook waits
+//     for those events (ember's stream waits, not earlier) and writes the gradients back,
+//     so backward's kernels are not held up behind the communication.
 //   - every parameter that requires grad must receive a gradient in every backward
 //     (PyTorch's find_unused_parameters=false); otherwise its bucket is never reduced
 //     and the next forward throws DistributedError naming the parameters.
@@ -92,6 +96,9 @@ class DistributedDataParallel : public nn::Module {
     std::size_t pending = 0;  // gradients still to arrive in this backward
     bool launched = false;    // its all-reduce was started in this backward
     Tensor flat;              // the bucket's gradients back to back, all-reduced as one
+    // On a GPU (NCCL): the queued average, waited for — and the gradients written back —
+    // only once backward has queued all its kernels (wait_for_reductions).
+    std::unique_ptr<Work> work;
   };
   // The post-accumulate-grad hook of parameter `index`. It holds the DDP object weakly
   // (`owner` expires with it) and is recognised by type when the destructor removes it.
@@ -103,6 +110,7 @@ class DistributedDataParallel : public nn::Module {
   void on_gradient_ready(std::size_t parameter_index);
   void flatten(Bucket& bucket);
   void reduce_and_unflatten(Bucket& bucket);  // runs on the communication thread when overlapping
+  void unflatten(Bucket& bucket);             // the averaged buffer back into each .grad
   void wait_for_reductions();
   void finish_backward();  // every bucket launched and reduced: ready for the next one
   // Called by forward: repairs what an incomplete backward left behind (see the file comment).

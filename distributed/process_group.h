@@ -54,6 +54,17 @@ Milliseconds timeout_from_environment();
 // rounded up to whole milliseconds.
 Milliseconds timeout_from_seconds(double seconds, const std::string& what);
 
+// A collective that has been queued but not yet waited for (PyTorch's Work, returned by a
+// collective called with async_op=True).
+class Work {
+ public:
+  virtual ~Work() = default;
+  // Makes work queued later on ember's device stream see the result (NCCL: that stream
+  // waits on the collective's event; the host polls it for errors and the timeout), and
+  // throws DistributedError when the collective failed or timed out.
+  virtual void wait() = 0;
+};
+
 class ProcessGroup {
  public:
   virtual ~ProcessGroup() = default;
@@ -69,6 +80,14 @@ class ProcessGroup {
   // inputs holds world_size tensors shaped like output; output = op over ranks of inputs[rank].
   virtual void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op = ReduceOp::Sum) = 0;
   virtual void barrier() = 0;
+  // all_reduce queued without making anyone wait for it, for a contiguous tensor that stays
+  // alive until Work::wait(); nullptr where the backend has only the blocking all_reduce
+  // (Gloo). DDP uses it on GPUs so that backward's kernels overlap the communication.
+  virtual std::unique_ptr<Work> all_reduce_async(Tensor& tensor, ReduceOp op = ReduceOp::Sum) {
+    static_cast<void>(tensor);
+    static_cast<void>(op);
+    return nullptr;
+  }
 
  protected:
   ProcessGroup(int rank, int size, Milliseconds timeout) : rank_(rank), size_(size), timeout_(timeout) {}

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -180,7 +181,11 @@ static void wait_for_communicator(ProcessGroupNCCL::State& state, const char* op
       if (event == nullptr) return;
       cudaError_t query = cudaEventQuery(event);
       if (query == cudaSuccess) return;
-      if (query != cudaErrorNotReady) fail(cudaGetErrorString(query));
+      // "Not ready" is no failure, but the runtime also leaves it in this thread's
+      // last-error slot, where the next kernel launch's check would read it as its own
+      // ("device not ready"): clear it, as PyTorch's CUDAEvent::query does.
+      if (query == cudaErrorNotReady) (void)cudaGetLastError();
+      else fail(cudaGetErrorString(query));
     }
     if (std::chrono::steady_clock::now() >= deadline) fail("timed out");
     std::this_thread::sleep_for(pause);
@@ -202,11 +207,11 @@ void check_cuda_tensor(const Tensor& tensor, int device, const char* operation) 
 
 }  // namespace
 
-// Runs `launch` (one NCCL call on the group stream) between the two stream/event hand-offs
-// and waits for it; see the file comment.
+// Queues `launch` (one NCCL call on the group stream) after the work on ember's stream and
+// records `done` behind it (steps 1–3 of the file comment, without ember's stream waiting).
 template <class Launch>
-static void run_nccl(ProcessGroupNCCL::State& state, const char* operation, int rank, Milliseconds timeout,
-                     Launch&& launch) {
+static void enqueue_nccl(ProcessGroupNCCL::State& state, const char* operation, int rank, Milliseconds timeout,
+                         cudaEvent_t done, Launch&& launch) {
   EMBER_CHECK(!state.aborted, DistributedError, "NCCL ", operation, " on rank ", rank,
               ": the communicator was aborted by an earlier failure; restart the job");
   check_cuda(cudaSetDevice(state.device), "cudaSetDevice");
@@ -222,9 +227,80 @@ static void run_nccl(ProcessGroupNCCL::State& state, const char* operation, int 
   // A non-blocking communicator may still be enqueueing the kernel: only once it reports
   // success is the kernel on the stream, so only then does the "done" event follow it.
   if (status == ncclInProgress) wait_for_communicator(state, operation, rank, timeout, nullptr);
-  check_cuda(cudaEventRecord(state.done, state.stream), "cudaEventRecord");
-  check_cuda(cudaStreamWaitEvent(cudaStreamLegacy, state.done, 0), "cudaStreamWaitEvent");
-  wait_for_communicator(state, operation, rank, timeout, state.done);
+  check_cuda(cudaEventRecord(done, state.stream), "cudaEventRecord");
+}
+
+// Ember's stream waits for `done`, and so does the host (polling for errors and the timeout).
+static void wait_for_nccl(ProcessGroupNCCL::State& state, const char* operation, int rank, Milliseconds timeout,
+                          cudaEvent_t done) {
+  check_cuda(cudaSetDevice(state.device), "cudaSetDevice");
+  check_cuda(cudaStreamWaitEvent(cudaStreamLegacy, done, 0), "cudaStreamWaitEvent");
+  wait_for_communicator(state, operation, rank, timeout, done);
+}
+
+// Runs `launch` between the two stream/event hand-offs and waits for it; see the file comment.
+template <class Launch>
+static void run_nccl(ProcessGroupNCCL::State& state, const char* operation, int rank, Milliseconds timeout,
+                     Launch&& launch) {
+  enqueue_nccl(state, operation, rank, timeout, state.done, std::forward<Launch>(launch));
+  wait_for_nccl(state, operation, rank, timeout, state.done);
+}
+
+namespace {
+
+// An all_reduce on the group stream with its own event; the tensor is kept until waited for.
+class NcclWork final : public Work {
+ public:
+  NcclWork(ProcessGroupNCCL::State& state, int rank, Milliseconds timeout, Tensor tensor)
+      : state_(state), rank_(rank), timeout_(timeout), tensor_(std::move(tensor)) {
+    check_cuda(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming), "cudaEventCreate");
+  }
+  ~NcclWork() override {
+    if (done_ != nullptr) cudaEventDestroy(done_);  // deferred by CUDA while the event is pending
+  }
+  NcclWork(const NcclWork&) = delete;
+  NcclWork& operator=(const NcclWork&) = delete;
+  cudaEvent_t done() const { return done_; }
+  void wait() override {
+    if (waited_) return;
+    EMBER_CHECK(!state_.aborted, DistributedError, "NCCL all_reduce on rank ", rank_,
+                ": the communicator was aborted by an earlier failure; restart the job");
+    wait_for_nccl(state_, "all_reduce", rank_, timeout_, done_);
+    waited_ = true;
+    tensor_.bump_version();
+  }
+
+ private:
+  ProcessGroupNCCL::State& state_;
+  int rank_;
+  Milliseconds timeout_;
+  Tensor tensor_;
+  cudaEvent_t done_ = nullptr;
+  bool waited_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Work> ProcessGroupNCCL::all_reduce_async(Tensor& tensor, ReduceOp op) {
+  check_cuda_tensor(tensor, state_->device, "all_reduce");
+  EMBER_CHECK(tensor.is_contiguous(), ValueError, "all_reduce (async): the nccl backend needs a contiguous tensor");
+  EMBER_CHECK(op != ReduceOp::Avg || tensor.is_floating_point(), DTypeError,
+              "all_reduce: ReduceOp.AVG needs a floating point tensor, got ", dtype_name(tensor.dtype()));
+  const ncclDataType_t type = nccl_dtype(tensor.dtype(), "all_reduce");
+  // The event must belong to the group's device, whatever this thread (DDP's communication
+  // thread, say) has as its current device: an event recorded on another device's stream fails.
+  check_cuda(cudaSetDevice(state_->device), "cudaSetDevice");
+  auto work = std::make_unique<NcclWork>(*state_, rank_, timeout_, tensor);
+  if (tensor.numel() == 0) {
+    check_cuda(cudaEventRecord(work->done(), cudaStreamLegacy), "cudaEventRecord");  // nothing to wait for
+    return work;
+  }
+  void* data = tensor.data_ptr();
+  const auto count = static_cast<std::size_t>(tensor.numel());
+  enqueue_nccl(*state_, "all_reduce", rank_, timeout_, work->done(), [&](ncclComm_t comm, cudaStream_t stream) {
+    return ncclAllReduce(data, data, count, type, nccl_op(op), comm, stream);
+  });
+  return work;
 }
 
 void ProcessGroupNCCL::all_reduce(Tensor& tensor, ReduceOp op) {

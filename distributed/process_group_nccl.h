@@ -31,6 +31,9 @@ class ProcessGroupNCCL : public ProcessGroup {
   // The CUDA device index this group's communicator is bound to.
   int device_index() const;
   void all_reduce(Tensor& tensor, ReduceOp op = ReduceOp::Sum) override;
+  // Queued on this group's stream with its own "done" event; ember's stream waits on that
+  // event only in Work::wait(), so kernels queued meanwhile run alongside the collective.
+  std::unique_ptr<Work> all_reduce_async(Tensor& tensor, ReduceOp op = ReduceOp::Sum) override;
   void broadcast(Tensor& tensor, int src = 0) override;
   void all_gather(std::vector<Tensor>& outputs, const Tensor& input) override;
   void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op = ReduceOp::Sum) override;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include <ember/autograd/ops.h>
@@ -54,5 +55,39 @@ inline Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor
 inline Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean) {
   return ember::mse_loss(input, target, reduction);
 }
+
+// ---------------------------------------------------------------- convolution and pooling
+// PyTorch's F.conv2d: input [N, C_in, H, W] or [C_in, H, W]; weight [C_out, C_in / groups,
+// kH, kW]; bias [C_out] or Tensor(). stride / padding / dilation: one int or {h, w}.
+inline Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
+                     const ExpandingArray<2>& stride = 1, const ExpandingArray<2>& padding = 0,
+                     const ExpandingArray<2>& dilation = 1, std::int64_t groups = 1) {
+  return ember::conv2d(input, weight, bias, stride, padding, dilation, groups);
+}
+// stride {} (the default) is kernel_size, as PyTorch's stride=None.
+inline Tensor max_pool2d(const Tensor& input, const ExpandingArray<2>& kernel_size, const ExpandingArray<2>& stride = {},
+                         const ExpandingArray<2>& padding = 0, const ExpandingArray<2>& dilation = 1,
+                         bool ceil_mode = false) {
+  return ember::max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode);
+}
+inline Tensor avg_pool2d(const Tensor& input, const ExpandingArray<2>& kernel_size, const ExpandingArray<2>& stride = {},
+                         const ExpandingArray<2>& padding = 0, bool ceil_mode = false, bool count_include_pad = true,
+                         std::optional<std::int64_t> divisor_override = std::nullopt) {
+  return ember::avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+}
+inline Tensor adaptive_avg_pool2d(const Tensor& input, const ExpandingArray<2>& output_size) {
+  return ember::adaptive_avg_pool2d(input, output_size);
+}
+
+// ---------------------------------------------------------------- normalisation
+// torch.nn.functional.batch_norm: input [N, C, ...]; running_mean, running_var, weight, bias:
+// [C] or undefined (None). training: normalise with the batch's statistics and update the
+// running ones in place (running = (1 - momentum) · running + momentum · batch, the variance
+// unbiased); eval: normalise with the running ones. Checks, with PyTorch's messages, that a
+// training batch has more than one value per channel and that eps is positive. Defined in
+// nn/batch_norm.cpp; nn::BatchNorm1d / BatchNorm2d call it.
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight = Tensor(), const Tensor& bias = Tensor(), bool training = false,
+                  double momentum = 0.1, double eps = 1e-5);
 
 }  // namespace ember::nn::functional

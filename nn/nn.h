@@ -1,12 +1,14 @@
 // nn/nn.h — umbrella header of the nn layer (included by <ember/ember.h>).
 //
-// Tutorial §5–§8: modules (nn::Module, Linear, ReLU, Sequential, ...), the functional
+// Tutorial §5–§8: modules (nn::Module, Linear, Conv2d, MaxPool2d, ReLU, Sequential, ...), the functional
 // losses (namespace F = ember::nn::functional), initialisers (nn::init), optimizers
 // (ember::optim::SGD, Adam, AdamW) and safetensors checkpoints (ember::save / ember::load).
 #pragma once
 
 #include <ember/nn/activation.h>
 #include <ember/nn/adam.h>
+#include <ember/nn/batch_norm.h>
+#include <ember/nn/conv.h>
 #include <ember/nn/dropout.h>
 #include <ember/nn/functional.h>
 #include <ember/nn/init.h>
@@ -14,6 +16,7 @@
 #include <ember/nn/module.h>
 #include <ember/nn/optimizer.h>
 #include <ember/nn/parameter.h>
+#include <ember/nn/pooling.h>
 #include <ember/nn/sequential.h>
 #include <ember/nn/serialize.h>
 #include <ember/nn/sgd.h>

@@ -42,7 +42,8 @@ std::vector<std::uint8_t> from_hex(const std::string& text, const std::string& p
 
 nlohmann::json config_json(const Checkpoint& c) {
   const TrainOptions& t = c.train;
-  return {{"in_features", c.model.in_features},
+  nlohmann::json config = {{"in_features", c.model.in_features},
+          {"model", c.model.kind},
           {"hidden", c.model.hidden},
           {"num_classes", c.model.num_classes},
           {"dropout", c.model.dropout},
@@ -65,6 +66,11 @@ nlohmann::json config_json(const Checkpoint& c) {
             // What the file turned out to have (train_command.cpp resolves Auto before saving).
             {"csv_header", t.data.csv_header == CsvHeader::Yes},
             {"world_size", t.world_size}}}};
+  if (c.model.kind == "cnn") {  // absent for an MLP, as in checkpoints written before --model
+    config["channels"] = c.model.channels;
+    config["input_shape"] = c.model.input_shape;
+  }
+  return config;
 }
 
 // Splits "prefix.rest" entries of a state dict into their own dict without the prefix.
@@ -117,6 +123,11 @@ Checkpoint load_checkpoint(const std::string& path) {
     checkpoint.step = whole_number_field(field("step"), "step", path);
     nlohmann::json config = nlohmann::json::parse(field("config"));
     checkpoint.model.in_features = config.at("in_features").get<std::int64_t>();
+    checkpoint.model.kind = config.value("model", std::string("mlp"));  // absent before --model
+    if (checkpoint.model.kind == "cnn") {
+      checkpoint.model.channels = config.at("channels").get<std::vector<std::int64_t>>();
+      checkpoint.model.input_shape = config.at("input_shape").get<std::vector<std::int64_t>>();
+    }
     checkpoint.model.hidden = config.at("hidden").get<std::vector<std::int64_t>>();
     checkpoint.model.num_classes = config.at("num_classes").get<std::int64_t>();
     checkpoint.model.dropout = config.at("dropout").get<double>();
@@ -126,6 +137,9 @@ Checkpoint load_checkpoint(const std::string& path) {
     checkpoint.train.data.spec = checkpoint.data_spec;
     checkpoint.train.data.csv_label_column = train.at("csv_label_column").get<std::int64_t>();
     checkpoint.train.data.csv_header = train.at("csv_header").get<bool>() ? CsvHeader::Yes : CsvHeader::No;
+    checkpoint.train.model = checkpoint.model.kind;
+    checkpoint.train.channels = checkpoint.model.channels;
+    checkpoint.train.input_shape = checkpoint.model.input_shape;
     checkpoint.train.hidden = checkpoint.model.hidden;
     checkpoint.train.dropout = checkpoint.model.dropout;
     checkpoint.train.epochs = train.at("epochs").get<std::int64_t>();

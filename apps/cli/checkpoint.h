@@ -10,7 +10,8 @@
 //             "generator"         the default generator's state, hex-encoded: the shuffles
 //                                 and dropout masks of later epochs depend on it
 //             "config"            JSON: the model shape, data, class names, training flags
-//                                 {"in_features", "hidden", "num_classes", "dropout", "data",
+//                                 {"in_features", "model", "hidden", "num_classes", "dropout",
+//                                  ("channels", "input_shape": a CNN's), "data",
 //                                  "class_names", "train": {"epochs", "batch_size", "lr",
 //                                  "momentum", "weight_decay", "nesterov", "optimizer", "seed",
 //                                  "drop_last", "val_split", "workers", "csv_label_column",

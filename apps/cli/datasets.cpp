@@ -62,13 +62,16 @@ data::CsvOptions csv_options(const DataOptions& options, bool has_header) {
 
 // One split of an IDX data set: PREFIX-images-idx3-ubyte and PREFIX-labels-idx1-ubyte.
 // data/idx_reader checks the files themselves (magic, truncation, counts).
-DataSplit read_idx_split(const std::string& directory, const std::string& prefix, double scale) {
+// `image_shape` receives {1, rows, cols} for images of 2-D examples (what a CNN reads).
+DataSplit read_idx_split(const std::string& directory, const std::string& prefix, double scale,
+                         std::vector<std::int64_t>* image_shape = nullptr) {
   std::string images_path = find_idx_file(directory, prefix + "-images-idx3-ubyte");
   std::string labels_path = find_idx_file(directory, prefix + "-labels-idx1-ubyte");
   data::TensorDataset dataset = data::read_idx_dataset(images_path, labels_path, /*scale_to_unit=*/false);
   const Tensor& images = dataset.data();  // float32 0..255
   EMBER_CHECK(images.dim() >= 2, IOError, images_path, ": expected images (at least 2 dimensions), found ",
               images.dim(), " dimension(s)");
+  if (image_shape != nullptr && images.dim() == 3) *image_shape = {1, images.size(1), images.size(2)};
   return {flatten_scaled(images, scale), dataset.targets().to(kInt64)};
 }
 
@@ -169,7 +172,7 @@ LoadedData load_data(const DataOptions& options) {
       throw IOError(directory + "/train-images-idx3-ubyte.gz: no such file (install Debian's dataset-fashion-mnist: "
                     "apt-get install dataset-fashion-mnist)");
     }
-    data.train = read_idx_split(directory, "train", scale);
+    data.train = read_idx_split(directory, "train", scale, &data.image_shape);
     data.test = read_idx_split(directory, "t10k", scale);
     train_source = directory + "/train-labels-idx1-ubyte";
     test_source = directory + "/t10k-labels-idx1-ubyte";

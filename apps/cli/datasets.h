@@ -45,6 +45,9 @@ struct LoadedData {
   std::vector<std::string> class_names;  // "T-shirt/top", ... for Fashion-MNIST, else "0", "1", ...
   bool csv_has_header = false;           // csv:FILE: whether its first line was read as a header
   double input_scale = 1.0;              // what the features were multiplied by
+  // IDX images of rows x cols: {1, rows, cols}, the shape a CNN views each example as
+  // (features are stored flattened, [N, rows * cols]); empty for CSV and toy data.
+  std::vector<std::int64_t> image_shape;
 };
 
 // 1/255 for fashion-mnist and idx:DIR, 1 for csv:FILE and toy.

@@ -43,7 +43,7 @@ std::string column_label(const std::string& name, std::int64_t index) {
 int run_eval(const EvalOptions& options) {
   Device device = choose_device(options.device);
   Checkpoint checkpoint = load_checkpoint(options.checkpoint_path);  // config checked against its tensors
-  std::shared_ptr<nn::Sequential> model = build_mlp(checkpoint.model);
+  std::shared_ptr<nn::Sequential> model = build_model(checkpoint.model);
   check_state_fits(checkpoint.model_state, *model);
   model->load_state_dict(checkpoint.model_state);
   model->to(device);
@@ -70,8 +70,8 @@ int run_eval(const EvalOptions& options) {
 
   const std::vector<std::string>& names = checkpoint.class_names;
   auto name_of = [&](std::int64_t c) { return c < static_cast<std::int64_t>(names.size()) ? names[c] : std::to_string(c); };
-  std::printf("checkpoint: %s (%s MLP, epoch %lld, trained on %s, input scale %s)\n",
-              options.checkpoint_path.c_str(), describe_layers(checkpoint.model).c_str(),
+  std::printf("checkpoint: %s (%s, epoch %lld, trained on %s, input scale %s)\n",
+              options.checkpoint_path.c_str(), describe_model(checkpoint.model).c_str(),
               static_cast<long long>(checkpoint.epoch), checkpoint.data_spec.c_str(),
               describe_input_scale(checkpoint.input_scale).c_str());
   std::printf("data:       %s (%lld examples) on %s\n", source.c_str(), static_cast<long long>(result.total),

@@ -1,6 +1,6 @@
 // apps/cli/main.cpp — `ember`, the command-line trainer: parses arguments, runs a command.
 //
-//   ember train   [--data fashion-mnist|toy|idx:DIR|csv:FILE] [--hidden 256,128] ...
+//   ember train   [--data fashion-mnist|toy|idx:DIR|csv:FILE] [--model mlp|cnn] [--hidden 256,128] ...
 //   ember eval    --checkpoint PATH [--data ...]
 //   ember predict --checkpoint PATH --input FILE [--json]
 //   ember info
@@ -216,15 +216,26 @@ bool unknown_command(CLI::App& app, int argc, char** argv) {
 }
 
 void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
-  CLI::App* command = app.add_subcommand("train", "Train an MLP classifier (the tutorial's training loop)");
+  CLI::App* command = app.add_subcommand("train", "Train an MLP or CNN classifier (the tutorial's training loop)");
   add_data_options(*command, train.data, "Training data: fashion-mnist, toy, idx:DIR or csv:FILE");
   command->add_option("--val-split", train.val_split, "Fraction of the training set held out for validation")
       ->check(number_in_range(0.0, 1.0, /*high_included=*/false));
-  command->add_option("--hidden", train.hidden, "Hidden layer widths, e.g. 256,128")
+  command->add_option("--model", train.model, "mlp (default) or cnn (two Conv2d/ReLU/MaxPool2d stages, then Linear)")
+      ->check(CLI::IsMember({"mlp", "cnn"}));
+  command->add_option("--hidden", train.hidden,
+                      "Hidden Linear widths, e.g. 256,128 (default 256,128 for mlp, 128 for cnn)")
       ->delimiter(',')
       ->check(whole_number_in(1, kMaxLayerWidth));
-  command->add_option("--dropout", train.dropout, "Dropout probability after each hidden ReLU")
+  command->add_option("--dropout", train.dropout, "Dropout probability after each hidden ReLU (mlp)")
       ->check(number_in_range(0.0, 1.0, /*high_included=*/true));
+  command->add_option("--channels", train.channels, "cnn: output channels of each Conv2d stage (default 32,64)")
+      ->delimiter(',')
+      ->check(whole_number_in(1, kMaxLayerWidth));
+  command->add_option("--input-shape", train.input_shape,
+                      "cnn: C,H,W of each example (IDX images: 1,rows,cols; CSV data needs it)")
+      ->delimiter(',')
+      ->expected(3)
+      ->check(whole_number_in(1, kMaxLayerWidth));
   command->add_option("--epochs", train.epochs, "Number of passes over the training set (in total, also with --resume)")
       ->check(whole_number_at_least(1));
   command->add_option("--batch-size", train.batch_size, "Examples per optimiser step")
@@ -267,6 +278,13 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
     if (train.hyperparameters.nesterov && train.hyperparameters.momentum <= 0) {
       throw CLI::ValidationError("--nesterov", "Nesterov momentum requires a momentum (--momentum > 0)");
     }
+    // The CNN's own flags, and its default head (PyTorch's MNIST example: one Linear of 128).
+    const bool cnn = train.model == "cnn";
+    for (const char* flag : {"--channels", "--input-shape"}) {
+      if (!cnn && command->count(flag) > 0) throw CLI::ValidationError(flag, "only --model cnn takes it");
+    }
+    if (cnn && train.dropout > 0) throw CLI::ValidationError("--dropout", "--model cnn has no dropout layers");
+    if (cnn && command->count("--hidden") == 0) train.hidden = {128};
     if (train.allow_config_change && train.resume_path.empty()) {
       throw CLI::ValidationError("--allow-config-change", "only means something with --resume");
     }
@@ -311,7 +329,7 @@ void add_predict_command(CLI::App& app, PredictOptions& predict, Command& run) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"ember — train, evaluate and use MLP classifiers with the ember tensor engine", "ember"};
+  CLI::App app{"ember — train, evaluate and use MLP and CNN classifiers with the ember tensor engine", "ember"};
   app.require_subcommand(1);
   // On a usage error print CLI11's message and then the usage, as the issue asks.
   app.failure_message(CLI::FailureMessage::help);

@@ -1,4 +1,4 @@
-// apps/cli/model.cpp — builds the MLP and checks that a checkpoint fits it (see model.h).
+// apps/cli/model.cpp — builds the MLP or the CNN and checks that a checkpoint fits it (see model.h).
 #include "model.h"
 
 #include <unistd.h>
@@ -7,8 +7,11 @@
 #include <cstdio>
 
 #include <ember/nn/activation.h>
+#include <ember/nn/conv.h>
 #include <ember/nn/dropout.h>
 #include <ember/nn/linear.h>
+#include <ember/nn/pooling.h>
+#include <ember/nn/shape_layers.h>
 
 #include <ember/core/error.h>
 
@@ -23,39 +26,126 @@ std::string shape_text(const Shape& sizes) {
 }
 }  // namespace
 
-void check_config_fits_state(const ModelConfig& config, const nn::StateDict& checkpoint_state,
-                             const std::string& path) {
-  std::vector<std::int64_t> widths = {config.in_features};
-  widths.insert(widths.end(), config.hidden.begin(), config.hidden.end());
-  widths.push_back(config.num_classes);
+namespace {
+
+// Every problem with the config's numbers, before any size is multiplied.
+std::vector<std::string> config_problems(const ModelConfig& config) {
   std::vector<std::string> problems;
-  for (std::size_t i = 0; i < widths.size(); ++i) {
-    const char* what = i == 0 ? "in_features" : i + 1 == widths.size() ? "num_classes" : "a hidden width";
-    if (widths[i] < 1 || widths[i] > kMaxLayerWidth) {
-      problems.push_back(make_message(what, " ", widths[i], " is outside [1, ", kMaxLayerWidth, "]"));
+  auto check_width = [&](const char* what, std::int64_t width) {
+    if (width < 1 || width > kMaxLayerWidth) {
+      problems.push_back(make_message(what, " ", width, " is outside [1, ", kMaxLayerWidth, "]"));
     }
-  }
+  };
+  check_width("in_features", config.in_features);
+  for (std::int64_t width : config.hidden) check_width("a hidden width", width);
+  check_width("num_classes", config.num_classes);
   if (!(config.dropout >= 0 && config.dropout <= 1)) {  // --dropout takes [0, 1], as torch.nn.Dropout
     problems.push_back(make_message("dropout ", config.dropout, " is outside [0, 1]"));
   }
+  if (config.kind == "cnn") {
+    if (config.channels.empty()) problems.push_back("a CNN needs at least one channel width");
+    for (std::int64_t width : config.channels) check_width("a channel width", width);
+    if (config.dropout != 0) problems.push_back(make_message("dropout ", config.dropout, " for a CNN (it has none)"));
+    if (config.input_shape.size() != 3) {
+      problems.push_back(make_message("the input shape has ", config.input_shape.size(), " sizes, expected C, H, W"));
+    } else {
+      for (std::int64_t size : config.input_shape) check_width("an input size", size);
+      // Each stage halves H and W (MaxPool2d(2) floors): at least one pixel must remain.
+      const std::int64_t smallest = std::int64_t{1} << std::min<std::size_t>(config.channels.size(), 62);
+      if (config.input_shape[1] < smallest || config.input_shape[2] < smallest) {
+        problems.push_back(make_message("images of ", config.input_shape[1], "x", config.input_shape[2],
+                                        " are too small for ", config.channels.size(),
+                                        " pooling stages (at least ", smallest, "x", smallest, ")"));
+      }
+      std::int64_t product = 0;
+      if (__builtin_mul_overflow(config.input_shape[0], config.input_shape[1], &product) ||
+          __builtin_mul_overflow(product, config.input_shape[2], &product) || product != config.in_features) {
+        problems.push_back(make_message("the input shape ", config.input_shape[0], "x", config.input_shape[1], "x",
+                                        config.input_shape[2], " does not hold ", config.in_features, " features"));
+      }
+    }
+  } else if (config.kind != "mlp") {
+    problems.push_back("unknown model \"" + config.kind + "\" (expected mlp or cnn)");
+  }
+  return problems;
+}
+
+// The CNN's flattened feature count: the last channel width times what the pools leave of
+// H and W (each stage floors H/2 and W/2). Overflow-checked: ValueError when it does not fit.
+std::int64_t cnn_flat_features(const ModelConfig& config) {
+  std::int64_t height = config.input_shape[1], width = config.input_shape[2];
+  for (std::size_t stage = 0; stage < config.channels.size(); ++stage) height /= 2, width /= 2;
+  std::int64_t features = 0;
+  EMBER_CHECK(!__builtin_mul_overflow(config.channels.back(), height, &features) &&
+                  !__builtin_mul_overflow(features, width, &features) && features <= kMaxLayerWidth,
+              ValueError, "the CNN's flattened features (", config.channels.back(), " x ", height, " x ", width,
+              ") exceed ", kMaxLayerWidth);
+  return features;
+}
+
+// Where the Linear layers start in the Sequential, and their widths from there.
+struct Head {
+  std::int64_t first_index = 0;
+  std::vector<std::int64_t> widths;  // in, hidden..., num_classes
+};
+
+Head head_of(const ModelConfig& config) {
+  Head head;
+  head.widths.push_back(config.kind == "cnn" ? cnn_flat_features(config) : config.in_features);
+  // CNN: three modules per stage (Conv2d, ReLU, MaxPool2d), then Flatten.
+  head.first_index = config.kind == "cnn" ? 3 * static_cast<std::int64_t>(config.channels.size()) + 1 : 0;
+  head.widths.insert(head.widths.end(), config.hidden.begin(), config.hidden.end());
+  head.widths.push_back(config.num_classes);
+  return head;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, Shape>> expected_parameters(const ModelConfig& config) {
+  std::vector<std::pair<std::string, Shape>> parameters;
+  auto add = [&](std::int64_t index, Shape weight, std::int64_t out) {
+    parameters.emplace_back(std::to_string(index) + ".weight", std::move(weight));
+    parameters.emplace_back(std::to_string(index) + ".bias", Shape{out});
+  };
+  if (config.kind == "cnn") {
+    std::int64_t in_channels = config.input_shape[0];
+    for (std::size_t stage = 0; stage < config.channels.size(); ++stage) {
+      const std::int64_t out = config.channels[stage];
+      add(3 * static_cast<std::int64_t>(stage), {out, in_channels, 3, 3}, out);
+      in_channels = out;
+    }
+  }
+  const Head head = head_of(config);
+  // Linear k sits at index first + k * (2 or 3): ReLU (and Dropout) between.
+  const std::int64_t stride = config.dropout > 0 ? 3 : 2;
+  for (std::size_t layer = 0; layer + 1 < head.widths.size(); ++layer) {
+    add(head.first_index + static_cast<std::int64_t>(layer) * stride, {head.widths[layer + 1], head.widths[layer]},
+        head.widths[layer + 1]);
+  }
+  return parameters;
+}
+
+void check_config_fits_state(const ModelConfig& config, const nn::StateDict& checkpoint_state,
+                             const std::string& path) {
+  std::vector<std::string> problems = config_problems(config);
   if (problems.empty()) {
-    // The names build_mlp gives: Linear k sits at index k * (2 or 3) (ReLU and Dropout between).
-    const std::size_t stride = config.dropout > 0 ? 3 : 2;
+    std::vector<std::pair<std::string, Shape>> expected;
+    try {
+      expected = expected_parameters(config);
+    } catch (const ValueError& error) {  // a flattened width that does not fit
+      problems.push_back(error.what());
+    }
     std::vector<std::string> expected_names;
-    for (std::size_t layer = 0; layer + 1 < widths.size(); ++layer) {
-      const std::string prefix = std::to_string(layer * stride) + ".";
-      const Shape weight = {widths[layer + 1], widths[layer]}, bias = {widths[layer + 1]};
-      for (const auto& [name, shape] : {std::pair{prefix + "weight", weight}, std::pair{prefix + "bias", bias}}) {
-        expected_names.push_back(name);
-        const Tensor* found = checkpoint_state.find(name);
-        if (found == nullptr) {
-          problems.push_back("missing tensor model." + name + " (the config says " + shape_text(shape) + ")");
-        } else if (found->sizes() != shape) {
-          problems.push_back("model." + name + " is " + shape_text(found->sizes()) + " but the config says " +
-                             shape_text(shape));
-        } else if (found->dtype() != kFloat32) {
-          problems.push_back("model." + name + " has dtype " + dtype_name(found->dtype()) + ", expected float32");
-        }
+    for (const auto& [name, shape] : expected) {
+      expected_names.push_back(name);
+      const Tensor* found = checkpoint_state.find(name);
+      if (found == nullptr) {
+        problems.push_back("missing tensor model." + name + " (the config says " + shape_text(shape) + ")");
+      } else if (found->sizes() != shape) {
+        problems.push_back("model." + name + " is " + shape_text(found->sizes()) + " but the config says " +
+                           shape_text(shape));
+      } else if (found->dtype() != kFloat32) {
+        problems.push_back("model." + name + " has dtype " + dtype_name(found->dtype()) + ", expected float32");
       }
     }
     for (const auto& [name, tensor] : checkpoint_state) {
@@ -70,17 +160,21 @@ void check_config_fits_state(const ModelConfig& config, const nn::StateDict& che
   throw IOError(message);
 }
 
+void check_model_config(const ModelConfig& config) {
+  std::vector<std::string> problems = config_problems(config);
+  if (problems.empty()) return;
+  std::string message = problems[0];
+  for (std::size_t i = 1; i < problems.size(); ++i) message += "; " + problems[i];
+  throw ValueError(message);
+}
+
 void check_model_fits_memory(const ModelConfig& config) {
-  std::vector<std::int64_t> widths = {config.in_features};
-  widths.insert(widths.end(), config.hidden.begin(), config.hidden.end());
-  widths.push_back(config.num_classes);
   std::int64_t parameters = 0;
   bool overflow = false;
-  for (std::size_t layer = 0; layer + 1 < widths.size(); ++layer) {
-    std::int64_t weights = 0;
-    overflow = overflow || __builtin_mul_overflow(widths[layer], widths[layer + 1], &weights) ||
-               __builtin_add_overflow(parameters, weights, &parameters) ||
-               __builtin_add_overflow(parameters, widths[layer + 1], &parameters);
+  for (const auto& [name, shape] : expected_parameters(config)) {
+    std::int64_t count = 1;
+    for (std::int64_t size : shape) overflow = overflow || __builtin_mul_overflow(count, size, &count);
+    overflow = overflow || __builtin_add_overflow(parameters, count, &parameters);
   }
   std::int64_t bytes = 0;
   overflow = overflow || __builtin_mul_overflow(parameters, std::int64_t{4}, &bytes);
@@ -89,35 +183,78 @@ void check_model_fits_memory(const ModelConfig& config) {
   if (memory == 0 || (!overflow && static_cast<double>(bytes) <= memory)) return;
   char gib[32];
   std::snprintf(gib, sizeof gib, "%.1f", memory / (1024.0 * 1024.0 * 1024.0));
-  throw ValueError(make_message("the ", describe_layers(config), " MLP has ",
+  throw ValueError(make_message("the ", describe_model(config), " has ",
                                 overflow ? std::string("more than 2^63") : std::to_string(parameters),
                                 " parameters: as float32 they need more than this machine's ", gib,
-                                " GiB of memory (use smaller --hidden widths)"));
+                                " GiB of memory (use smaller --hidden", config.kind == "cnn" ? " or --channels" : "",
+                                " widths)"));
 }
 
-std::shared_ptr<nn::Sequential> build_mlp(const ModelConfig& config) {
-  std::vector<std::int64_t> widths = {config.in_features};
-  widths.insert(widths.end(), config.hidden.begin(), config.hidden.end());
-  widths.push_back(config.num_classes);
+namespace {
 
-  auto model = std::make_shared<nn::Sequential>();
+// The CNN reads examples stored flat ([N, C*H*W], as the data sets and the DataLoader hold
+// them) as images: the view is the first thing its forward does. Everything else is
+// nn::Sequential's, so printing and state_dict names are PyTorch's Sequential's.
+class ImageSequential : public nn::Sequential {
+ public:
+  explicit ImageSequential(Shape image_shape) : image_shape_(std::move(image_shape)) {}
+  Tensor forward(const Tensor& input) override {
+    if (input.dim() != 2) return nn::Sequential::forward(input);
+    return nn::Sequential::forward(input.reshape({input.size(0), image_shape_[0], image_shape_[1], image_shape_[2]}));
+  }
+  std::string name() const override { return "Sequential"; }
+
+ private:
+  Shape image_shape_;
+};
+
+void append_head(nn::Sequential& model, const ModelConfig& config) {
+  const std::vector<std::int64_t> widths = head_of(config).widths;
   for (std::size_t layer = 0; layer + 1 < widths.size(); ++layer) {
-    model->push_back(std::make_shared<nn::Linear>(widths[layer], widths[layer + 1]));
+    model.push_back(std::make_shared<nn::Linear>(widths[layer], widths[layer + 1]));
     bool is_output_layer = layer + 2 == widths.size();
     if (is_output_layer) break;
-    model->push_back(std::make_shared<nn::ReLU>());
+    model.push_back(std::make_shared<nn::ReLU>());
     // Dropout only when asked: a Dropout(0) layer would still shift the Sequential's
     // indices and so the state_dict names.
-    if (config.dropout > 0) model->push_back(std::make_shared<nn::Dropout>(config.dropout));
+    if (config.dropout > 0) model.push_back(std::make_shared<nn::Dropout>(config.dropout));
   }
+}
+
+}  // namespace
+
+std::shared_ptr<nn::Sequential> build_model(const ModelConfig& config) {
+  if (config.kind != "cnn") {
+    auto model = std::make_shared<nn::Sequential>();
+    append_head(*model, config);
+    return model;
+  }
+  auto model = std::make_shared<ImageSequential>(config.input_shape);
+  std::int64_t in_channels = config.input_shape[0];
+  for (std::int64_t out_channels : config.channels) {
+    model->push_back(std::make_shared<nn::Conv2d>(in_channels, out_channels, 3, nn::Conv2dOptions{.padding = 1}));
+    model->push_back(std::make_shared<nn::ReLU>());
+    model->push_back(std::make_shared<nn::MaxPool2d>(2));
+    in_channels = out_channels;
+  }
+  model->push_back(std::make_shared<nn::Flatten>());
+  append_head(*model, config);
   return model;
 }
 
-std::string describe_layers(const ModelConfig& config) {
+std::string describe_model(const ModelConfig& config) {
   // Appends one piece at a time ("-" + std::to_string(...) trips GCC 12's -Wrestrict false positive).
-  std::string text = std::to_string(config.in_features);
+  std::string text;
+  if (config.kind == "cnn") {
+    text.append(std::to_string(config.input_shape[0])).append("x").append(std::to_string(config.input_shape[1]));
+    text.append("x").append(std::to_string(config.input_shape[2]));
+    for (std::int64_t width : config.channels) text.append("-conv").append(std::to_string(width));
+  } else {
+    text = std::to_string(config.in_features);
+  }
   for (std::int64_t width : config.hidden) text.append("-").append(std::to_string(width));
-  return text.append("-").append(std::to_string(config.num_classes));
+  text.append("-").append(std::to_string(config.num_classes));
+  return text.append(config.kind == "cnn" ? " CNN" : " MLP");
 }
 
 void check_state_fits(const nn::StateDict& checkpoint_state, const nn::Module& model) {

@@ -39,9 +39,15 @@ struct TrainOptions {
   DataOptions data;
   double val_split = 0.0;  // fraction of the training set held out for validation
 
-  // Model: Linear/ReLU(/Dropout) layers with these hidden widths.
-  std::vector<std::int64_t> hidden = {256, 128};
+  // Model (model.h): "mlp", Linear/ReLU(/Dropout) layers with these hidden widths, or "cnn",
+  // two Conv2d/ReLU/MaxPool2d stages of `channels` then Linear(hidden[0]) and the output layer.
+  std::string model = "mlp";
+  std::vector<std::int64_t> hidden = {256, 128};  // main.cpp: {128} for --model cnn unless given
   double dropout = 0.0;
+  std::vector<std::int64_t> channels = {32, 64};
+  // --input-shape C,H,W: how a CSV row's features form an image (a CNN on CSV data needs it;
+  // IDX images bring their own, 1 x rows x cols).
+  std::vector<std::int64_t> input_shape;
 
   // Optimisation.
   std::int64_t epochs = 20;

@@ -24,7 +24,7 @@ namespace ember::cli {
 int run_predict(const PredictOptions& options) {
   Device device = choose_device(options.device);
   Checkpoint checkpoint = load_checkpoint(options.checkpoint_path);
-  std::shared_ptr<nn::Sequential> model = build_mlp(checkpoint.model);
+  std::shared_ptr<nn::Sequential> model = build_model(checkpoint.model);
   check_state_fits(checkpoint.model_state, *model);
   model->load_state_dict(checkpoint.model_state);
   model->to(device);

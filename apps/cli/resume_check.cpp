@@ -69,6 +69,14 @@ std::vector<std::string> config_differences(const TrainOptions& saved, const Tra
     }
   }
   if (saved.val_split != now.val_split) differ("--val-split", number_text(saved.val_split), number_text(now.val_split));
+  if (saved.model != now.model) {
+    differ("--model", saved.model, now.model);
+  } else if (now.model == "cnn") {
+    if (saved.channels != now.channels) differ("--channels", widths_text(saved.channels), widths_text(now.channels));
+    if (saved.input_shape != now.input_shape) {
+      differ("--input-shape", widths_text(saved.input_shape), widths_text(now.input_shape));
+    }
+  }
   if (saved.hidden != now.hidden) differ("--hidden", widths_text(saved.hidden), widths_text(now.hidden));
   if (saved.dropout != now.dropout) differ("--dropout", number_text(saved.dropout), number_text(now.dropout));
   if (saved.batch_size != now.batch_size) {

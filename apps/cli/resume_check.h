@@ -5,7 +5,7 @@
 // options a checkpoint was trained with (its "config" metadata) are compared with the
 // current ones, flag by flag:
 //   --data (paths compared after resolving them), --label-column and the CSV header,
-//   --val-split, --hidden, --dropout, --batch-size, --drop-last, --optimizer, --lr,
+//   --val-split, --model (and a CNN's --channels, --input-shape), --hidden, --dropout, --batch-size, --drop-last, --optimizer, --lr,
 //   --momentum, --nesterov, --weight-decay, --seed, --input-scale and --num-classes (for
 //   the same --data) and the world size (ranks: the effective batch is --batch-size x ranks).
 // --epochs is the total and may grow (never fall below the checkpoint's epoch); --workers

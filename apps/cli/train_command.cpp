@@ -225,7 +225,7 @@ void print_summary(const TrainingRun& run, const SummaryMetrics& summary) {
   const DataSplit& train = run.split.train;
   double throughput = run.training_seconds > 0 ? static_cast<double>(run.examples_trained) / run.training_seconds : 0.0;
   std::printf("Summary\n");
-  std::printf("  model:           %s MLP, %lld parameters\n", describe_layers(run.config).c_str(),
+  std::printf("  model:           %s, %lld parameters\n", describe_model(run.config).c_str(),
               static_cast<long long>(nn::count_parameters(*run.model)));
   std::printf("  train accuracy:  %s (%lld examples)\n", percent(summary.train_acc).c_str(),
               static_cast<long long>(train.size()));

@@ -14,6 +14,7 @@
 #include "device_choice.h"
 #include "resume_check.h"
 #include "training_run.h"
+#include "usage_error.h"
 
 namespace ember::cli {
 
@@ -62,6 +63,8 @@ void load_run_data(TrainingRun& run, const std::optional<Checkpoint>& resumed) {
   effective.data.input_scale = run.data.input_scale;
   effective.data.num_classes = run.data.num_classes;
   effective.world_size = run.distributed.world_size();
+  // A CNN on IDX images takes their shape: the checkpoint records it either way.
+  if (options.model == "cnn" && options.input_shape.empty()) effective.input_shape = run.data.image_shape;
 }
 
 // Refuses a checkpoint of another configuration before anything is built; with
@@ -81,12 +84,37 @@ bool check_resumed_config(const TrainingRun& run, const Checkpoint& resumed) {
   return optimizer_restored;
 }
 
+// The model the flags ask for, on this data. A CNN views each example as C x H x W: IDX
+// images bring {1, rows, cols}, CSV rows need --input-shape (a usage error without it or
+// when it does not hold the row's features).
+ModelConfig model_config_for(const TrainOptions& options, const LoadedData& data) {
+  ModelConfig config;
+  config.in_features = data.num_features;
+  config.hidden = options.hidden;
+  config.num_classes = data.num_classes;
+  config.dropout = options.dropout;
+  config.kind = options.model;
+  if (config.kind != "cnn") return config;
+  config.channels = options.channels;
+  config.input_shape = !options.input_shape.empty() ? options.input_shape : data.image_shape;
+  if (config.input_shape.empty()) {
+    throw UsageError(make_message("--model cnn on ", data.spec, " needs --input-shape C,H,W (how each example's ",
+                                  data.num_features, " features form an image)"));
+  }
+  try {
+    check_model_config(config);
+  } catch (const ValueError& error) {
+    throw UsageError(make_message("--model cnn on ", data.spec, ": ", error.what()));
+  }
+  return config;
+}
+
 // Tutorial §7: manual_seed, model, optimizer, DataLoader(train, shuffle=True).
 void build_model_and_loader(TrainingRun& run) {
   const TrainOptions& options = run.options;
   DistributedMode& distributed = run.distributed;
   manual_seed(options.seed);
-  run.model = build_mlp(run.config);
+  run.model = build_model(run.config);
   run.model->to(run.device);
   run.optimizer = make_optimizer(options, run.model->parameters());
   // Distributed: DDP broadcasts rank 0's parameters and averages every gradient; the
@@ -128,7 +156,7 @@ void restore_from_checkpoint(TrainingRun& run, const Checkpoint& resumed, bool o
 
 void print_run_header(const TrainingRun& run) {
   const TrainOptions& options = run.options;
-  std::cout << "Training a " << describe_layers(run.config) << " MLP on " << run.data.spec << " ("
+  std::cout << "Training a " << describe_model(run.config) << " on " << run.data.spec << " ("
             << run.split.train.size() << " training, " << (run.split.validation ? run.split.validation->size() : 0)
             << " validation, " << (run.data.test ? run.data.test->size() : 0) << " test examples) on "
             << run.device.str() << "\n";
@@ -157,7 +185,7 @@ void set_up_training(TrainingRun& run) {
   load_run_data(run, resumed);
   const bool optimizer_restored = !resumed || check_resumed_config(run, *resumed);
   run.split = split_validation(run.data.train, options.val_split, options.seed);
-  run.config = ModelConfig{run.data.num_features, options.hidden, run.data.num_classes, options.dropout};
+  run.config = model_config_for(options, run.data);
   check_model_fits_memory(run.config);  // before anything is allocated
   build_model_and_loader(run);
   if (resumed) restore_from_checkpoint(run, *resumed, optimizer_restored);

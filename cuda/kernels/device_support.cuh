@@ -32,12 +32,11 @@
 #define EMBER_SHARED_ARRAY(type, name, count) __shared__ type name[count]
 #define EMBER_SYNCTHREADS() __syncthreads()
 // Launch, then check the launch (bad configuration, missing kernel image...) at once, so
-// the error names the kernel instead of surfacing at some later synchronisation.
-#define EMBER_LAUNCH(kernel, grid, block, stream, ...)                       \
-  do {                                                                        \
-    kernel<<<(grid), (block), 0, (stream)>>>(__VA_ARGS__);                    \
-    ::ember::cuda::check_launch(cudaGetLastError(), #kernel, __func__, __FILE__, __LINE__); \
-  } while (0)
+// the error names the kernel instead of surfacing at some later synchronisation. An error
+// an earlier call left behind is cleared first (launch_checked, cuda/cuda_check.h).
+#define EMBER_LAUNCH(kernel, grid, block, stream, ...)                                       \
+  ::ember::cuda::launch_checked([&] { kernel<<<(grid), (block), 0, (stream)>>>(__VA_ARGS__); }, \
+                                #kernel, __func__, __FILE__, __LINE__)
 
 #else  // plain C++: the CPU emulator
 

@@ -16,6 +16,7 @@
 // values (plus log/sqrt/sincos for normal) keep it compute-light on any recent GPU.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include <type_traits>
@@ -97,8 +98,12 @@ EMBER_HOST_DEVICE inline T philox_value(std::uint64_t seed, std::uint64_t offset
       u1 = wide1;
       u2 = wide2;
     }
+    // Every multiply-add below is an explicit fused multiply-add (one rounding): nvcc
+    // contracts `a + (b - a) * u` into an FMA on the device, a host compiler for x86-64
+    // without -mfma does not, and the two differ in the last bit. Written as ::fma, the
+    // host (tests, the emulator) and the GPU compute the same bits.
     if (kind == RandomKind::Uniform) {
-      const T value = static_cast<T>(a + (b - a) * (half == 0 || sizeof(T) == 4 ? u1 : u2));
+      const T value = static_cast<T>(::fma(b - a, half == 0 || sizeof(T) == 4 ? u1 : u2, a));
       // Rounding to T can land on b itself; [a, b) excludes it, so that value maps to a
       // (PyTorch's CUDA uniform folds its top value back onto `from` the same way).
       return (b > a && value >= static_cast<T>(b)) ? static_cast<T>(a) : value;
@@ -108,7 +113,7 @@ EMBER_HOST_DEVICE inline T philox_value(std::uint64_t seed, std::uint64_t offset
     const double radius = ::sqrt(-2.0 * ::log(1.0 - u1));
     const double angle = 6.283185307179586 * u2;
     const double z = (sizeof(T) == 8 && half == 1) ? radius * ::sin(angle) : radius * ::cos(angle);
-    return static_cast<T>(a + b * z);
+    return static_cast<T>(::fma(b, z, a));
   }
 }
 

@@ -8,6 +8,11 @@
 // A mean loss over the same 6 examples gives the same gradient up to float rounding, hence
 // the tolerance of 1e-6 rather than bit equality. (Plain `ember train` shuffles with a
 // RandomSampler from the default generator, a different order, so it is not the reference.)
+//
+// Every job says which device it means: `--device auto` under ember-run becomes
+// cuda:LOCAL_RANK with NCCL on a GPU machine, where rank 1 of a one-GPU machine has no GPU.
+// The CPU (Gloo) cases pass `--device cpu`; the NCCL cases at the end run only where the
+// GPUs they need are visible, and are skipped (EMBER_SKIP) elsewhere.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -15,6 +20,7 @@
 #include <filesystem>
 #include <string>
 
+#include <ember/core/cuda_hooks.h>
 #include <ember/nn/serialize.h>
 
 #include "launch_test_helpers.h"
@@ -27,11 +33,13 @@ namespace {
 
 const std::string kCommon = " --hidden 12,8 --epochs 4 --lr 0.2 --momentum 0.9 --seed 7 --log-every 1";
 
+// `device` is ember train's --device: "cpu" trains with Gloo, "cuda" with NCCL (one GPU per rank).
 std::string train_under_launcher(int ranks, int batch_size, const ScratchDir& scratch, const std::string& name,
-                                 int* exit_code) {
+                                 int* exit_code, const std::string& device = "cpu") {
   return run_shell(bin("ember-run") + " --nproc-per-node " + std::to_string(ranks) + " -- " + bin("ember") +
-                       " train --data idx:" + fixtures_dir() + "/idx --batch-size " + std::to_string(batch_size) +
-                       kCommon + " --save " + scratch / (name + ".st") + " --log " + scratch / (name + ".jsonl"),
+                       " train --device " + device + " --data idx:" + fixtures_dir() + "/idx --batch-size " +
+                       std::to_string(batch_size) + kCommon + " --save " + scratch / (name + ".st") + " --log " +
+                       scratch / (name + ".jsonl"),
                    exit_code);
 }
 
@@ -120,7 +128,7 @@ TEST_CASE("ember train on 2 ranks: only rank 0 prints, logs and saves", "[cli][d
 TEST_CASE("ember train on 2 ranks: a data error names the failed rank", "[cli][distributed]") {
   ScratchDir scratch("distributed_error");
   int exit_code = -1;
-  std::string output = run_shell(bin("ember-run") + " --nproc-per-node 2 -- " + bin("ember") + " train --data idx:" +
+  std::string output = run_shell(bin("ember-run") + " --nproc-per-node 2 -- " + bin("ember") + " train --device cpu --data idx:" +
                                      scratch / "missing" + " --epochs 1",
                                  &exit_code);
   CHECK(exit_code == 1);
@@ -133,7 +141,7 @@ TEST_CASE("ember train on 2 ranks: --resume continues exactly: 2 + 2 epochs equa
   // Each epoch's share comes from the sampler's seed + epoch, the rest from the checkpoint
   // rank 0 wrote and every rank reads: the resumed job is bit-identical to the straight one.
   ScratchDir scratch("distributed_resume");
-  const std::string job = bin("ember-run") + " --nproc-per-node 2 -- " + bin("ember") + " train --data idx:" +
+  const std::string job = bin("ember-run") + " --nproc-per-node 2 -- " + bin("ember") + " train --device cpu --data idx:" +
                           fixtures_dir() + "/idx --hidden 8 --batch-size 3 --lr 0.1 --momentum 0.9 --seed 4 --quiet";
   int exit_code = -1;
   run_shell(job + " --epochs 4 --save " + scratch / "straight.st", &exit_code);
@@ -161,7 +169,7 @@ TEST_CASE("ember train on 2 ranks: a rank killed mid-training is named and the o
   ScratchDir scratch("distributed_kill");
   const std::string log = scratch / "run.jsonl";
   const std::string killed_at = scratch / "killed_at";
-  const std::string train = bin("ember") + " train --data idx:" + fixtures_dir() +
+  const std::string train = bin("ember") + " train --device cpu --data idx:" + fixtures_dir() +
                             "/idx --hidden 8 --batch-size 3 --epochs 1000000 --quiet --log-every 1 --log " + log;
   int exit_code = -1;
   std::string output = run_shell(
@@ -178,4 +186,39 @@ TEST_CASE("ember train on 2 ranks: a rank killed mid-training is named and the o
   const double killed = std::stod(ember::testing::read_file(killed_at));
   INFO("the job ended " << ended - killed << " s after the kill");
   CHECK(ended - killed <= 5.0 + 5.0);
+}
+
+TEST_CASE("ember train on 1 rank with --device auto on a GPU trains there with NCCL", "[cli][distributed][gpu]") {
+  if (!ember::cuda::is_available()) EMBER_SKIP("no CUDA GPU visible: --device auto means the CPU (Gloo) here");
+  ScratchDir scratch("distributed_nccl_one");
+  int exit_code = -1;
+  std::string output = train_under_launcher(1, 4, scratch, "run", &exit_code, "auto");
+  INFO(output);
+  REQUIRE(exit_code == 0);
+  auto lines = rank_lines(output, 0);
+  REQUIRE(lines.size() > 2);
+  CHECK(lines[2] == "  distributed: 1 ranks (nccl), batch size 4 per rank, 4 per step");
+  CHECK(contains(output, "[rank 0]   device:          cuda:0"));
+  CHECK(logged_step_losses(scratch / "run.jsonl").size() == 24);  // 4 epochs x 24 / 4
+}
+
+TEST_CASE("ember train on 2 ranks with --device cuda: NCCL, rank r on cuda:r, the steps of 1 rank",
+          "[cli][distributed][gpu]") {
+  if (ember::cuda::device_count() < 2) EMBER_SKIP("needs 2 CUDA GPUs (one per rank), found fewer");
+  ScratchDir scratch("distributed_nccl_two");
+  int exit_code = -1;
+  std::string two = train_under_launcher(2, 3, scratch, "two", &exit_code, "cuda");
+  INFO(two);
+  REQUIRE(exit_code == 0);
+  CHECK(contains(two, "[rank 0]   distributed: 2 ranks (nccl), batch size 3 per rank, 6 per step"));
+  std::string one = train_under_launcher(1, 6, scratch, "one", &exit_code, "cuda");
+  INFO(one);
+  REQUIRE(exit_code == 0);
+  auto one_losses = logged_step_losses(scratch / "one.jsonl");
+  auto two_losses = logged_step_losses(scratch / "two.jsonl");
+  REQUIRE(one_losses.size() == 16);  // 4 epochs x 24 / 6
+  REQUIRE(two_losses.size() == one_losses.size());
+  // The GPU sums in another order than the CPU: a looser tolerance than the CPU case's 1e-6.
+  for (std::size_t i = 0; i < one_losses.size(); ++i)
+    CHECK(std::abs(two_losses[i] - one_losses[i]) <= 1e-5 * std::max(1.0, std::abs(one_losses[i])));
 }

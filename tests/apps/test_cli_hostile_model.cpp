@@ -492,7 +492,8 @@ TEST_CASE("ember train: worker threads that cannot start are an error, not an ab
 TEST_CASE("ember train --resume of a 2-rank checkpoint on 1 rank is refused as a config change",
           "[cli][hostile][distributed]") {
   ScratchDir scratch("hostile_world_real");
-  const std::string train = " train --data idx:" + fixtures_dir() + "/idx --hidden 8 --batch-size 3 --seed 2 --quiet";
+  const std::string train =
+      " train --device cpu --data idx:" + fixtures_dir() + "/idx --hidden 8 --batch-size 3 --seed 2 --quiet";
   std::string command = "timeout 120 " + std::string(EMBER_BIN_DIR) + "/ember-run --nproc-per-node 2 -- " +
                         std::string(EMBER_BIN_DIR) + "/ember" + train + " --epochs 1 --save " + scratch / "two.st" +
                         " > " + scratch / "two.out" + " 2>&1";

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include <ember/core/cuda_hooks.h>
 #include <ember/nn/serialize.h>
 
 #include "test_cli_helpers.h"
@@ -100,11 +101,15 @@ TEST_CASE("ember train --resume with a checkpoint of another model lists keys an
   CHECK_THAT(output, Catch::Contains(scratch / "junk.st"));
 }
 
-TEST_CASE("ember train --log writes step, epoch and summary lines", "[cli][log]") {
+namespace {
+
+// Trains on `device` (ember train's --device) with --log and checks the log's lines; the
+// summary line names the device the run resolved to (`expected_device`).
+void check_metrics_log(const std::string& device, const std::string& expected_device) {
   ScratchDir scratch("log");
   int code = -1;
-  std::string output = run_ember("train --data idx:" + fixtures_dir() +
-                                     "/idx --hidden 8 --epochs 3 --batch-size 4 --val-split 0.25 --seed 2 --quiet "
+  std::string output = run_ember("train --data idx:" + fixtures_dir() + "/idx --device " + device +
+                                     " --hidden 8 --epochs 3 --batch-size 4 --val-split 0.25 --seed 2 --quiet "
                                      "--log-every 2 --log " + scratch / "log.jsonl",
                                  &code);
   REQUIRE(code == 0);
@@ -128,13 +133,24 @@ TEST_CASE("ember train --log writes step, epoch and summary lines", "[cli][log]"
       CHECK(event == "summary");
       ++summaries;
       for (const char* key : {"train_acc", "val_acc", "test_acc", "elapsed_s"}) CHECK(entry.at(key).is_number());
-      CHECK(entry.at("device") == "cpu");
+      CHECK(entry.at("device") == expected_device);
     }
   }
   CHECK(steps == 7);
   CHECK(epochs == 3);
   CHECK(summaries == 1);
   CHECK(entries.back().at("event") == "summary");
+}
+
+}  // namespace
+
+TEST_CASE("ember train --log writes step, epoch and summary lines", "[cli][log]") {
+  check_metrics_log("cpu", "cpu");
+}
+
+TEST_CASE("ember train --log on a GPU: the same lines, the summary names cuda:0", "[cli][log][gpu]") {
+  if (!ember::cuda::is_available()) EMBER_SKIP("no CUDA GPU visible (ember::cuda::is_available() is false)");
+  check_metrics_log("cuda", "cuda:0");
 }
 
 TEST_CASE("ember train --save records the run's options in the checkpoint's config", "[cli][resume]") {

@@ -28,7 +28,7 @@ std::string lonely_rank(const std::string& environment, const std::string& flags
   const auto start = std::chrono::steady_clock::now();
   std::string output = run_shell("env WORLD_SIZE=2 RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
                                      std::to_string(free_port()) + " " + environment + " " + bin("ember") +
-                                     " train --data toy --hidden 4 --epochs 1 --quiet " + flags,
+                                     " train --device cpu --data toy --hidden 4 --epochs 1 --quiet " + flags,
                                  exit_code);
   *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return output;
@@ -110,7 +110,7 @@ TEST_CASE("two jobs on one --master-port: the second says the port is taken, the
           "[cli][distributed][timeout]") {
   ScratchDir scratch("port_clash");
   const std::string port = std::to_string(free_port());
-  const std::string train = bin("ember") + " train --data idx:" + fixtures_dir() + "/idx --hidden 4 --batch-size 1";
+  const std::string train = bin("ember") + " train --device cpu --data idx:" + fixtures_dir() + "/idx --hidden 4 --batch-size 1";
   const std::string a_out = scratch / "a.out", b_out = scratch / "b.out", c_out = scratch / "c.out";
   // Job A trains "for ever" on the port; once its rank 0 has printed its header (the
   // rendezvous is over), job B is started on the same port, then a lone rank 1 of a third

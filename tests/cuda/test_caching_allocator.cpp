@@ -167,3 +167,60 @@ TEST_CASE("caching allocator: the destructor returns every segment", "[cuda][all
   }
   REQUIRE(device.live.empty());
 }
+
+namespace {
+// A device whose release fails, as cudaFree / cudaGetDevice do while the CUDA runtime
+// unloads at process exit (cudaErrorCudartUnloading). Frees what it still holds itself.
+class ShuttingDownDeviceMemory final : public ember::cuda::DeviceMemorySource {
+ public:
+  bool failing = true;
+  int release_attempts = 0;
+  std::map<void*, std::size_t> live;
+  ~ShuttingDownDeviceMemory() override {
+    for (auto& [pointer, bytes] : live) std::free(pointer);
+  }
+  void* allocate(std::size_t bytes) override {
+    void* p = std::malloc(bytes);
+    live[p] = bytes;
+    return p;
+  }
+  void release(void* pointer, std::size_t) override {
+    ++release_attempts;
+    if (failing) throw ember::DeviceError("CUDA error: driver shutting down (cudaGetDevice(&previous_))");
+    live.erase(pointer);
+    std::free(pointer);
+  }
+};
+}  // namespace
+
+TEST_CASE("caching allocator: a release that fails at shutdown neither escapes the destructor nor stops the rest",
+          "[cuda][allocator]") {
+  // Before: the exception left ~CachingAllocatorCore (noexcept) and the process terminated.
+  ShuttingDownDeviceMemory device;
+  {
+    CachingAllocatorCore allocator(device);
+    allocator.allocate(100);          // a small segment
+    allocator.allocate(3 * kMiB);     // a large one
+    allocator.allocate(5 * kMiB);     // and another
+    REQUIRE(allocator.stats().segments == 3);
+  }
+  REQUIRE(device.release_attempts == 3);  // every segment was still offered back
+}
+
+TEST_CASE("caching allocator: empty_cache whose release fails keeps the segment cached and counted",
+          "[cuda][allocator]") {
+  ShuttingDownDeviceMemory device;
+  CachingAllocatorCore allocator(device);
+  allocator.deallocate(allocator.allocate(3 * kMiB));
+  REQUIRE(allocator.stats().reserved == 4 * kMiB);
+  REQUIRE_THROWS_WITH(allocator.empty_cache(), "CUDA error: driver shutting down (cudaGetDevice(&previous_))");
+  REQUIRE(allocator.stats().reserved == 4 * kMiB);
+  REQUIRE(allocator.stats().segments == 1);
+  device.failing = false;
+  allocator.empty_cache();  // the same segment, released now
+  REQUIRE(allocator.stats().reserved == 0);
+  REQUIRE(device.live.empty());
+  void* again = allocator.allocate(3 * kMiB);  // and the allocator still works
+  REQUIRE(again != nullptr);
+  allocator.deallocate(again);
+}

@@ -92,3 +92,54 @@ TEST_CASE("check_launch: a real EMBER_LAUNCH that fails throws with the kernel, 
   }
 #endif
 }
+
+#if defined(EMBER_HAVE_CUDA_BACKEND)
+namespace {
+// A stand-in for the runtime's last-error slot that a test can fill: without a driver the
+// real slot is stuck at "insufficient driver", so the stale-error protocol is shown here.
+struct FakeLastError {
+  static inline cudaError_t slot = cudaSuccess;
+  static cudaError_t take() {
+    const cudaError_t error = slot;
+    slot = cudaSuccess;  // cudaGetLastError clears a non-sticky error
+    return error;
+  }
+};
+}  // namespace
+#endif
+
+TEST_CASE("check_launch: an error an earlier call left behind is not blamed on the next launch", "[cuda][check]") {
+#if !defined(EMBER_HAVE_CUDA_BACKEND)
+  ember::testing::mark_skipped("ember was built without its CUDA backend");
+#else
+  using ember::cuda::launch_checked;
+  // cudaEventQuery's "not ready" sits in the slot (process_group_nccl.cpp polls events):
+  // a launch that itself succeeds passes, and leaves the slot clean.
+  FakeLastError::slot = cudaErrorNotReady;
+  int launched = 0;
+  REQUIRE_NOTHROW(launch_checked<FakeLastError>([&] { ++launched; }, "kernel", "launch_sgd", "cuda/kernels/sgd.cuh", 5));
+  REQUIRE(launched == 1);
+  REQUIRE(FakeLastError::slot == cudaSuccess);
+  // The launch's own error is still reported, under the launch's name.
+  FakeLastError::slot = cudaErrorNotReady;
+  const std::string text = cuda_error_text([] {
+    launch_checked<FakeLastError>([] { FakeLastError::slot = cudaErrorInvalidConfiguration; }, "kernel", "launch_sgd",
+                                  "cuda/kernels/sgd.cuh", 5);
+  });
+  REQUIRE(text == "CUDA error: invalid configuration argument (kernel launch kernel in launch_sgd() at "
+                  "cuda/kernels/sgd.cuh:5)");
+#endif
+}
+
+TEST_CASE("check_launch: on a GPU a real launch after a failed, unchecked call passes", "[cuda][check][gpu]") {
+#if !defined(EMBER_HAVE_CUDA_BACKEND)
+  ember::testing::mark_skipped("ember was built without its CUDA backend");
+#else
+  EMBER_REQUIRE_GPU();
+  // Device -1 never exists: "invalid device ordinal", a non-sticky error left in the slot.
+  REQUIRE(cudaSetDevice(-1) != cudaSuccess);
+  REQUIRE(cudaPeekAtLastError() != cudaSuccess);
+  REQUIRE_NOTHROW(ember::testing::launch_probe_kernel(32));
+  REQUIRE(cudaPeekAtLastError() == cudaSuccess);
+#endif
+}

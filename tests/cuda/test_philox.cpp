@@ -75,6 +75,26 @@ TEST_CASE("philox: uniform values lie between low and high with the right mean a
   REQUIRE(std::fabs(variance - 16.0 / 12.0) < 0.05);
 }
 
+TEST_CASE("philox: a uniform is one fused multiply-add low + (high - low) * u, as the GPU computes it",
+          "[cuda][random]") {
+  // nvcc contracts low + (high - low) * u into one FMA on the device; the host must round the
+  // same way or test_cuda_random.cpp's exact host/GPU comparison fails by 1 ulp.
+  const double low = -2.0, high = 3.0;
+  const std::uint64_t seed = 2024, offset = 5;
+  int unfused_differs = 0;
+  for (std::int64_t e = 0; e < 4000; ++e) {
+    const auto block = gpu::philox4x32_10(offset + static_cast<std::uint64_t>(e / 2), 0, seed);
+    const double u = e % 2 == 0 ? gpu::bits_to_unit_double(block.word[0], block.word[1])
+                                : gpu::bits_to_unit_double(block.word[2], block.word[3]);
+    const double fused = std::fma(high - low, u, low);
+    volatile double product = (high - low) * u;  // volatile: two roundings, never contracted
+    unfused_differs += (low + product) != fused;
+    INFO("element " << e);
+    REQUIRE(gpu::philox_value<double>(seed, offset, e, gpu::RandomKind::Uniform, low, high) == fused);
+  }
+  REQUIRE(unfused_differs > 0);  // the comparison can tell the two roundings apart
+}
+
 TEST_CASE("philox: normal values have the requested mean and standard deviation", "[cuda][random]") {
   const int n = 20000;
   std::vector<float> out(n);

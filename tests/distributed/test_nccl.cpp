@@ -12,6 +12,8 @@
 #include <iostream>
 #include <thread>
 
+#include <cuda_runtime_api.h>
+
 #include <ember/ember.h>
 
 #include "ddp_test_model.h"
@@ -104,6 +106,29 @@ TEST_CASE("nccl: DDP on a CUDA model in a world of one process trains like the p
     INFO("parameter " << i);
     REQUIRE(trained[i].is_cuda());
     REQUIRE(trained[i].to(ember::Device("cpu")).allclose(expected[i].to(ember::Device("cpu")), 0.0, 1e-6));
+  }
+}
+
+TEST_CASE("nccl: a collective leaves no \"not ready\" error behind for the next kernel launch",
+          "[distributed][nccl][gpu]") {
+  if (!ember::cuda::is_available()) {
+    EMBER_SKIP("no GPU visible");
+  }
+  auto store = std::make_shared<dist::TCPStore>("127.0.0.1", 0, /*is_master=*/true, std::chrono::seconds(10));
+  dist::ProcessGroupNCCL group(store, 0, 1, std::chrono::seconds(30));
+  const ember::Device gpu("cuda:" + std::to_string(group.device_index()));
+  // A matmul queued just before keeps the GPU busy, so the host's first polls of the
+  // collective's "done" event find it not ready (cudaErrorNotReady) — the error the
+  // runtime also leaves in this thread's last-error slot unless the poll clears it.
+  Tensor square = ember::ones({2048, 2048}, ember::TensorOptions(ember::kFloat32).device(gpu));
+  Tensor value = ember::ones({1 << 20}, ember::TensorOptions(ember::kFloat32).device(gpu));
+  for (int round = 0; round < 3; ++round) {
+    INFO("round " << round);
+    Tensor busy = ember::matmul(square, square);
+    group.all_reduce(value, dist::ReduceOp::Sum);
+    REQUIRE(cudaPeekAtLastError() == cudaSuccess);
+    Tensor next = value + 1.0;  // a kernel launch right after the collective
+    REQUIRE(next.to(ember::Device("cpu")).equal(ember::full({1 << 20}, 2.0, ember::TensorOptions(ember::kFloat32))));
   }
 }
 #endif

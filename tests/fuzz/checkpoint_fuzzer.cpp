@@ -10,7 +10,7 @@
 // Contract: load_checkpoint loads or throws ember::IOError; what loads is self-consistent:
 // saving it (save_checkpoint) and loading it back gives the same fields. When the loaded
 // model is small (every width in [-64, 64]: the size checks for huge widths are tested in
-// core), building it (build_mlp) and checking the file's tensors against it
+// core), building it (build_model) and checking the file's tensors against it
 // (check_state_fits), as `ember eval` does, load or throw an ember::Error.
 #include <cstdint>
 #include <string>
@@ -111,7 +111,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   if (!small_model(loaded.model)) return 0;
   try {
-    auto model = ember::cli::build_mlp(loaded.model);
+    auto model = ember::cli::build_model(loaded.model);
     ember::cli::check_state_fits(loaded.model_state, *model);
   } catch (const ember::Error&) {
   } catch (...) {

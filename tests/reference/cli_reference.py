@@ -6,6 +6,8 @@ loop, generalised to the CLI's flags:
 
     torch.manual_seed(seed)
     model = Sequential(Linear(in, h1), ReLU(), [Dropout(p)], ..., Linear(hk, out))
+      (--model cnn: Sequential(Conv2d(C, c1, 3, padding=1), ReLU(), MaxPool2d(2), ..., Flatten(),
+       Linear(..., h1), ..., Linear(hk, out)) on examples viewed as C x H x W)
     loader = DataLoader(train_ds, batch_size=bs, shuffle=True, drop_last=drop_last, num_workers=workers)
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=..., weight_decay=..., nesterov=...)
     for epoch in range(epochs):
@@ -25,9 +27,11 @@ Usage:
     /usr/bin/python3 tests/reference/cli_reference.py --data toy --hidden 30,20 --epochs 3 \
         --batch-size 2 --lr 0.5 --seed 123 --drop-last      # prints one loss per batch
     /usr/bin/python3 tests/reference/cli_reference.py --generate   # writes cli_reference.json
+    python3 tests/reference/cli_reference.py --generate-missing    # adds new CONFIGS only
 """
 import argparse
 import gzip
+import json
 import math
 import os
 import shlex
@@ -117,7 +121,10 @@ def load_data(spec):
 def parse(argv):
     p = argparse.ArgumentParser()
     p.add_argument("--data", default="fashion-mnist")
-    p.add_argument("--hidden", default="256,128")
+    p.add_argument("--model", default="mlp")
+    p.add_argument("--hidden", default=None)
+    p.add_argument("--channels", default="32,64")
+    p.add_argument("--input-shape", default=None)
     p.add_argument("--dropout", type=float, default=0.0)
     p.add_argument("--epochs", type=int, default=20)
     p.add_argument("--batch-size", type=int, default=32)
@@ -132,6 +139,7 @@ def parse(argv):
     p.add_argument("--workers", type=int, default=0)
     p.add_argument("--input-scale", type=float, default=None)
     p.add_argument("--generate", action="store_true")
+    p.add_argument("--generate-missing", action="store_true")
     return p.parse_args(argv)
 
 
@@ -147,40 +155,63 @@ def train(args):
         perm = torch.randperm(n, generator=torch.Generator().manual_seed(args.seed))
         k = int(math.floor(args.val_split * n))
         x_train, y_train = x_train[perm[k:]], y_train[perm[k:]]
-    sizes = [x_train.shape[1]] + [int(h) for h in args.hidden.split(",") if h] + [int(y_train.max()) + 1]
+    hidden = args.hidden if args.hidden is not None else ("128" if args.model == "cnn" else "256,128")
+    hidden = [int(h) for h in hidden.split(",") if h]
+    num_classes = int(y_train.max()) + 1
 
     torch.manual_seed(args.seed)
     layers = []
+    image_shape = None
+    if args.model == "cnn":
+        # ember's --model cnn (apps/cli/model.h): per channel width Conv2d(3, padding=1), ReLU,
+        # MaxPool2d(2); Flatten; then the MLP head. Examples are viewed as C x H x W.
+        if args.input_shape:
+            image_shape = [int(v) for v in args.input_shape.split(",")]
+        else:
+            side = int(round(math.sqrt(x_train.shape[1])))
+            image_shape = [1, side, side]  # IDX images here are square
+        channels, height, width = image_shape
+        for c in [int(v) for v in args.channels.split(",")]:
+            layers += [torch.nn.Conv2d(channels, c, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2)]
+            channels, height, width = c, height // 2, width // 2
+        layers.append(torch.nn.Flatten())
+        sizes = [channels * height * width] + hidden + [num_classes]
+    else:
+        sizes = [x_train.shape[1]] + hidden + [num_classes]
     for i in range(len(sizes) - 1):
         layers.append(torch.nn.Linear(sizes[i], sizes[i + 1]))
         if i + 2 < len(sizes):
             layers.append(torch.nn.ReLU())
             if args.dropout > 0:
                 layers.append(torch.nn.Dropout(args.dropout))
-    model = torch.nn.Sequential(*layers)
+    network = torch.nn.Sequential(*layers)
+
+    def model(x):
+        return network(x if image_shape is None else x.reshape(x.shape[0], *image_shape))
+
     loader = DataLoader(TensorDataset(x_train, y_train), batch_size=args.batch_size, shuffle=True,
                         drop_last=args.drop_last, num_workers=args.workers)
     if args.optimizer == "sgd":
-        opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum,
+        opt = torch.optim.SGD(network.parameters(), lr=args.lr, momentum=args.momentum,
                               weight_decay=args.weight_decay, nesterov=args.nesterov)
     elif args.optimizer == "adam":
-        opt = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+        opt = torch.optim.Adam(network.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     else:
-        opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+        opt = torch.optim.AdamW(network.parameters(), lr=args.lr, weight_decay=args.weight_decay)
 
     losses = []
     for _ in range(args.epochs):
-        model.train()
+        network.train()
         for x, y in loader:
             loss = F.cross_entropy(model(x), y)
             opt.zero_grad()
             loss.backward()
             opt.step()
             losses.append(loss.item())
-    model.eval()
+    network.eval()
     with torch.no_grad():
         test_acc = (model(x_test).argmax(1) == y_test).float().mean().item()
-    return losses, model.state_dict(), test_acc
+    return losses, network.state_dict(), test_acc
 
 
 # Configurations the C++ tests run through `ember train` and compare with (tests/apps/test_cli_parity.cpp).
@@ -210,28 +241,45 @@ CONFIGS = [
     f"--data idx:{FIX}/idx --hidden 8,8 --epochs 2 --batch-size 3 --lr 0.2 --seed 4 --workers 3 --dropout 0.1",
     # A headerless CSV keeps its first example.
     f"--data csv:{FIX}/tiny_noheader.csv --hidden 5 --epochs 2 --batch-size 3 --lr 0.5 --seed 1 --input-scale 0.00392156862745098",
+    # --model cnn (4x4 images: two stages leave 1x1): init order, conv, pooling and the head.
+    f"--data idx:{FIX}/idx --model cnn --channels 4,6 --hidden 8 --epochs 2 --batch-size 4 --lr 0.1 --seed 3",
+    f"--data idx:{FIX}/idx --model cnn --channels 3 --epochs 2 --batch-size 5 --lr 0.05 --seed 8 --momentum 0.9",
+    f"--data idx:{FIX}/idx --model cnn --channels 5,4 --hidden 6,5 --epochs 2 --batch-size 4 --lr 0.01 --seed 2 --optimizer adam",
+    f"--data csv:{FIX}/tiny.csv --model cnn --input-shape 1,4,4 --channels 2,3 --hidden 4 --epochs 2 --batch-size 3 --lr 0.1 --seed 1 --input-scale 0.00392156862745098",
 ]
 
 
 def main():
     args = parse(None)
-    if not args.generate:
+    if not args.generate and not args.generate_missing:
         losses, _, _ = train(args)
         for loss in losses:
             print(f"{loss:.2f}")
         return
     root = os.path.join(HERE, "..", "..")
     os.chdir(root)
+    # --generate-missing keeps the configurations already in the file (computed by the
+    # PyTorch named there) and adds the new ones, computed by this PyTorch (noted per entry).
+    kept = {}
+    if args.generate_missing:
+        with open(os.path.join(HERE, "cli_reference.json")) as f:
+            previous = json.load(f)
+        kept = {c["flags"]: c for c in previous["configs"]}
     results = []
     for flags in CONFIGS:
+        if flags in kept:
+            results.append(kept[flags])
+            continue
         losses, state, test_acc = train(parse(shlex.split(flags)))
         results.append({
+            **({"torch_version": torch.__version__} if args.generate_missing else {}),
             "flags": flags,
             "losses": losses,
             "test_acc": test_acc,
             "parameters": {name: reflib.tensor_json(t) for name, t in state.items()},
         })
-    reflib.write("cli_reference.json", {"configs": results})
+    torch_version = previous["torch_version"] if args.generate_missing else torch.__version__
+    reflib.write("cli_reference.json", {"torch_version": torch_version, "configs": results})
 
 
 if __name__ == "__main__":

@@ -1,0 +1,272 @@
+// core/cpu/conv_kernels.cpp — the CPU convolution: im2col, then ember's own GEMM.
+//
+// Issue 19 (Conv2d). A convolution of one sample and one group is one matrix product once
+// the input patches are laid out as columns (im2col):
+//
+//   cols[K = C_g * kH * kW, L = oH * oW]     cols[(c, i, j), (y, x)] = in[c, y*sH - pH + i*dH, x*sW - pW + j*dW]
+//   out[O_g, L] = W_g[O_g, K] · cols[K, L] (+ bias[o] on every column)
+//
+// and the two gradients are the same product transposed:
+//   d cols = W_gᵀ · d out, folded back onto the input by col2im (the adjoint of im2col: each
+//   column entry is *added* to the input pixel it was read from);
+//   d W_g  = Σ_n d out_n · cols_nᵀ.
+// The products run on core/cpu/gemm.cpp (cpu::gemm) with strided operands, so Wᵀ and colsᵀ
+// are never copied. A 1x1 convolution with stride 1 and no padding needs no im2col at all:
+// the input plane *is* cols.
+//
+// Threads (core/parallel.h): the forward and the input gradient split the batch among the
+// threads, each with its own cols buffer (and its own input rows to fold into, so col2im
+// needs no atomics); a batch of one instead lets the GEMM use the threads. The weight
+// gradient splits the batch into fixed blocks of kWeightGradBlock samples, each summed in
+// order into a partial result of its own (one GEMM per sample, beta = 1), and adds the
+// partials in block order: the same sum for any thread count.
+//
+// The bound: im2col copies the input kH*kW times (K*L elements per sample and group), so
+// small-channel layers (the first layer of a CNN: C_in = 1) are bound by that copy and by
+// a GEMM whose K is only 9; larger layers are GEMM-bound. Memory: one K x L buffer per thread.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include <ember/core/backend.h>
+#include <ember/core/cpu/cpu_kernels.h>
+#include <ember/core/dispatch.h>
+#include <ember/core/error.h>
+#include <ember/core/parallel.h>
+
+namespace ember::cpu {
+
+namespace {
+
+// The shape of one sample and one group as the GEMMs see it.
+struct GroupShape {
+  std::int64_t in_channels;   // C_g
+  std::int64_t out_channels;  // O_g
+  std::int64_t k;             // C_g * kH * kW
+  std::int64_t l;             // oH * oW
+};
+
+GroupShape group_shape(const Conv2dPlan& p) {
+  const std::int64_t cg = p.in_channels / p.groups;
+  return {cg, p.out_channels / p.groups, cg * p.kernel_h * p.kernel_w, p.out_h * p.out_w};
+}
+
+// The input plane is already cols: a 1x1 kernel, stride 1, no padding.
+bool is_pointwise(const Conv2dPlan& p) {
+  return p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0;
+}
+
+// cols[K, L] from the C_g planes of one sample and group starting at `in`.
+template <class T>
+void im2col(const Conv2dPlan& p, const T* in, std::int64_t channels, T* cols) {
+  const std::int64_t l = p.out_h * p.out_w;
+  for (std::int64_t c = 0; c < channels; ++c) {
+    const T* plane = in + c * p.in_h * p.in_w;
+    for (std::int64_t i = 0; i < p.kernel_h; ++i) {
+      for (std::int64_t j = 0; j < p.kernel_w; ++j) {
+        T* row = cols + ((c * p.kernel_h + i) * p.kernel_w + j) * l;
+        for (std::int64_t y = 0; y < p.out_h; ++y) {
+          T* dst = row + y * p.out_w;
+          const std::int64_t h = y * p.stride_h - p.pad_h + i * p.dilation_h;
+          if (h < 0 || h >= p.in_h) {
+            std::fill(dst, dst + p.out_w, T(0));
+            continue;
+          }
+          const T* src_row = plane + h * p.in_w;
+          const std::int64_t w_offset = j * p.dilation_w - p.pad_w;
+          for (std::int64_t x = 0; x < p.out_w; ++x) {
+            const std::int64_t w = x * p.stride_w + w_offset;
+            dst[x] = (w >= 0 && w < p.in_w) ? src_row[w] : T(0);
+          }
+        }
+      }
+    }
+  }
+}
+
+// The adjoint of im2col: in[c, h, w] += cols[(c, i, j), (y, x)] for every entry read from
+// (h, w). `in` must start zeroed. One thread owns these planes, so no atomics.
+template <class T>
+void col2im(const Conv2dPlan& p, const T* cols, std::int64_t channels, T* in) {
+  const std::int64_t l = p.out_h * p.out_w;
+  for (std::int64_t c = 0; c < channels; ++c) {
+    T* plane = in + c * p.in_h * p.in_w;
+    for (std::int64_t i = 0; i < p.kernel_h; ++i) {
+      for (std::int64_t j = 0; j < p.kernel_w; ++j) {
+        const T* row = cols + ((c * p.kernel_h + i) * p.kernel_w + j) * l;
+        for (std::int64_t y = 0; y < p.out_h; ++y) {
+          const std::int64_t h = y * p.stride_h - p.pad_h + i * p.dilation_h;
+          if (h < 0 || h >= p.in_h) continue;
+          const T* src = row + y * p.out_w;
+          T* dst_row = plane + h * p.in_w;
+          const std::int64_t w_offset = j * p.dilation_w - p.pad_w;
+          for (std::int64_t x = 0; x < p.out_w; ++x) {
+            const std::int64_t w = x * p.stride_w + w_offset;
+            if (w >= 0 && w < p.in_w) dst_row[w] += src[x];
+          }
+        }
+      }
+    }
+  }
+}
+
+// C[m, n] = alpha * A · B + beta * C, every operand given by its row and column strides.
+template <class T>
+void matmul(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int64_t a_row, std::int64_t a_col,
+            const T* b, std::int64_t b_row, std::int64_t b_col, T* c, std::int64_t c_row, double beta) {
+  GemmPlan plan;
+  plan.m = m;
+  plan.n = n;
+  plan.k = k;
+  plan.a = a;
+  plan.row_stride_a = a_row;
+  plan.col_stride_a = a_col;
+  plan.b = b;
+  plan.row_stride_b = b_row;
+  plan.col_stride_b = b_col;
+  plan.c = c;
+  plan.row_stride_c = c_row;
+  plan.col_stride_c = 1;
+  plan.beta = beta;
+  plan.dtype = dtype_of_v<T>;
+  plan.device = -1;
+  gemm(plan);
+}
+
+// Runs body(n, cols_buffer) for every sample: split among the threads for a batch of two or
+// more (each chunk with its own buffer), on this thread for one (its GEMMs then use the pool).
+template <class T, class Body>
+void for_each_sample(const Conv2dPlan& p, std::int64_t buffer_size, const Body& body) {
+  auto run = [&](std::int64_t begin, std::int64_t end) {
+    std::vector<T> cols(static_cast<std::size_t>(buffer_size));
+    for (std::int64_t n = begin; n < end; ++n) body(n, cols.data());
+  };
+  if (p.batch < 2) run(0, p.batch);
+  else parallel_for(0, p.batch, 1, run);
+}
+
+template <class T>
+void conv2d_forward_typed(const Conv2dPlan& p) {
+  const GroupShape g = group_shape(p);
+  const bool pointwise = is_pointwise(p);
+  const T* input = static_cast<const T*>(p.input);
+  const T* weight = static_cast<const T*>(p.weight);
+  const T* bias = static_cast<const T*>(p.bias);
+  T* output = static_cast<T*>(p.output);
+  const std::int64_t in_plane = p.in_h * p.in_w;
+  for_each_sample<T>(p, pointwise ? 0 : g.k * g.l, [&](std::int64_t n, T* cols) {
+    T* out_n = output + n * p.out_channels * g.l;
+    if (bias != nullptr) {
+      for (std::int64_t o = 0; o < p.out_channels; ++o) std::fill(out_n + o * g.l, out_n + (o + 1) * g.l, bias[o]);
+    }
+    for (std::int64_t group = 0; group < p.groups; ++group) {
+      const T* in_g = input + (n * p.in_channels + group * g.in_channels) * in_plane;
+      const T* b = in_g;
+      if (!pointwise) {
+        im2col(p, in_g, g.in_channels, cols);
+        b = cols;
+      }
+      matmul<T>(g.out_channels, g.l, g.k, weight + group * g.out_channels * g.k, g.k, 1, b, g.l, 1,
+                out_n + group * g.out_channels * g.l, g.l, bias != nullptr ? 1.0 : 0.0);
+    }
+  });
+}
+
+template <class T>
+void conv2d_backward_input_typed(const Conv2dPlan& p) {
+  const GroupShape g = group_shape(p);
+  const bool pointwise = is_pointwise(p);
+  const T* grad_out = static_cast<const T*>(p.output);
+  const T* weight = static_cast<const T*>(p.weight);
+  T* grad_in = static_cast<T*>(p.input);
+  const std::int64_t in_plane = p.in_h * p.in_w;
+  for_each_sample<T>(p, pointwise ? 0 : g.k * g.l, [&](std::int64_t n, T* cols) {
+    for (std::int64_t group = 0; group < p.groups; ++group) {
+      T* in_g = grad_in + (n * p.in_channels + group * g.in_channels) * in_plane;
+      const T* w_g = weight + group * g.out_channels * g.k;
+      const T* out_g = grad_out + (n * p.out_channels + group * g.out_channels) * g.l;
+      // d cols[K, L] = W_gᵀ · d out_g: Wᵀ read through swapped strides.
+      if (pointwise) {
+        matmul<T>(g.k, g.l, g.out_channels, w_g, 1, g.k, out_g, g.l, 1, in_g, g.l, 0.0);
+        continue;
+      }
+      matmul<T>(g.k, g.l, g.out_channels, w_g, 1, g.k, out_g, g.l, 1, cols, g.l, 0.0);
+      std::fill(in_g, in_g + g.in_channels * in_plane, T(0));
+      col2im(p, cols, g.in_channels, in_g);
+    }
+  });
+}
+
+// Samples per block of the weight gradient: each block sums its samples into a partial
+// result of its own, and the partials are added in block order, so the result does not
+// depend on the thread count.
+constexpr std::int64_t kWeightGradBlock = 8;
+
+template <class T>
+void conv2d_backward_weight_typed(const Conv2dPlan& p) {
+  const GroupShape g = group_shape(p);
+  const bool pointwise = is_pointwise(p);
+  const T* input = static_cast<const T*>(p.input);
+  const T* grad_out = static_cast<const T*>(p.output);
+  T* grad_weight = static_cast<T*>(p.weight);
+  const std::int64_t in_plane = p.in_h * p.in_w, weight_size = p.out_channels * g.k;
+  if (p.batch == 0) {
+    std::fill(grad_weight, grad_weight + weight_size, T(0));
+    return;
+  }
+  // Samples [begin, end) summed into `result` (overwritten).
+  auto sum_samples = [&](std::int64_t begin, std::int64_t end, T* result) {
+    std::vector<T> cols(static_cast<std::size_t>(pointwise ? 0 : g.k * g.l));
+    for (std::int64_t n = begin; n < end; ++n) {
+      for (std::int64_t group = 0; group < p.groups; ++group) {
+        const T* in_g = input + (n * p.in_channels + group * g.in_channels) * in_plane;
+        const T* b = in_g;
+        if (!pointwise) {
+          im2col(p, in_g, g.in_channels, cols.data());
+          b = cols.data();
+        }
+        // d W_g[O_g, K] (+)= d out_g[O_g, L] · colsᵀ[L, K]
+        matmul<T>(g.out_channels, g.k, g.l, grad_out + (n * p.out_channels + group * g.out_channels) * g.l, g.l, 1,
+                  b, 1, g.l, result + group * g.out_channels * g.k, g.k, n == begin ? 0.0 : 1.0);
+      }
+    }
+  };
+  const std::int64_t blocks = (p.batch + kWeightGradBlock - 1) / kWeightGradBlock;
+  if (blocks == 1) {  // one block: its GEMMs use the threads
+    sum_samples(0, p.batch, grad_weight);
+    return;
+  }
+  std::vector<T> partials(static_cast<std::size_t>(blocks * weight_size));
+  parallel_for(0, blocks, 1, [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t b = first; b < last; ++b)
+      sum_samples(b * kWeightGradBlock, std::min(p.batch, (b + 1) * kWeightGradBlock), partials.data() + b * weight_size);
+  });
+  for (std::int64_t e = 0; e < weight_size; ++e) {
+    T sum = partials[static_cast<std::size_t>(e)];
+    for (std::int64_t b = 1; b < blocks; ++b) sum += partials[static_cast<std::size_t>(b * weight_size + e)];
+    grad_weight[e] = sum;
+  }
+}
+
+}  // namespace
+
+void conv2d(const Conv2dPlan& p) {
+  if (p.dtype == DType::Float64) conv2d_forward_typed<double>(p);
+  else conv2d_forward_typed<float>(p);
+}
+
+void conv2d_backward_input(const Conv2dPlan& p) {
+  if (p.dtype == DType::Float64) conv2d_backward_input_typed<double>(p);
+  else conv2d_backward_input_typed<float>(p);
+}
+
+void conv2d_backward_weight(const Conv2dPlan& p) {
+  if (p.dtype == DType::Float64) conv2d_backward_weight_typed<double>(p);
+  else conv2d_backward_weight_typed<float>(p);
+}
+
+EMBER_REGISTER_KERNEL(::ember::conv2d_kernel, CPU, conv2d);
+EMBER_REGISTER_KERNEL(::ember::conv2d_backward_input_kernel, CPU, conv2d_backward_input);
+EMBER_REGISTER_KERNEL(::ember::conv2d_backward_weight_kernel, CPU, conv2d_backward_weight);
+
+}  // namespace ember::cpu

@@ -1,0 +1,158 @@
+// core/cpu/pool_kernels.cpp — the CPU pooling kernels: max, average and adaptive average,
+// forward and backward (core/conv_plans.h, Pool2dPlan).
+//
+// Issue 19. Each plane (one channel of one sample) is independent, so the threads split the
+// planes (core/parallel.h): a backward pass then adds into planes no other thread touches,
+// with no atomics. Within a window the order of the sums and comparisons is PyTorch's CPU
+// kernel's (rows, then columns), so the results match it: the max is the first maximum
+// in that order, and any NaN wins over every number (a later NaN replaces an earlier one,
+// as in PyTorch's `val > max || isnan(val)`). The bound is memory: each input element is
+// read about kH*kW / (sH*sW) times, from cache.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <ember/core/backend.h>
+#include <ember/core/cpu/cpu_kernels.h>
+#include <ember/core/dispatch.h>
+#include <ember/core/parallel.h>
+
+namespace ember::cpu {
+
+namespace {
+
+// Planes per chunk so that a chunk holds at least ~kDefaultGrainSize input elements.
+std::int64_t plane_grain(const Pool2dPlan& p) {
+  const std::int64_t plane = std::max<std::int64_t>(1, std::max(p.in_h * p.in_w, p.out_h * p.out_w));
+  return std::max<std::int64_t>(1, kDefaultGrainSize / plane);
+}
+
+template <class T>
+void max_plane(const Pool2dPlan& p, const T* in, T* out, std::int64_t* indices) {
+  for (std::int64_t y = 0; y < p.out_h; ++y) {
+    std::int64_t h0 = y * p.stride_h - p.pad_h;
+    const std::int64_t h1 = std::min(h0 + (p.kernel_h - 1) * p.dilation_h + 1, p.in_h);
+    while (h0 < 0) h0 += p.dilation_h;
+    for (std::int64_t x = 0; x < p.out_w; ++x) {
+      std::int64_t w0 = x * p.stride_w - p.pad_w;
+      const std::int64_t w1 = std::min(w0 + (p.kernel_w - 1) * p.dilation_w + 1, p.in_w);
+      while (w0 < 0) w0 += p.dilation_w;
+      std::int64_t best_index = h0 * p.in_w + w0;
+      T best = -std::numeric_limits<T>::infinity();
+      for (std::int64_t h = h0; h < h1; h += p.dilation_h) {
+        for (std::int64_t w = w0; w < w1; w += p.dilation_w) {
+          const T value = in[h * p.in_w + w];
+          if (value > best || std::isnan(value)) {
+            best = value;
+            best_index = h * p.in_w + w;
+          }
+        }
+      }
+      out[y * p.out_w + x] = best;
+      indices[y * p.out_w + x] = best_index;
+    }
+  }
+}
+
+template <class T>
+void avg_plane(const Pool2dPlan& p, const T* in, T* out) {
+  for (std::int64_t y = 0; y < p.out_h; ++y) {
+    for (std::int64_t x = 0; x < p.out_w; ++x) {
+      std::int64_t h0, h1, w0, w1, divisor;
+      if (p.mode == PoolMode::AdaptiveAvg) {
+        h0 = adaptive_start(y, p.out_h, p.in_h);
+        h1 = adaptive_end(y, p.out_h, p.in_h);
+        w0 = adaptive_start(x, p.out_w, p.in_w);
+        w1 = adaptive_end(x, p.out_w, p.in_w);
+        divisor = (h1 - h0) * (w1 - w0);
+      } else {
+        const AvgWindow window = avg_window(p, y, x);
+        h0 = window.h0, h1 = window.h1, w0 = window.w0, w1 = window.w1, divisor = window.divisor;
+      }
+      if (h0 >= h1 || w0 >= w1) {  // a window wholly in the padding
+        out[y * p.out_w + x] = T(0);
+        continue;
+      }
+      T sum = T(0);
+      for (std::int64_t h = h0; h < h1; ++h)
+        for (std::int64_t w = w0; w < w1; ++w) sum += in[h * p.in_w + w];
+      out[y * p.out_w + x] = sum / static_cast<T>(divisor);
+    }
+  }
+}
+
+// grad_in starts zeroed; adds each output gradient back onto its window.
+template <class T>
+void avg_plane_backward(const Pool2dPlan& p, const T* grad_out, T* grad_in) {
+  for (std::int64_t y = 0; y < p.out_h; ++y) {
+    for (std::int64_t x = 0; x < p.out_w; ++x) {
+      std::int64_t h0, h1, w0, w1, divisor;
+      if (p.mode == PoolMode::AdaptiveAvg) {
+        h0 = adaptive_start(y, p.out_h, p.in_h);
+        h1 = adaptive_end(y, p.out_h, p.in_h);
+        w0 = adaptive_start(x, p.out_w, p.in_w);
+        w1 = adaptive_end(x, p.out_w, p.in_w);
+        divisor = (h1 - h0) * (w1 - w0);
+      } else {
+        const AvgWindow window = avg_window(p, y, x);
+        h0 = window.h0, h1 = window.h1, w0 = window.w0, w1 = window.w1, divisor = window.divisor;
+      }
+      const T share = grad_out[y * p.out_w + x] / static_cast<T>(divisor);
+      for (std::int64_t h = h0; h < h1; ++h)
+        for (std::int64_t w = w0; w < w1; ++w) grad_in[h * p.in_w + w] += share;
+    }
+  }
+}
+
+template <class T>
+void pool2d_typed(const Pool2dPlan& p) {
+  const T* input = static_cast<const T*>(p.input);
+  T* output = static_cast<T*>(p.output);
+  const std::int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
+  parallel_for(0, p.planes, plane_grain(p), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t plane = begin; plane < end; ++plane) {
+      if (p.mode == PoolMode::Max) {
+        max_plane(p, input + plane * in_plane, output + plane * out_plane, p.indices + plane * out_plane);
+      } else {
+        avg_plane(p, input + plane * in_plane, output + plane * out_plane);
+      }
+    }
+  });
+}
+
+template <class T>
+void pool2d_backward_typed(const Pool2dPlan& p) {
+  const T* grad_out = static_cast<const T*>(p.output);
+  T* grad_in = static_cast<T*>(p.input);
+  const std::int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
+  parallel_for(0, p.planes, plane_grain(p), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t plane = begin; plane < end; ++plane) {
+      T* gi = grad_in + plane * in_plane;
+      const T* go = grad_out + plane * out_plane;
+      std::fill(gi, gi + in_plane, T(0));
+      if (p.mode == PoolMode::Max) {
+        const std::int64_t* index = p.indices + plane * out_plane;
+        for (std::int64_t o = 0; o < out_plane; ++o) gi[index[o]] += go[o];
+      } else {
+        avg_plane_backward(p, go, gi);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void pool2d(const Pool2dPlan& p) {
+  if (p.dtype == DType::Float64) pool2d_typed<double>(p);
+  else pool2d_typed<float>(p);
+}
+
+void pool2d_backward(const Pool2dPlan& p) {
+  if (p.dtype == DType::Float64) pool2d_backward_typed<double>(p);
+  else pool2d_backward_typed<float>(p);
+}
+
+EMBER_REGISTER_KERNEL(::ember::pool2d_kernel, CPU, pool2d);
+EMBER_REGISTER_KERNEL(::ember::pool2d_backward_kernel, CPU, pool2d_backward);
+
+}  // namespace ember::cpu
