@@ -25,7 +25,7 @@ EMBER_DEVICE Partial warp_reduce(Partial value, const Combine& combine) {
 // returned to *every* thread. `identity` fills the lanes past the last warp.
 // `scratch` must hold kMaxBlockReduceWarps + 1 partials of shared memory.
 template <class Partial, class Combine>
-EMBER_DEVICE Partial block_reduce(Partial value, const Combine& combine, Partial identity, Partial* scratch) {
+EMBER_DEVICE Partial block_reduce(Partial value, const Combine& combine, Partial identity, SharedPointer<Partial> scratch) {
   const unsigned thread = threadIdx.x;
   const unsigned lane = thread % kWarpSize, warp = thread / kWarpSize;
   const unsigned warps = (blockDim.x + kWarpSize - 1) / kWarpSize;

@@ -14,6 +14,9 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#if !defined(__CUDACC__)
+#include <atomic>
+#endif
 
 #include <ember/core/element_math.h>
 #include <ember/core/host_device.h>
@@ -41,15 +44,17 @@
 
 #define EMBER_GLOBAL
 #define EMBER_DEVICE inline
+// A checked shared array (cuda/emulate/shared_memory.h): indexes like a pointer, and lets
+// the emulator see every access (initcheck, racecheck, bounds).
 #define EMBER_SHARED_ARRAY(type, name, count) \
-  type* name = static_cast<type*>(::ember::emulate::shared_bytes(sizeof(type) * (count), alignof(type)))
+  const ::ember::emulate::SharedPtr<type> name = ::ember::emulate::shared_array<type>(count)
 #define EMBER_SYNCTHREADS() ::ember::emulate::syncthreads()
 // The emulator runs every launch to completion in order, so the stream is not needed (but
 // is still "used": the dispatch functions take it for the GPU build).
 #define EMBER_LAUNCH(kernel, grid, block, stream, ...)                        \
   do {                                                                        \
     static_cast<void>(stream);                                                \
-    ::ember::emulate::launch((grid), (block), [&] { kernel(__VA_ARGS__); });  \
+    ::ember::emulate::launch((grid), (block), [&] { kernel(__VA_ARGS__); }, #kernel, __func__); \
   } while (0)
 
 #endif
@@ -67,6 +72,61 @@
 EMBER_KERNELS_BEGIN
 
 constexpr int kWarpSize = 32;
+
+// A pointer to shared memory, for helpers that take a kernel's shared array as a parameter
+// (e.g. block_reduce's scratch): a plain T* on the GPU, the emulator's checked SharedPtr<T>
+// on the CPU.
+#if defined(__CUDACC__)
+template <class T> using SharedPointer = T*;
+#else
+template <class T> using SharedPointer = ::ember::emulate::SharedPtr<T>;
+#endif
+
+// One vector-wide (up to 16-byte) access of shared memory: Vec holds several T, e.g.
+// Vector<float, 4> (elementwise.cuh) read from a float tile at element `index`. The address
+// must be aligned to sizeof(Vec); the emulator checks that, the bounds, and records the
+// access for initcheck and racecheck like any other.
+template <class Vec, class T>
+EMBER_DEVICE Vec shared_load_vector(SharedPointer<T> base, std::int64_t index) {
+#if defined(__CUDACC__)
+  return *reinterpret_cast<const Vec*>(base + index);
+#else
+  const T* address = base.checked_range(index, static_cast<std::ptrdiff_t>(sizeof(Vec) / sizeof(T)));
+  ::ember::emulate::check_alignment(address, sizeof(Vec), "shared vector load");
+  ::ember::emulate::shared_access(address, sizeof(Vec), /*write=*/false);
+  Vec value;
+  std::memcpy(static_cast<void*>(&value), address, sizeof(Vec));
+  return value;
+#endif
+}
+template <class Vec, class T>
+EMBER_DEVICE void shared_store_vector(SharedPointer<T> base, std::int64_t index, const Vec& value) {
+#if defined(__CUDACC__)
+  *reinterpret_cast<Vec*>(base + index) = value;
+#else
+  T* address = base.checked_range(index, static_cast<std::ptrdiff_t>(sizeof(Vec) / sizeof(T)));
+  ::ember::emulate::check_alignment(address, sizeof(Vec), "shared vector store");
+  ::ember::emulate::shared_access(address, sizeof(Vec), /*write=*/true);
+  std::memcpy(static_cast<void*>(address), &value, sizeof(Vec));
+#endif
+}
+
+// One vector-wide (up to 16-byte) access of global memory. The hardware needs the address
+// aligned to the access size, so the emulator checks it (memcheck's "misaligned address").
+template <class Vec>
+EMBER_DEVICE Vec load_aligned(const Vec* address) {
+#if !defined(__CUDACC__)
+  ::ember::emulate::check_alignment(address, sizeof(Vec), "vector load");
+#endif
+  return *address;
+}
+template <class Vec>
+EMBER_DEVICE void store_aligned(Vec* address, const Vec& value) {
+#if !defined(__CUDACC__)
+  ::ember::emulate::check_alignment(address, sizeof(Vec), "vector store");
+#endif
+  *address = value;
+}
 
 // out-of-line helpers shared by every kernel ------------------------------------------
 
@@ -86,7 +146,7 @@ EMBER_DEVICE T warp_shfl_down(T value, unsigned delta) {
 
 // Warp votes (__ballot_sync, __any_sync, __all_sync) over the full warp. Like the shuffle
 // above they assume all 32 lanes take part (block sizes that are multiples of 32, no
-// divergence around the call); the emulator votes over the warp's live lanes. No kernel
+// divergence around the call); the emulator reports a vote in a partial warp. No kernel
 // uses them yet — they are here, emulated and tested, for early-exit tests such as
 // "does any lane of this warp still have work".
 EMBER_DEVICE unsigned warp_ballot(bool predicate) {
@@ -140,9 +200,13 @@ EMBER_DEVICE void atomic_add(T* address, T value) {
     } while (old != assumed);
   }
 #else
-  // Emulated threads are fibers on one OS thread and never preempt each other between a
-  // load and a store, so a plain read-modify-write is atomic here.
-  *address = math::add(*address, value);  // integers wrap modulo 2^N, as atomicAdd does
+  // Blocks run on several host threads at once, so this must be a real atomic update: a
+  // compare-and-swap loop on the host (integers wrap modulo 2^N, as atomicAdd does).
+  ::ember::emulate::check_alignment(address, sizeof(T), "atomic_add");
+  std::atomic_ref<T> target(*address);
+  T expected = target.load(std::memory_order_relaxed);
+  while (!target.compare_exchange_weak(expected, math::add(expected, value), std::memory_order_relaxed)) {
+  }
 #endif
 }
 

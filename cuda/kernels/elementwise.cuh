@@ -46,7 +46,7 @@ struct alignas(sizeof(T) * V) Vector {
 
 template <class T, int V>
 EMBER_DEVICE Vector<T, V> load_vector(const void* base, std::int64_t v) {
-  return reinterpret_cast<const Vector<T, V>*>(base)[v];
+  return load_aligned(reinterpret_cast<const Vector<T, V>*>(base) + v);
 }
 
 // Input K's element for linear index i, through the plan's strides.
@@ -98,7 +98,7 @@ EMBER_GLOBAL void elementwise_vector_kernel(StridedPlan plan, F f) {
       auto c = load_vector<typename TypeAt<2, In...>::type, V>(plan.data[3], v);
       for (int j = 0; j < V; ++j) result.lane[j] = f(a.lane[j], b.lane[j], c.lane[j]);
     }
-    reinterpret_cast<Vector<Out, V>*>(plan.data[0])[v] = result;
+    store_aligned(reinterpret_cast<Vector<Out, V>*>(plan.data[0]) + v, result);
   }
   // The tail that does not fill a whole vector: one element for each of the first threads.
   const std::int64_t tail_index = vectors * V + global_thread_index();

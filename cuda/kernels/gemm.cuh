@@ -91,7 +91,7 @@ enum class TileLoad : int { Scalar, VectorAlongCols, VectorAlongRows };
 // elements become 0 so the multiply loop needs no edge checks.
 template <class T, int ROWS, int COLS>
 EMBER_DEVICE void load_tile(const T* src, std::int64_t rs, std::int64_t cs, std::int64_t row0, std::int64_t col0,
-                            std::int64_t rows, std::int64_t cols, TileLoad mode, T* dst, int dsr, int dsc) {
+                            std::int64_t rows, std::int64_t cols, TileLoad mode, SharedPointer<T> dst, int dsr, int dsc) {
   constexpr int V = kVectorBytes / static_cast<int>(sizeof(T));
   const int thread = static_cast<int>(threadIdx.y * blockDim.x + threadIdx.x);
   if (mode == TileLoad::VectorAlongCols) {
@@ -100,7 +100,7 @@ EMBER_DEVICE void load_tile(const T* src, std::int64_t rs, std::int64_t cs, std:
       const int r = e / per_row, c = (e % per_row) * V;
       const std::int64_t gr = row0 + r, gc = col0 + c;
       if (gr < rows && gc + V <= cols) {
-        const Vector<T, V> v = *reinterpret_cast<const Vector<T, V>*>(src + gr * rs + gc);
+        const Vector<T, V> v = load_aligned(reinterpret_cast<const Vector<T, V>*>(src + gr * rs + gc));
         for (int j = 0; j < V; ++j) dst[r * dsr + (c + j) * dsc] = v.lane[j];
       } else {
         for (int j = 0; j < V; ++j) dst[r * dsr + (c + j) * dsc] = (gr < rows && gc + j < cols) ? src[gr * rs + gc + j] : T(0);
@@ -112,7 +112,7 @@ EMBER_DEVICE void load_tile(const T* src, std::int64_t rs, std::int64_t cs, std:
       const int c = e / per_col, r = (e % per_col) * V;
       const std::int64_t gr = row0 + r, gc = col0 + c;
       if (gc < cols && gr + V <= rows) {
-        const Vector<T, V> v = *reinterpret_cast<const Vector<T, V>*>(src + gr + gc * cs);
+        const Vector<T, V> v = load_aligned(reinterpret_cast<const Vector<T, V>*>(src + gr + gc * cs));
         for (int j = 0; j < V; ++j) dst[(r + j) * dsr + c * dsc] = v.lane[j];
       } else {
         for (int j = 0; j < V; ++j) dst[(r + j) * dsr + c * dsc] = (gc < cols && gr + j < rows) ? src[gr + j + gc * cs] : T(0);

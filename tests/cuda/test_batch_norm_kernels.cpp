@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cuda_test_support.h"
+#include "emulator_schedules.h"
 
 #include <ember/core/cpu/cpu_kernels.h>
 #include <ember/cuda/kernels/batch_norm.cuh>
@@ -112,6 +113,7 @@ void compare_with_cpu(std::int64_t batch, std::int64_t channels, std::int64_t in
 
 TEST_CASE("cuda kernels (emulated): batch norm forward and backward match the CPU kernels",
           "[cuda][batch_norm]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   struct Shape3 {
     std::int64_t batch, channels, inner;
   };

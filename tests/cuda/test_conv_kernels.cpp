@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cuda_test_support.h"
+#include "emulator_schedules.h"
 
 #include <ember/core/cpu/cpu_kernels.h>
 #include <ember/cuda/kernels/conv.cuh>
@@ -45,6 +46,7 @@ struct ConvShape {
 }  // namespace
 
 TEST_CASE("cuda kernels (emulated): conv2d and its gradients match the CPU's im2col + GEMM", "[cuda][conv]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   const std::vector<ConvShape> shapes = {
       {2, 3, 5, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, true},  {1, 2, 7, 6, 3, 3, 2, 2, 3, 1, 0, 1, 1, 1, false},
       {2, 2, 8, 7, 2, 2, 3, 1, 2, 0, 1, 3, 2, 1, true},  {2, 4, 5, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 2, true},
@@ -97,6 +99,7 @@ TEST_CASE("cuda kernels (emulated): conv2d and its gradients match the CPU's im2
 }
 
 TEST_CASE("cuda kernels (emulated): pooling forward and backward match the CPU's", "[cuda][pool]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   struct PoolShape {
     PoolMode mode;
     std::int64_t h, w, kh, kw, sh, sw, ph, pw, dh, dw;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cuda_test_support.h"
+#include "emulator_schedules.h"
 
 #include <ember/core/cpu/cpu_kernels.h>
 #include <ember/cuda/kernels/elementwise_ops.cuh>
@@ -162,6 +163,7 @@ void check_binary(BinaryOp op, double low, double high, Scalar alpha = 1) {
 }  // namespace
 
 TEST_CASE("cuda kernels (emulated): fill writes the value in every layout and dtype", "[cuda][elementwise]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   auto none = [](int, void*, std::int64_t) {};
   for (Layout layout : kLayouts)
     for (std::int64_t n : odd_sizes()) {
@@ -177,6 +179,7 @@ TEST_CASE("cuda kernels (emulated): fill writes the value in every layout and dt
 }
 
 TEST_CASE("cuda kernels (emulated): copy casts between dtypes like the CPU backend", "[cuda][elementwise][copy]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   for (Layout layout : kLayouts)
     for (std::int64_t n : odd_sizes()) {
       compare<double>(layout, n, {DType::Float64, DType::Float32}, random_fill<float>(-3, 3),
@@ -194,6 +197,7 @@ TEST_CASE("cuda kernels (emulated): copy casts between dtypes like the CPU backe
 }
 
 TEST_CASE("cuda kernels (emulated): unary float ops match the CPU backend", "[cuda][elementwise][unary]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   check_unary<float>(UnaryOp::Neg, -3, 3);
   check_unary<float>(UnaryOp::Exp, -3, 3);
   check_unary<double>(UnaryOp::Exp, -3, 3);
@@ -215,6 +219,7 @@ TEST_CASE("cuda kernels (emulated): unary float ops match the CPU backend", "[cu
 }
 
 TEST_CASE("cuda kernels (emulated): unary integer ops match the CPU backend", "[cuda][elementwise][unary]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   check_unary<std::int64_t>(UnaryOp::Neg, -50, 50);
   check_unary<std::int32_t>(UnaryOp::Abs, -50, 50);
   check_unary<std::int64_t>(UnaryOp::Sign, -5, 5);
@@ -287,6 +292,7 @@ void check_special_binary(BinaryOp op, Scalar alpha = 1) {
 
 TEST_CASE("cuda kernels (emulated): special values give the CPU backend's bits where the conformance sweep does not reach",
           "[cuda][elementwise][special]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   // NaN, ±inf, ±0, denormals and integer extremes through every public elementwise op and
   // cast, in every layout, on the CPU and the emulated kernels against PyTorch: the
   // conformance sweep (tests/conformance/). Left here: ReLU's backward (an internal op, no
@@ -301,6 +307,7 @@ TEST_CASE("cuda kernels (emulated): special values give the CPU backend's bits w
 }
 
 TEST_CASE("cuda kernels (emulated): binary arithmetic matches the CPU backend", "[cuda][elementwise][binary]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   check_binary<float>(BinaryOp::Add, -3, 3, 1);
   check_binary<float>(BinaryOp::Add, -3, 3, 2.5);
   check_binary<double>(BinaryOp::Sub, -3, 3, 0.5);
@@ -315,6 +322,7 @@ TEST_CASE("cuda kernels (emulated): binary arithmetic matches the CPU backend", 
 }
 
 TEST_CASE("cuda kernels (emulated): comparisons produce bool like the CPU backend", "[cuda][elementwise][binary]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   for (BinaryOp op : {BinaryOp::Eq, BinaryOp::Ne, BinaryOp::Lt, BinaryOp::Le, BinaryOp::Gt, BinaryOp::Ge,
                       BinaryOp::LogicalAnd}) {
     check_binary<std::int64_t>(op, -2, 2);  // small range: plenty of equal pairs
@@ -323,6 +331,7 @@ TEST_CASE("cuda kernels (emulated): comparisons produce bool like the CPU backen
 }
 
 TEST_CASE("cuda kernels (emulated): where picks a or b by a bool condition", "[cuda][elementwise][where]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   auto fill = [](int operand, void* data, std::int64_t count) {
     if (count == 0) return;
     if (operand == 1) {
@@ -342,6 +351,7 @@ TEST_CASE("cuda kernels (emulated): where picks a or b by a bool condition", "[c
 
 TEST_CASE("cuda kernels (emulated): the vector path is taken only when every operand is aligned",
           "[cuda][elementwise]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   // 1000 floats = 250 vectors of 4: the vector kernel launches ceil(250/256) = 1 block; the
   // strided kernel needs ceil(1000/256) = 4. The emulator's block counter tells them apart.
   HostBuffer a(1001, 4), out(1001, 4);
@@ -357,6 +367,7 @@ TEST_CASE("cuda kernels (emulated): the vector path is taken only when every ope
 
 TEST_CASE("cuda kernels (emulated): the rows added on the op list (gelu, silu, erf, rsqrt, backward kernels)",
           "[cuda][elementwise][op_list]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   for (UnaryOp op : {UnaryOp::Gelu, UnaryOp::GeluTanh, UnaryOp::Silu, UnaryOp::Erf, UnaryOp::Rsqrt}) {
     check_unary<float>(op, -4, 4);
     check_unary<double>(op, -4, 4);

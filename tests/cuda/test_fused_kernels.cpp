@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cuda_test_support.h"
+#include "emulator_schedules.h"
 
 #include <ember/core/cpu/cpu_kernels.h>
 #include <ember/cuda/kernels/elementwise_ops.cuh>
@@ -27,6 +28,7 @@ namespace gpu = ember::cuda::kernels;
 
 TEST_CASE("cuda kernels (emulated): fused cross-entropy gives each row's loss and the logits' gradient",
           "[cuda][fused][cross_entropy]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   for (std::int64_t rows : {1, 7, 33}) {
     for (std::int64_t classes : {1, 7, 31, 1000}) {
       INFO("rows " << rows << ", classes " << classes);
@@ -66,6 +68,7 @@ TEST_CASE("cuda kernels (emulated): fused cross-entropy gives each row's loss an
 
 TEST_CASE("cuda kernels (emulated): fused cross-entropy without a gradient buffer writes only the losses",
           "[cuda][fused][cross_entropy]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   std::vector<double> logits{1.0, 2.0, 3.0, 1000.0, 1000.0, -1000.0};  // the second row would overflow exp
   std::vector<std::int64_t> targets{2, 0};
   std::vector<double> losses(2, -1.0);
@@ -82,6 +85,7 @@ TEST_CASE("cuda kernels (emulated): fused cross-entropy without a gradient buffe
 }
 
 TEST_CASE("cuda kernels (emulated): the fused SGD step follows torch.optim.SGD", "[cuda][fused][sgd]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   struct Setting {
     double momentum, dampening, weight_decay;
     bool nesterov;
@@ -123,6 +127,7 @@ TEST_CASE("cuda kernels (emulated): the fused SGD step follows torch.optim.SGD",
 
 TEST_CASE("cuda kernels (emulated): ReLU backward passes the gradient only where the input is positive",
           "[cuda][fused][relu]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   for (std::int64_t n : odd_sizes()) {
     for (bool strided : {false, true}) {
       INFO("n " << n << (strided ? " strided input" : " contiguous"));
@@ -144,6 +149,7 @@ TEST_CASE("cuda kernels (emulated): ReLU backward passes the gradient only where
 }
 
 TEST_CASE("cuda kernels (emulated): one_hot writes one 1 per row at the class index", "[cuda][fused][one_hot]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   for (std::int64_t rows : odd_sizes()) {
     for (std::int64_t classes : {1, 3, 33}) {
       auto index = random_values<std::int64_t>(rows, 0, static_cast<double>(classes - 1), 9);
@@ -162,6 +168,7 @@ TEST_CASE("cuda kernels (emulated): one_hot writes one 1 per row at the class in
 
 TEST_CASE("cuda kernels (emulated): fused cross-entropy equals the CPU backend, rows held in registers or not",
           "[cuda][fused][cross_entropy]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   // 2048 classes is the most a 256-thread block holds in registers (8 each); 3001 re-reads.
   for (std::int64_t rows : {1, 7, 33}) {
     for (std::int64_t classes : {1, 7, 255, 2048, 3001}) {
@@ -195,6 +202,7 @@ TEST_CASE("cuda kernels (emulated): fused cross-entropy equals the CPU backend, 
 }
 
 TEST_CASE("cuda kernels (emulated): the fused SGD step is bit-identical to the CPU backend's", "[cuda][fused][sgd]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   // Under the emulator add_scaled/product are the plain host expressions, exactly as the CPU
   // kernel rounds them; on a GPU they are the FMA the composite add kernel (element::AddScaled) compiles to.
   struct Setting {
@@ -230,6 +238,7 @@ TEST_CASE("cuda kernels (emulated): the fused SGD step is bit-identical to the C
 }
 
 TEST_CASE("cuda kernels (emulated): one_hot equals the CPU backend", "[cuda][fused][one_hot]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   for (std::int64_t rows : odd_sizes()) {
     auto index = random_values<std::int64_t>(rows, 0, 6, 17);
     std::vector<std::int64_t> gpu_out(rows * 7, -1), cpu_out(rows * 7, -2);
@@ -247,6 +256,7 @@ TEST_CASE("cuda kernels (emulated): one_hot equals the CPU backend", "[cuda][fus
 
 TEST_CASE("cuda kernels (emulated): BinaryOp::ReluBackward in the binary dispatch equals the CPU backend",
           "[cuda][fused][relu]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   for (std::int64_t n : odd_sizes()) {
     // contiguous (vector path), strided result, broadcast (stride-0) result
     for (int layout = 0; layout < 3; ++layout) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda_test_support.h"
+#include "emulator_schedules.h"
 
 #include <ember/core/cpu/cpu_kernels.h>
 #include <ember/cuda/kernels/gemm.cuh>
@@ -70,6 +71,7 @@ void check_gemm(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t
 }  // namespace
 
 TEST_CASE("cuda kernels (emulated): gemm matches the CPU on sizes around the tile edges", "[cuda][gemm]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   for (std::int64_t m : {1, 7, 33, 65})
     for (std::int64_t n : {1, 31, 64, 100})
       for (std::int64_t k : {1, 16, 33}) check_gemm<float>(1, m, n, k, Layout::RowMajor, Layout::RowMajor, 1.0, 0.0);
@@ -77,6 +79,7 @@ TEST_CASE("cuda kernels (emulated): gemm matches the CPU on sizes around the til
 
 TEST_CASE("cuda kernels (emulated): gemm reads transposed and padded operands through strides",
           "[cuda][gemm]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   for (Layout sa : {Layout::RowMajor, Layout::Transposed, Layout::Padded})
     for (Layout sb : {Layout::RowMajor, Layout::Transposed, Layout::Padded}) {
       check_gemm<float>(1, 33, 31, 20, sa, sb, 1.0, 0.0);
@@ -85,17 +88,20 @@ TEST_CASE("cuda kernels (emulated): gemm reads transposed and padded operands th
 }
 
 TEST_CASE("cuda kernels (emulated): gemm is batched and applies alpha and beta", "[cuda][gemm]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   check_gemm<float>(3, 7, 9, 5, Layout::RowMajor, Layout::Transposed, 1.0, 0.0);
   check_gemm<float>(2, 20, 70, 17, Layout::RowMajor, Layout::RowMajor, 0.5, 2.0);
   check_gemm<float>(1, 10, 10, 0, Layout::RowMajor, Layout::RowMajor, 1.0, 0.5);  // k = 0: C = beta C
 }
 
 TEST_CASE("cuda kernels (emulated): gemm in float64", "[cuda][gemm]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   check_gemm<double>(1, 33, 65, 31, Layout::RowMajor, Layout::RowMajor, 1.0, 0.0);
   check_gemm<double>(2, 64, 32, 48, Layout::Transposed, Layout::Padded, -1.5, 1.0);
 }
 
 TEST_CASE("cuda kernels (emulated): gemm with beta 0 never reads C (NaN garbage does not leak)", "[cuda][gemm]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   std::vector<float> a{1, 2, 3, 4}, b{1, 0, 0, 1}, c(4, std::nanf(""));
   GemmPlan plan;
   plan.m = plan.n = plan.k = 2;
@@ -109,6 +115,7 @@ TEST_CASE("cuda kernels (emulated): gemm with beta 0 never reads C (NaN garbage 
 }
 
 TEST_CASE("cuda kernels (emulated): gemm rejects integer dtypes", "[cuda][gemm]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   GemmPlan plan;
   plan.m = plan.n = plan.k = 1;
   plan.dtype = DType::Int64;
@@ -116,6 +123,7 @@ TEST_CASE("cuda kernels (emulated): gemm rejects integer dtypes", "[cuda][gemm]"
 }
 
 TEST_CASE("cuda kernels (emulated): the tile-load mode follows strides and alignment", "[cuda][gemm]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   alignas(16) float buffer[8] = {};
   REQUIRE(gpu::choose_tile_load<float>(buffer, 0, 8, 1) == gpu::TileLoad::VectorAlongCols);
   REQUIRE(gpu::choose_tile_load<float>(buffer, 0, 1, 8) == gpu::TileLoad::VectorAlongRows);
@@ -177,6 +185,7 @@ TEST_CASE("cuda kernels: gemm tile numbering covers every tile exactly once for 
 
 TEST_CASE("cuda kernels (emulated): gemm blocks loop over tiles when the grid is smaller than the tile count",
           "[cuda][gemm][launch]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   // 3 × 2 tiles (and 2 batches) on grids of 1, 2 and 4 blocks: every block runs several tiles.
   for (std::int64_t blocks : {1, 2, 4}) {
     GemmPlan plan;
@@ -209,6 +218,7 @@ TEST_CASE("cuda kernels (emulated): gemm blocks loop over tiles when the grid is
 }
 
 TEST_CASE("cuda kernels (emulated): the gemm epilogue reads addmm's bias in place", "[cuda][gemm][bias]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   // C = alpha · A·B + beta · bias, with bias a length-n vector broadcast over the rows
   // (row stride 0) and C full of NaN: a kernel that read C, or missed a row, would show it.
   for (std::int64_t m : {1, 7, 65})
@@ -253,6 +263,7 @@ TEST_CASE("cuda kernels (emulated): the gemm epilogue reads addmm's bias in plac
 }
 
 TEST_CASE("cuda kernels (emulated): with beta 0 the bias is ignored, NaNs included", "[cuda][gemm][bias]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   std::vector<float> a{1, 2, 3, 4}, b{1, 0, 0, 1}, c(4, 0.0f), bias(2, std::nanf(""));
   GemmPlan plan;
   plan.m = plan.n = plan.k = 2;

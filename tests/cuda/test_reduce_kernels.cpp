@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cuda_test_support.h"
+#include "emulator_schedules.h"
 
 #include <ember/core/cpu/cpu_kernels.h>
 #include <ember/cuda/kernels/reduce.cuh>
@@ -72,6 +73,7 @@ void check_reduce(ReduceOp op, double low, double high, bool with_indices = fals
 }  // namespace
 
 TEST_CASE("cuda kernels (emulated): sum and mean match the CPU backend", "[cuda][reduce]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   check_reduce<float, float>(ReduceOp::Sum, -1, 1);
   check_reduce<double, double>(ReduceOp::Sum, -1, 1);
   check_reduce<std::int64_t, std::int64_t>(ReduceOp::Sum, -100, 100);
@@ -81,12 +83,14 @@ TEST_CASE("cuda kernels (emulated): sum and mean match the CPU backend", "[cuda]
 }
 
 TEST_CASE("cuda kernels (emulated): prod matches the CPU backend", "[cuda][reduce]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   check_reduce<double, double>(ReduceOp::Prod, 0.9, 1.1);
   check_reduce<std::int64_t, std::int64_t>(ReduceOp::Prod, -1, 1);
 }
 
 TEST_CASE("cuda kernels (emulated): max/min with indices and argmax/argmin match the CPU backend",
           "[cuda][reduce]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   // Integer inputs in a small range: many ties, so the first-index rule is exercised.
   check_reduce<std::int64_t, std::int64_t>(ReduceOp::Max, -3, 3, true);
   check_reduce<std::int64_t, std::int64_t>(ReduceOp::Min, -3, 3, true);
@@ -97,6 +101,7 @@ TEST_CASE("cuda kernels (emulated): max/min with indices and argmax/argmin match
 }
 
 TEST_CASE("cuda kernels (emulated): long reductions split over blocks in two passes", "[cuda][reduce]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   // Host memory stands in for the caching allocator.
   struct HostScratch final : gpu::ScratchAllocator {
     std::vector<std::vector<char>> blocks;
@@ -137,6 +142,7 @@ TEST_CASE("cuda kernels (emulated): long reductions split over blocks in two pas
 }
 
 TEST_CASE("cuda kernels (emulated): max propagates NaN and reports its index", "[cuda][reduce]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   std::vector<float> input{1.0f, std::nanf(""), 5.0f, std::nanf(""), 2.0f};
   float value = 0;
   std::int64_t index = -1;
@@ -151,6 +157,7 @@ TEST_CASE("cuda kernels (emulated): max propagates NaN and reports its index", "
 }
 
 TEST_CASE("cuda kernels (emulated): repeated reductions give bit-identical results", "[cuda][reduce]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   auto input = random_values<float>(1000, -1, 1, 5);
   float first = 0, second = 0;
   ReducePlan plan;
@@ -164,6 +171,7 @@ TEST_CASE("cuda kernels (emulated): repeated reductions give bit-identical resul
 }
 
 TEST_CASE("cuda kernels (emulated): softmax and log_softmax match the CPU backend", "[cuda][softmax]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   std::vector<ReduceShape> shapes;
   for (std::int64_t d : odd_sizes()) {
     shapes.push_back({1, d, 1});
@@ -193,6 +201,7 @@ TEST_CASE("cuda kernels (emulated): softmax and log_softmax match the CPU backen
 }
 
 TEST_CASE("cuda kernels (emulated): reductions convert to a wider output dtype", "[cuda][reduce]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   // sum(int32) is int64 and sum(float32, dtype=float64) accumulates in double; the CPU
   // kernels expect native:: to cast first, so the reference here is a plain loop.
   auto ints = random_values<std::int32_t>(1000, -100000, 100000, 8);
@@ -228,6 +237,7 @@ TEST_CASE("cuda kernels (emulated): reductions convert to a wider output dtype",
 }
 
 TEST_CASE("cuda kernels (emulated): softmax over an empty dim writes nothing", "[cuda][softmax]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   std::vector<float> out(4, 7.0f);
   SoftmaxPlan plan;
   plan.outer = 2;
@@ -241,6 +251,7 @@ TEST_CASE("cuda kernels (emulated): softmax over an empty dim writes nothing", "
 }
 
 TEST_CASE("cuda kernels (emulated): softmax of float64 rows sums to one", "[cuda][softmax]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   auto input = random_values<double>(3 * 33, -5, 5, 11);
   std::vector<double> out(3 * 33);
   SoftmaxPlan plan;
@@ -258,6 +269,7 @@ TEST_CASE("cuda kernels (emulated): softmax of float64 rows sums to one", "[cuda
 }
 
 TEST_CASE("cuda kernels (emulated): softmax rejects integer dtypes", "[cuda][softmax]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
   std::vector<std::int64_t> in(4), out(4);
   SoftmaxPlan plan;
   plan.dim = 4;
