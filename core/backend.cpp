@@ -25,6 +25,8 @@ EMBER_DEFINE_DISPATCH(scatter_add_kernel);
 EMBER_DEFINE_DISPATCH(cross_entropy_kernel);
 EMBER_DEFINE_DISPATCH(sgd_step_kernel);
 EMBER_DEFINE_DISPATCH(one_hot_kernel);
+EMBER_DEFINE_DISPATCH(batch_norm_kernel);
+EMBER_DEFINE_DISPATCH(batch_norm_backward_kernel);
 
 namespace detail {
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <ember/core/batch_norm_plan.h>
 #include <ember/core/device.h>
 #include <ember/core/dispatch.h>
 #include <ember/core/fused_plans.h>
@@ -145,5 +146,9 @@ EMBER_DECLARE_DISPATCH(scatter_add_kernel, void(const IndexPlan& plan));  // out
 EMBER_DECLARE_DISPATCH(cross_entropy_kernel, void(const CrossEntropyPlan& plan));
 EMBER_DECLARE_DISPATCH(sgd_step_kernel, void(const SgdPlan& plan));
 EMBER_DECLARE_DISPATCH(one_hot_kernel, void(const OneHotPlan& plan));
+
+// Batch norm (core/batch_norm_plan.h): forward with the running-statistics update, backward.
+EMBER_DECLARE_DISPATCH(batch_norm_kernel, void(const BatchNormPlan& plan));
+EMBER_DECLARE_DISPATCH(batch_norm_backward_kernel, void(const BatchNormBackwardPlan& plan));
 
 }  // namespace ember

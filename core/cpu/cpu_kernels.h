@@ -6,6 +6,7 @@
 //   gemm.cpp                 batched strided matrix multiply
 //   index_kernels.cpp        index_select, index_add, gather, scatter_add
 //   fused_kernels.cpp        fused cross-entropy, the SGD step, one_hot (core/fused_plans.h)
+//   batch_norm_kernels.cpp   batch norm forward and backward (core/batch_norm_plan.h)
 #pragma once
 
 #include <ember/core/backend.h>
@@ -32,5 +33,8 @@ void scatter_add(const IndexPlan& plan);
 void cross_entropy(const CrossEntropyPlan& plan);
 void sgd_step(const SgdPlan& plan);
 void one_hot(const OneHotPlan& plan);
+
+void batch_norm(const BatchNormPlan& plan);
+void batch_norm_backward(const BatchNormBackwardPlan& plan);
 
 }  // namespace ember::cpu

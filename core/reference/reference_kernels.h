@@ -15,6 +15,7 @@
 //   gemm_loops.cpp         the triple-loop matrix multiply
 //   index_loops.cpp        index_select, index_add, gather, scatter_add
 //   training_loops.cpp     the training ops' kernels: cross-entropy rows, the SGD step, one_hot
+//   batch_norm_loops.cpp   batch norm forward and backward
 // Each file registers its functions in the CPUReference slots of core/dispatch.h
 // (EMBER_REGISTER_KERNEL), which serve CPU tensors when the mode is Reference. Families
 // without a reference loop here (copy_bytes: a memcpy) fall back to the CPU slot.
@@ -43,5 +44,8 @@ void scatter_add(const IndexPlan& plan);
 void cross_entropy(const CrossEntropyPlan& plan);
 void sgd_step(const SgdPlan& plan);
 void one_hot(const OneHotPlan& plan);
+
+void batch_norm(const BatchNormPlan& plan);
+void batch_norm_backward(const BatchNormBackwardPlan& plan);
 
 }  // namespace ember::reference
