@@ -76,13 +76,24 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
     node->save("weight", weight);
     node->save("result1", result.save_mean);  // PyTorch's names for save_mean / save_invstd
     node->save("result2", result.save_invstd);
-    node->set_backward([training, eps](Node& n, const TensorList& grads) -> TensorList {
+    // weight and bias need only C elements (PyTorch checks numel): their gradients, computed
+    // as [C], are given back in the parameters' own shapes.
+    Shape weight_sizes = weight.defined() ? weight.sizes() : Shape{};
+    Shape bias_sizes = bias.defined() ? bias.sizes() : Shape{};
+    node->set_backward([training, eps, weight_sizes, bias_sizes](Node& n, const TensorList& grads) -> TensorList {
       Tensor x = n.saved(0), w = n.saved(1), save_mean = n.saved(2), save_invstd = n.saved(3);
-      if (is_grad_enabled()) return differentiable_backward(n, grads[0], x, w, save_mean, save_invstd, training, eps);
-      native::BatchNormGradients g = native::batch_norm_backward(
-          grads[0], x, w, save_mean, save_invstd, training,
-          {n.needs_input_grad(0), n.needs_input_grad(1), n.needs_input_grad(2)});
-      return {g.grad_input, g.grad_weight, g.grad_bias};
+      TensorList result;
+      if (is_grad_enabled()) {
+        result = differentiable_backward(n, grads[0], x, w, save_mean, save_invstd, training, eps);
+      } else {
+        native::BatchNormGradients g = native::batch_norm_backward(
+            grads[0], x, w, save_mean, save_invstd, training,
+            {n.needs_input_grad(0), n.needs_input_grad(1), n.needs_input_grad(2)});
+        result = {g.grad_input, g.grad_weight, g.grad_bias};
+      }
+      if (result[1].defined()) result[1] = ember::reshape(result[1], weight_sizes);
+      if (result[2].defined()) result[2] = ember::reshape(result[2], bias_sizes);
+      return result;
     });
   }
   return result.output;

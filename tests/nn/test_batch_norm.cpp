@@ -276,3 +276,16 @@ TEST_CASE("batch norm on an empty batch leaves the running statistics alone", "[
   REQUIRE(running_mean.equal(ember::full({3}, 2.0)));
   REQUIRE(running_var.equal(ember::full({3}, 3.0)));
 }
+
+TEST_CASE("batch norm gives weight and bias gradients in their own shapes", "[nn][batch_norm]") {
+  // F.batch_norm accepts any weight/bias with C elements (PyTorch checks numel); PyTorch's
+  // own backward then fails ("TensorAccessor expected 1 dims but tensor has 2"); ember's
+  // gradients take the parameters' shapes, which the engine checks.
+  manual_seed(2);
+  Tensor x = ember::randn({4, 3}).requires_grad_();
+  Tensor weight = ember::randn({1, 3}).requires_grad_(), bias = ember::randn({3, 1}).requires_grad_();
+  Tensor y = F::batch_norm(x, {}, {}, weight, bias, true);
+  (y * ember::randn({4, 3})).sum().backward();
+  REQUIRE(weight.grad().sizes() == Shape{1, 3});
+  REQUIRE(bias.grad().sizes() == Shape{3, 1});
+}
