@@ -149,4 +149,12 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduct
                      std::int64_t ignore_index = -100, double label_smoothing = 0.0);
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
 
+// ---------------------------------------------------------------- normalisation (batch_norm_ops.cpp)
+// torch.batch_norm: input [N, C, ...]; weight, bias, running_mean, running_var: [C] or
+// undefined (None). Training normalises with the batch statistics and updates the running
+// ones in place; eval uses the running ones. grad_fn NativeBatchNormBackward0 (inputs:
+// input, weight, bias). F::batch_norm (nn/functional.h) adds PyTorch's Python-level checks.
+Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                  const Tensor& running_var, bool training, double momentum, double eps);
+
 }  // namespace ember

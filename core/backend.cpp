@@ -30,6 +30,8 @@ EMBER_DEFINE_DISPATCH(conv2d_backward_input_kernel);
 EMBER_DEFINE_DISPATCH(conv2d_backward_weight_kernel);
 EMBER_DEFINE_DISPATCH(pool2d_kernel);
 EMBER_DEFINE_DISPATCH(pool2d_backward_kernel);
+EMBER_DEFINE_DISPATCH(batch_norm_kernel);
+EMBER_DEFINE_DISPATCH(batch_norm_backward_kernel);
 
 namespace detail {
 

@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include <ember/core/conv_plans.h>
+#include <ember/core/batch_norm_plan.h>
 #include <ember/core/device.h>
 #include <ember/core/dispatch.h>
 #include <ember/core/fused_plans.h>
@@ -154,5 +155,8 @@ EMBER_DECLARE_DISPATCH(conv2d_backward_input_kernel, void(const Conv2dPlan& plan
 EMBER_DECLARE_DISPATCH(conv2d_backward_weight_kernel, void(const Conv2dPlan& plan));
 EMBER_DECLARE_DISPATCH(pool2d_kernel, void(const Pool2dPlan& plan));
 EMBER_DECLARE_DISPATCH(pool2d_backward_kernel, void(const Pool2dPlan& plan));
+// Batch norm (core/batch_norm_plan.h): forward with the running-statistics update, backward.
+EMBER_DECLARE_DISPATCH(batch_norm_kernel, void(const BatchNormPlan& plan));
+EMBER_DECLARE_DISPATCH(batch_norm_backward_kernel, void(const BatchNormBackwardPlan& plan));
 
 }  // namespace ember

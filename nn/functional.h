@@ -78,5 +78,15 @@ inline Tensor avg_pool2d(const Tensor& input, const ExpandingArray<2>& kernel_si
 inline Tensor adaptive_avg_pool2d(const Tensor& input, const ExpandingArray<2>& output_size) {
   return ember::adaptive_avg_pool2d(input, output_size);
 }
+// ---------------------------------------------------------------- normalisation
+// torch.nn.functional.batch_norm: input [N, C, ...]; running_mean, running_var, weight, bias:
+// [C] or undefined (None). training: normalise with the batch's statistics and update the
+// running ones in place (running = (1 - momentum) · running + momentum · batch, the variance
+// unbiased); eval: normalise with the running ones. Checks, with PyTorch's messages, that a
+// training batch has more than one value per channel and that eps is positive. Defined in
+// nn/batch_norm.cpp; nn::BatchNorm1d / BatchNorm2d call it.
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight = Tensor(), const Tensor& bias = Tensor(), bool training = false,
+                  double momentum = 0.1, double eps = 1e-5);
 
 }  // namespace ember::nn::functional

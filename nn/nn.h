@@ -7,6 +7,7 @@
 
 #include <ember/nn/activation.h>
 #include <ember/nn/adam.h>
+#include <ember/nn/batch_norm.h>
 #include <ember/nn/conv.h>
 #include <ember/nn/dropout.h>
 #include <ember/nn/functional.h>

@@ -8,6 +8,7 @@
 //   fused_kernels.cpp        fused cross-entropy, the SGD step, one_hot (core/fused_plans.h)
 //   conv_kernels.cpp         conv2d and its two gradients: im2col + gemm (core/conv_plans.h)
 //   pool_kernels.cpp         max / average / adaptive average pooling and their gradients
+//   batch_norm_kernels.cpp   batch norm forward and backward (core/batch_norm_plan.h)
 #pragma once
 
 #include <ember/core/backend.h>
@@ -40,5 +41,7 @@ void conv2d_backward_input(const Conv2dPlan& plan);
 void conv2d_backward_weight(const Conv2dPlan& plan);
 void pool2d(const Pool2dPlan& plan);
 void pool2d_backward(const Pool2dPlan& plan);
+void batch_norm(const BatchNormPlan& plan);
+void batch_norm_backward(const BatchNormBackwardPlan& plan);
 
 }  // namespace ember::cpu

@@ -17,6 +17,7 @@
 //   training_loops.cpp     the training ops' kernels: cross-entropy rows, the SGD step, one_hot
 //   conv_loops.cpp         the direct seven-loop convolution and its two gradients
 //   pool_loops.cpp         max / average / adaptive average pooling and their gradients
+//   batch_norm_loops.cpp   batch norm forward and backward
 // Each file registers its functions in the CPUReference slots of core/dispatch.h
 // (EMBER_REGISTER_KERNEL), which serve CPU tensors when the mode is Reference. Families
 // without a reference loop here (copy_bytes: a memcpy) fall back to the CPU slot.
@@ -51,5 +52,7 @@ void conv2d_backward_input(const Conv2dPlan& plan);
 void conv2d_backward_weight(const Conv2dPlan& plan);
 void pool2d(const Pool2dPlan& plan);
 void pool2d_backward(const Pool2dPlan& plan);
+void batch_norm(const BatchNormPlan& plan);
+void batch_norm_backward(const BatchNormBackwardPlan& plan);
 
 }  // namespace ember::reference

@@ -191,6 +191,8 @@ TEST_CASE("reference kernels: the CPU's kernel slots serve them in reference mod
   check(cross_entropy_kernel, &cpu::cross_entropy, &reference::cross_entropy);
   check(sgd_step_kernel, &cpu::sgd_step, &reference::sgd_step);
   check(one_hot_kernel, &cpu::one_hot, &reference::one_hot);
+  check(batch_norm_kernel, &cpu::batch_norm, &reference::batch_norm);
+  check(batch_norm_backward_kernel, &cpu::batch_norm_backward, &reference::batch_norm_backward);
   // No reference loop: a memcpy is a memcpy.
   KernelModeGuard mode(KernelMode::Reference);
   CHECK(copy_bytes_kernel.kernel_for(kCPU) == &cpu::copy_bytes);
