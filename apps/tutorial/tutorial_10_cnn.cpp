@@ -115,7 +115,7 @@ int main() {
     // ... and the running statistics moved 10 % of the way (momentum 0.1) to the batch's:
     // running_mean = 0.9 · 0 + 0.1 · 4; running_var = 0.9 · 1 + 0.1 · 20/3 (unbiased: n - 1).
     std::cout << bn.running_mean << "\n" << bn.running_var << "\n" << bn.num_batches_tracked << "\n";
-    // "bn.eval()": normalise with the running statistics instead; the batch changes nothing.
+    // "bn.eval()": normalise with the running statistics instead, and leave them as they are.
     bn.eval();
     std::cout << bn(batch) << "\n";
   }
