@@ -56,6 +56,20 @@ bool is_pointwise(const Conv2dPlan& p) {
   return p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0;
 }
 
+// The output columns x whose input column w = x * stride + offset lies inside [0, width):
+// [begin, end). Everything left of begin and right of end reads the zero padding, so the
+// loops below copy (or add) the middle without a bounds check per element.
+struct ColumnRange {
+  std::int64_t begin, end;
+};
+inline ColumnRange inside_columns(std::int64_t offset, std::int64_t stride, std::int64_t width,
+                                  std::int64_t out_width) {
+  const auto ceil_div = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
+  const std::int64_t begin = offset >= 0 ? 0 : std::min(out_width, ceil_div(-offset, stride));
+  const std::int64_t end = width - offset <= 0 ? 0 : std::min(out_width, ceil_div(width - offset, stride));
+  return {begin, std::max(begin, end)};
+}
+
 // cols[K, L] from the C_g planes of one sample and group starting at `in`.
 template <class T>
 void im2col(const Conv2dPlan& p, const T* in, std::int64_t channels, T* cols) {
@@ -65,6 +79,8 @@ void im2col(const Conv2dPlan& p, const T* in, std::int64_t channels, T* cols) {
     for (std::int64_t i = 0; i < p.kernel_h; ++i) {
       for (std::int64_t j = 0; j < p.kernel_w; ++j) {
         T* row = cols + ((c * p.kernel_h + i) * p.kernel_w + j) * l;
+        const std::int64_t w_offset = j * p.dilation_w - p.pad_w;
+        const ColumnRange inside = inside_columns(w_offset, p.stride_w, p.in_w, p.out_w);
         for (std::int64_t y = 0; y < p.out_h; ++y) {
           T* dst = row + y * p.out_w;
           const std::int64_t h = y * p.stride_h - p.pad_h + i * p.dilation_h;
@@ -72,12 +88,14 @@ void im2col(const Conv2dPlan& p, const T* in, std::int64_t channels, T* cols) {
             std::fill(dst, dst + p.out_w, T(0));
             continue;
           }
-          const T* src_row = plane + h * p.in_w;
-          const std::int64_t w_offset = j * p.dilation_w - p.pad_w;
-          for (std::int64_t x = 0; x < p.out_w; ++x) {
-            const std::int64_t w = x * p.stride_w + w_offset;
-            dst[x] = (w >= 0 && w < p.in_w) ? src_row[w] : T(0);
+          const T* src = plane + h * p.in_w;
+          std::fill(dst, dst + inside.begin, T(0));
+          if (p.stride_w == 1) {  // one contiguous run: a vectorised copy
+            std::copy(src + inside.begin + w_offset, src + inside.end + w_offset, dst + inside.begin);
+          } else {
+            for (std::int64_t x = inside.begin; x < inside.end; ++x) dst[x] = src[x * p.stride_w + w_offset];
           }
+          std::fill(dst + inside.end, dst + p.out_w, T(0));
         }
       }
     }
@@ -94,16 +112,14 @@ void col2im(const Conv2dPlan& p, const T* cols, std::int64_t channels, T* in) {
     for (std::int64_t i = 0; i < p.kernel_h; ++i) {
       for (std::int64_t j = 0; j < p.kernel_w; ++j) {
         const T* row = cols + ((c * p.kernel_h + i) * p.kernel_w + j) * l;
+        const std::int64_t w_offset = j * p.dilation_w - p.pad_w;
+        const ColumnRange inside = inside_columns(w_offset, p.stride_w, p.in_w, p.out_w);
         for (std::int64_t y = 0; y < p.out_h; ++y) {
           const std::int64_t h = y * p.stride_h - p.pad_h + i * p.dilation_h;
           if (h < 0 || h >= p.in_h) continue;
           const T* src = row + y * p.out_w;
-          T* dst_row = plane + h * p.in_w;
-          const std::int64_t w_offset = j * p.dilation_w - p.pad_w;
-          for (std::int64_t x = 0; x < p.out_w; ++x) {
-            const std::int64_t w = x * p.stride_w + w_offset;
-            if (w >= 0 && w < p.in_w) dst_row[w] += src[x];
-          }
+          T* dst = plane + h * p.in_w;
+          for (std::int64_t x = inside.begin; x < inside.end; ++x) dst[x * p.stride_w + w_offset] += src[x];
         }
       }
     }

@@ -9,8 +9,10 @@
 // as in PyTorch's `val > max || isnan(val)`). The bound is memory: each input element is
 // read about kH*kW / (sH*sW) times, from cache.
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include <ember/core/backend.h>
 #include <ember/core/cpu/cpu_kernels.h>
@@ -52,6 +54,53 @@ void max_plane(const Pool2dPlan& p, const T* in, T* out, std::int64_t* indices) 
       indices[y * p.out_w + x] = best_index;
     }
   }
+}
+
+// The common case, MaxPool2d(k) on a plane it tiles: no padding, no dilation, every window
+// wholly inside. The loop runs along an output row for one window row at a time, so the
+// pick "does this value replace the best so far" is the same select on neighbouring outputs:
+// the compiler turns it into vector compares and blends, where the per-window loop of
+// max_plane is a branch the predictor loses (after a ReLU, which value of a window is
+// largest is a coin toss; the branch cost 3x this loop). A window row's values for
+// neighbouring outputs are interleaved in memory; reading them in one iteration (kWidth of
+// them, a compile-time count) lets the vectoriser split them with shuffles instead of giving
+// up on a strided load. `which` holds the window position of each output's best so far,
+// turned into a plane index at the end of the row. Same order and the same rule as
+// max_plane (rows, then columns; the first maximum; a NaN wins and a later NaN replaces
+// it), so the same maximum and index.
+template <class T, int kWidth>
+void max_plane_inside(const Pool2dPlan& p, const T* __restrict in, T* __restrict out,
+                      std::int64_t* __restrict indices, std::int32_t* __restrict which) {
+  for (std::int64_t y = 0; y < p.out_h; ++y) {
+    T* __restrict best = out + y * p.out_w;
+    for (std::int64_t x = 0; x < p.out_w; ++x) {
+      best[x] = -std::numeric_limits<T>::infinity();
+      which[x] = 0;
+    }
+    for (std::int32_t i = 0; i < static_cast<std::int32_t>(p.kernel_h); ++i) {
+      const T* __restrict row = in + (y * p.stride_h + i) * p.in_w;
+      for (std::int64_t x = 0; x < p.out_w; ++x) {
+        for (int j = 0; j < kWidth; ++j) {
+          const T value = row[x * kWidth + j];
+          const bool take = (value > best[x]) | (value != value);  // value != value: NaN
+          best[x] = take ? value : best[x];
+          which[x] = take ? i * kWidth + j : which[x];
+        }
+      }
+    }
+    std::int64_t* row_indices = indices + y * p.out_w;
+    for (std::int64_t x = 0; x < p.out_w; ++x) {
+      row_indices[x] = (y * p.stride_h + which[x] / kWidth) * p.in_w + x * kWidth + which[x] % kWidth;
+    }
+  }
+}
+
+// Whether max_plane_inside<T, 2> serves p: windows two columns wide, side by side (stride 2),
+// wholly inside the plane (no padding, unit dilation), and a window position fits an int32.
+inline bool windows_inside(const Pool2dPlan& p) {
+  return p.kernel_w == 2 && p.stride_w == 2 && p.kernel_h <= std::numeric_limits<std::int32_t>::max() / 2 &&
+         p.pad_h == 0 && p.pad_w == 0 && p.dilation_h == 1 && p.dilation_w == 1 &&
+         (p.out_h - 1) * p.stride_h + p.kernel_h <= p.in_h && (p.out_w - 1) * p.stride_w + p.kernel_w <= p.in_w;
 }
 
 template <class T>
@@ -109,9 +158,13 @@ void pool2d_typed(const Pool2dPlan& p) {
   const T* input = static_cast<const T*>(p.input);
   T* output = static_cast<T*>(p.output);
   const std::int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
+  const bool inside = windows_inside(p);
   parallel_for(0, p.planes, plane_grain(p), [&](std::int64_t begin, std::int64_t end) {
+    std::vector<std::int32_t> which(static_cast<std::size_t>(inside ? p.out_w : 0));
     for (std::int64_t plane = begin; plane < end; ++plane) {
-      if (p.mode == PoolMode::Max) {
+      if (p.mode == PoolMode::Max && inside) {
+        max_plane_inside<T, 2>(p, input + plane * in_plane, output + plane * out_plane, p.indices + plane * out_plane, which.data());
+      } else if (p.mode == PoolMode::Max) {
         max_plane(p, input + plane * in_plane, output + plane * out_plane, p.indices + plane * out_plane);
       } else {
         avg_plane(p, input + plane * in_plane, output + plane * out_plane);

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,7 @@ void require_same_in_reference_mode(const std::function<std::vector<Tensor>()>& 
         REQUIRE(std::isnan(a[i]));
         continue;
       }
+      if (a[i] == b[i]) continue;  // equal infinities too
       REQUIRE(std::abs(a[i] - b[i]) <= tol * (1.0 + std::abs(b[i])));
     }
   }
@@ -391,4 +393,30 @@ TEST_CASE("max_pool2d's gradient goes to the first maximum, or to the last NaN, 
   REQUIRE(std::isnan(out.item<double>()));
   out.sum().backward();
   REQUIRE(to_vector(nans.grad()) == std::vector<double>{0, 0, 1, 0});
+}
+
+// The CPU's vectorised max pooling (windows two columns wide side by side, wholly inside the
+// plane: core/cpu/pool_kernels.cpp) against the reference loops, on planes full of ties,
+// NaNs and -infs, with widths that leave a vector remainder and windows 1 to 3 rows high:
+// the same maxima, and the gradient at the same positions (the same argmax).
+TEST_CASE("max_pool2d's vectorised 2-wide path picks the reference path's maxima and argmaxes", "[pool]") {
+  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> palette = {0.0, 1.0, 1.0, -inf, nan, 2.0, -1.0, 0.0};
+  for (const DType dtype : {DType::Float32, DType::Float64}) {
+    for (const std::int64_t kernel_h : {1, 2, 3}) {
+      for (const std::int64_t width : {2, 9, 34}) {
+        std::vector<double> values(static_cast<std::size_t>(2 * 3 * 7 * width));
+        for (std::size_t i = 0; i < values.size(); ++i) values[i] = palette[(i * 7 + i / 5) % palette.size()];
+        const Tensor x = ember::from_blob(values.data(), {2, 3, 7, width}, TensorOptions().dtype(DType::Float64))
+                             .to(dtype);
+        INFO(dtype << " kernel (" << kernel_h << ", 2) width " << width);
+        require_same_in_reference_mode([&] {
+          Tensor input = x.clone().requires_grad_();
+          Tensor out = F::max_pool2d(input, {kernel_h, 2}, {1, 2});
+          out.backward(ember::ones_like(out));
+          return std::vector<Tensor>{out, input.grad()};
+        });
+      }
+    }
+  }
 }
