@@ -35,10 +35,11 @@ const std::string kCommon = " --hidden 12,8 --epochs 4 --lr 0.2 --momentum 0.9 -
 
 // `device` is ember train's --device: "cpu" trains with Gloo, "cuda" with NCCL (one GPU per rank).
 std::string train_under_launcher(int ranks, int batch_size, const ScratchDir& scratch, const std::string& name,
-                                 int* exit_code, const std::string& device = "cpu") {
+                                 int* exit_code, const std::string& device = "cpu",
+                                 const std::string& common = kCommon) {
   return run_shell(bin("ember-run") + " --nproc-per-node " + std::to_string(ranks) + " -- " + bin("ember") +
                        " train --device " + device + " --data idx:" + fixtures_dir() + "/idx --batch-size " +
-                       std::to_string(batch_size) + kCommon + " --save " + scratch / (name + ".st") + " --log " +
+                       std::to_string(batch_size) + common + " --save " + scratch / (name + ".st") + " --log " +
                        scratch / (name + ".jsonl"),
                    exit_code);
 }
@@ -89,6 +90,45 @@ TEST_CASE("ember train on 2 ranks with batch B takes the steps of 1 rank with ba
   for (std::size_t i = 0; i < 4; ++i) {
     CHECK(close(two_epochs[i].at("train_loss").get<double>(), one_epochs[i].at("train_loss").get<double>()));
     CHECK(two_epochs[i].at("train_acc").get<double>() == one_epochs[i].at("train_acc").get<double>());
+  }
+}
+
+// The CNN (issue 19) under the launcher: its convolution and pooling gradients all-reduced
+// like the MLP's, so 2 ranks of batch 3 again take the steps of 1 rank of batch 6.
+TEST_CASE("ember train --model cnn on 2 ranks with batch B takes the steps of 1 rank with batch 2B",
+          "[cli][distributed][cnn]") {
+  const std::string cnn = " --model cnn --channels 3,4 --hidden 8 --epochs 2 --lr 0.1 --momentum 0.9 --seed 7 --log-every 1";
+  ScratchDir scratch("distributed_cnn");
+  int exit_code = -1;
+  std::string two = train_under_launcher(2, 3, scratch, "two", &exit_code, "cpu", cnn);
+  INFO(two);
+  REQUIRE(exit_code == 0);
+  std::string one = train_under_launcher(1, 6, scratch, "one", &exit_code, "cpu", cnn);
+  INFO(one);
+  REQUIRE(exit_code == 0);
+  ember::nn::StateDict two_state = ember::load(scratch / "two.st");
+  ember::nn::StateDict one_state = ember::load(scratch / "one.st");
+  REQUIRE(one_state.find("model.0.weight") != nullptr);  // the first Conv2d
+  REQUIRE(one_state.find("model.0.weight")->sizes() == ember::Shape{3, 1, 3, 3});
+  REQUIRE(two_state.size() == one_state.size());
+  for (const auto& [name, tensor] : one_state) {
+    INFO(name);
+    const ember::Tensor* other = two_state.find(name);
+    REQUIRE(other != nullptr);
+    auto a = ember::testing::to_vector(tensor);
+    auto b = ember::testing::to_vector(*other);
+    REQUIRE(a.size() == b.size());
+    std::size_t far = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) far += close(b[i], a[i]) ? 0 : 1;
+    CHECK(far == 0);
+  }
+  auto one_losses = logged_step_losses(scratch / "one.jsonl");
+  auto two_losses = logged_step_losses(scratch / "two.jsonl");
+  REQUIRE(one_losses.size() == 8);  // 2 epochs x 24 / 6
+  REQUIRE(two_losses.size() == one_losses.size());
+  for (std::size_t i = 0; i < one_losses.size(); ++i) {
+    INFO("step " << i << ": 1 rank " << one_losses[i] << ", 2 ranks " << two_losses[i]);
+    CHECK(close(two_losses[i], one_losses[i]));
   }
 }
 
