@@ -46,6 +46,36 @@ std::string train_under_launcher(int ranks, int batch_size, const ScratchDir& sc
 
 bool close(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(1.0, std::abs(b)); }
 
+// Every tensor of the 1-rank checkpoint (parameters and momentum buffers) is in the 2-rank
+// one, element for element within `close`.
+void require_same_state(const std::string& one_path, const std::string& two_path) {
+  ember::nn::StateDict one_state = ember::load(one_path), two_state = ember::load(two_path);
+  REQUIRE(two_state.size() == one_state.size());
+  for (const auto& [name, tensor] : one_state) {
+    INFO(name);
+    const ember::Tensor* other = two_state.find(name);
+    REQUIRE(other != nullptr);
+    auto a = ember::testing::to_vector(tensor);
+    auto b = ember::testing::to_vector(*other);
+    REQUIRE(a.size() == b.size());
+    std::size_t far = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) far += close(b[i], a[i]) ? 0 : 1;
+    CHECK(far == 0);
+  }
+}
+
+// Both logs hold `steps` step losses (the mean over ranks), equal within `close`.
+void require_same_step_losses(const std::string& one_log, const std::string& two_log, std::size_t steps) {
+  auto one_losses = logged_step_losses(one_log);
+  auto two_losses = logged_step_losses(two_log);
+  REQUIRE(one_losses.size() == steps);
+  REQUIRE(two_losses.size() == one_losses.size());
+  for (std::size_t i = 0; i < one_losses.size(); ++i) {
+    INFO("step " << i << ": 1 rank " << one_losses[i] << ", 2 ranks " << two_losses[i]);
+    CHECK(close(two_losses[i], one_losses[i]));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("ember train on 2 ranks with batch B takes the steps of 1 rank with batch 2B", "[cli][distributed]") {
@@ -58,28 +88,11 @@ TEST_CASE("ember train on 2 ranks with batch B takes the steps of 1 rank with ba
   INFO(one);
   REQUIRE(exit_code == 0);
 
-  // Final parameters and momentum buffers.
-  ember::nn::StateDict two_state = ember::load(scratch / "two.st");
-  ember::nn::StateDict one_state = ember::load(scratch / "one.st");
-  REQUIRE(two_state.size() == one_state.size());
-  REQUIRE(two_state.size() >= 6);
-  for (const auto& [name, tensor] : one_state) {
-    INFO(name);
-    const ember::Tensor* other = two_state.find(name);
-    REQUIRE(other != nullptr);
-    auto a = ember::testing::to_vector(tensor);
-    auto b = ember::testing::to_vector(*other);
-    REQUIRE(a.size() == b.size());
-    std::size_t far = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) far += close(b[i], a[i]) ? 0 : 1;
-    CHECK(far == 0);
-  }
-  // Every step's loss (the mean over ranks) and every epoch's loss and accuracy (summed over ranks).
-  auto one_losses = logged_step_losses(scratch / "one.jsonl");
-  auto two_losses = logged_step_losses(scratch / "two.jsonl");
-  REQUIRE(one_losses.size() == 16);  // 4 epochs x 24 / 6
-  REQUIRE(two_losses.size() == one_losses.size());
-  for (std::size_t i = 0; i < one_losses.size(); ++i) CHECK(close(two_losses[i], one_losses[i]));
+  // Final parameters and momentum buffers; every step's loss (the mean over ranks) and every
+  // epoch's loss and accuracy (summed over ranks).
+  REQUIRE(ember::load(scratch / "one.st").size() >= 6);
+  require_same_state(scratch / "one.st", scratch / "two.st");
+  require_same_step_losses(scratch / "one.jsonl", scratch / "two.jsonl", 16);  // 4 epochs x 24 / 6
   std::vector<nlohmann::json> one_epochs, two_epochs;
   for (auto& entry : log_entries(scratch / "one.jsonl"))
     if (entry.at("event") == "epoch") one_epochs.push_back(entry);
@@ -106,30 +119,11 @@ TEST_CASE("ember train --model cnn on 2 ranks with batch B takes the steps of 1 
   std::string one = train_under_launcher(1, 6, scratch, "one", &exit_code, "cpu", cnn);
   INFO(one);
   REQUIRE(exit_code == 0);
-  ember::nn::StateDict two_state = ember::load(scratch / "two.st");
-  ember::nn::StateDict one_state = ember::load(scratch / "one.st");
+  const ember::nn::StateDict one_state = ember::load(scratch / "one.st");
   REQUIRE(one_state.find("model.0.weight") != nullptr);  // the first Conv2d
   REQUIRE(one_state.find("model.0.weight")->sizes() == ember::Shape{3, 1, 3, 3});
-  REQUIRE(two_state.size() == one_state.size());
-  for (const auto& [name, tensor] : one_state) {
-    INFO(name);
-    const ember::Tensor* other = two_state.find(name);
-    REQUIRE(other != nullptr);
-    auto a = ember::testing::to_vector(tensor);
-    auto b = ember::testing::to_vector(*other);
-    REQUIRE(a.size() == b.size());
-    std::size_t far = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) far += close(b[i], a[i]) ? 0 : 1;
-    CHECK(far == 0);
-  }
-  auto one_losses = logged_step_losses(scratch / "one.jsonl");
-  auto two_losses = logged_step_losses(scratch / "two.jsonl");
-  REQUIRE(one_losses.size() == 8);  // 2 epochs x 24 / 6
-  REQUIRE(two_losses.size() == one_losses.size());
-  for (std::size_t i = 0; i < one_losses.size(); ++i) {
-    INFO("step " << i << ": 1 rank " << one_losses[i] << ", 2 ranks " << two_losses[i]);
-    CHECK(close(two_losses[i], one_losses[i]));
-  }
+  require_same_state(scratch / "one.st", scratch / "two.st");
+  require_same_step_losses(scratch / "one.jsonl", scratch / "two.jsonl", 8);  // 2 epochs x 24 / 6
 }
 
 TEST_CASE("ember train on 2 ranks: only rank 0 prints, logs and saves", "[cli][distributed]") {
