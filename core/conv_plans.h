@@ -93,4 +93,14 @@ EMBER_HOST_DEVICE inline std::int64_t adaptive_end(std::int64_t i, std::int64_t 
   return ((i + 1) * in + out - 1) / out;
 }
 
+// The window that output (y, x) averages, for avg_pool2d (avg_window) or
+// adaptive_avg_pool2d (adaptive_start/end, divided by its own size): one definition for the
+// forward and backward kernels of every backend.
+EMBER_HOST_DEVICE inline AvgWindow averaging_window(const Pool2dPlan& p, std::int64_t y, std::int64_t x) {
+  if (p.mode != PoolMode::AdaptiveAvg) return avg_window(p, y, x);
+  const std::int64_t h0 = adaptive_start(y, p.out_h, p.in_h), h1 = adaptive_end(y, p.out_h, p.in_h);
+  const std::int64_t w0 = adaptive_start(x, p.out_w, p.in_w), w1 = adaptive_end(x, p.out_w, p.in_w);
+  return {h0, h1, w0, w1, (h1 - h0) * (w1 - w0)};
+}
+
 }  // namespace ember

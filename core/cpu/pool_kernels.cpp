@@ -107,17 +107,7 @@ template <class T>
 void avg_plane(const Pool2dPlan& p, const T* in, T* out) {
   for (std::int64_t y = 0; y < p.out_h; ++y) {
     for (std::int64_t x = 0; x < p.out_w; ++x) {
-      std::int64_t h0, h1, w0, w1, divisor;
-      if (p.mode == PoolMode::AdaptiveAvg) {
-        h0 = adaptive_start(y, p.out_h, p.in_h);
-        h1 = adaptive_end(y, p.out_h, p.in_h);
-        w0 = adaptive_start(x, p.out_w, p.in_w);
-        w1 = adaptive_end(x, p.out_w, p.in_w);
-        divisor = (h1 - h0) * (w1 - w0);
-      } else {
-        const AvgWindow window = avg_window(p, y, x);
-        h0 = window.h0, h1 = window.h1, w0 = window.w0, w1 = window.w1, divisor = window.divisor;
-      }
+      const auto [h0, h1, w0, w1, divisor] = averaging_window(p, y, x);
       if (h0 >= h1 || w0 >= w1) {  // a window wholly in the padding
         out[y * p.out_w + x] = T(0);
         continue;
@@ -135,17 +125,7 @@ template <class T>
 void avg_plane_backward(const Pool2dPlan& p, const T* grad_out, T* grad_in) {
   for (std::int64_t y = 0; y < p.out_h; ++y) {
     for (std::int64_t x = 0; x < p.out_w; ++x) {
-      std::int64_t h0, h1, w0, w1, divisor;
-      if (p.mode == PoolMode::AdaptiveAvg) {
-        h0 = adaptive_start(y, p.out_h, p.in_h);
-        h1 = adaptive_end(y, p.out_h, p.in_h);
-        w0 = adaptive_start(x, p.out_w, p.in_w);
-        w1 = adaptive_end(x, p.out_w, p.in_w);
-        divisor = (h1 - h0) * (w1 - w0);
-      } else {
-        const AvgWindow window = avg_window(p, y, x);
-        h0 = window.h0, h1 = window.h1, w0 = window.w0, w1 = window.w1, divisor = window.divisor;
-      }
+      const auto [h0, h1, w0, w1, divisor] = averaging_window(p, y, x);
       const T share = grad_out[y * p.out_w + x] / static_cast<T>(divisor);
       for (std::int64_t h = h0; h < h1; ++h)
         for (std::int64_t w = w0; w < w1; ++w) grad_in[h * p.in_w + w] += share;

@@ -24,13 +24,8 @@ struct Window {
 
 // The taps of output (y, x), clipped to the input.
 Window window_of(const Pool2dPlan& p, std::int64_t y, std::int64_t x) {
-  if (p.mode == PoolMode::AdaptiveAvg) {
-    const std::int64_t h0 = adaptive_start(y, p.out_h, p.in_h), h1 = adaptive_end(y, p.out_h, p.in_h);
-    const std::int64_t w0 = adaptive_start(x, p.out_w, p.in_w), w1 = adaptive_end(x, p.out_w, p.in_w);
-    return {h0, h1, w0, w1, 1, 1, (h1 - h0) * (w1 - w0)};
-  }
-  if (p.mode == PoolMode::Avg) {
-    const AvgWindow a = avg_window(p, y, x);
+  if (p.mode != PoolMode::Max) {  // average or adaptive average (core/conv_plans.h)
+    const AvgWindow a = averaging_window(p, y, x);
     return {a.h0, a.h1, a.w0, a.w1, 1, 1, a.divisor};
   }
   // Max: every dilation-th tap of the kernel; the first in-bounds one is found by stepping.

@@ -51,15 +51,7 @@ EMBER_GLOBAL void pool2d_forward_kernel(Pool2dPlan p) {
       p.indices[e] = best_index;
       continue;
     }
-    std::int64_t h0, h1, w0, w1, divisor;
-    if (p.mode == PoolMode::AdaptiveAvg) {
-      h0 = adaptive_start(y, p.out_h, p.in_h), h1 = adaptive_end(y, p.out_h, p.in_h);
-      w0 = adaptive_start(x, p.out_w, p.in_w), w1 = adaptive_end(x, p.out_w, p.in_w);
-      divisor = (h1 - h0) * (w1 - w0);
-    } else {
-      const AvgWindow win = avg_window(p, y, x);
-      h0 = win.h0, h1 = win.h1, w0 = win.w0, w1 = win.w1, divisor = win.divisor;
-    }
+    const auto [h0, h1, w0, w1, divisor] = averaging_window(p, y, x);
     T sum = T(0);
     for (std::int64_t h = h0; h < h1; ++h)
       for (std::int64_t w = w0; w < w1; ++w) sum += in[h * p.in_w + w];
@@ -97,15 +89,7 @@ EMBER_GLOBAL void pool2d_backward_kernel(Pool2dPlan p) {
           if (p.indices[plane * out_plane + y * p.out_w + x] == h * p.in_w + w) sum += go[y * p.out_w + x];
           continue;
         }
-        std::int64_t a0, a1, b0, b1, divisor;
-        if (p.mode == PoolMode::AdaptiveAvg) {
-          a0 = adaptive_start(y, p.out_h, p.in_h), a1 = adaptive_end(y, p.out_h, p.in_h);
-          b0 = adaptive_start(x, p.out_w, p.in_w), b1 = adaptive_end(x, p.out_w, p.in_w);
-          divisor = (a1 - a0) * (b1 - b0);
-        } else {
-          const AvgWindow win = avg_window(p, y, x);
-          a0 = win.h0, a1 = win.h1, b0 = win.w0, b1 = win.w1, divisor = win.divisor;
-        }
+        const auto [a0, a1, b0, b1, divisor] = averaging_window(p, y, x);
         if (h >= a0 && h < a1 && w >= b0 && w < b1) sum += go[y * p.out_w + x] / static_cast<T>(divisor);
       }
     grad_in[e] = sum;
