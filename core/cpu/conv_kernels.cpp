@@ -149,13 +149,24 @@ void matmul(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int
   gemm(plan);
 }
 
+// This thread's cols buffer, at least `size` elements: kept between calls, grown when a
+// larger layer needs it, never cleared (im2col writes every entry the GEMM reads). A fresh
+// std::vector per call zero-filled the buffer and faulted new pages in on every call (the
+// memset and page clearing of the CNN step's profile, docs/performance.md).
+template <class T>
+T* cols_buffer(std::int64_t size) {
+  thread_local std::vector<T> buffer;
+  if (buffer.size() < static_cast<std::size_t>(size)) buffer.resize(static_cast<std::size_t>(size));
+  return buffer.data();
+}
+
 // Runs body(n, cols_buffer) for every sample: split among the threads for a batch of two or
 // more (each chunk with its own buffer), on this thread for one (its GEMMs then use the pool).
 template <class T, class Body>
 void for_each_sample(const Conv2dPlan& p, std::int64_t buffer_size, const Body& body) {
   auto run = [&](std::int64_t begin, std::int64_t end) {
-    std::vector<T> cols(static_cast<std::size_t>(buffer_size));
-    for (std::int64_t n = begin; n < end; ++n) body(n, cols.data());
+    T* cols = cols_buffer<T>(buffer_size);
+    for (std::int64_t n = begin; n < end; ++n) body(n, cols);
   };
   if (p.batch < 2) run(0, p.batch);
   else parallel_for(0, p.batch, 1, run);
@@ -232,14 +243,14 @@ void conv2d_backward_weight_typed(const Conv2dPlan& p) {
   }
   // Samples [begin, end) summed into `result` (overwritten).
   auto sum_samples = [&](std::int64_t begin, std::int64_t end, T* result) {
-    std::vector<T> cols(static_cast<std::size_t>(pointwise ? 0 : g.k * g.l));
+    T* cols = cols_buffer<T>(pointwise ? 0 : g.k * g.l);
     for (std::int64_t n = begin; n < end; ++n) {
       for (std::int64_t group = 0; group < p.groups; ++group) {
         const T* in_g = input + (n * p.in_channels + group * g.in_channels) * in_plane;
         const T* b = in_g;
         if (!pointwise) {
-          im2col(p, in_g, g.in_channels, cols.data());
-          b = cols.data();
+          im2col(p, in_g, g.in_channels, cols);
+          b = cols;
         }
         // d W_g[O_g, K] (+)= d out_g[O_g, L] · colsᵀ[L, K]
         matmul<T>(g.out_channels, g.k, g.l, grad_out + (n * p.out_channels + group * g.out_channels) * g.l, g.l, 1,
