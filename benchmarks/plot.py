@@ -9,7 +9,7 @@ Writes, for each format asked for:
                       implementation (ember, OpenBLAS, cuBLAS, PyTorch);
   bench_bandwidth.*   GB/s against element count for the streaming ops and copies;
   bench_training.*    training throughput (examples/s) against batch size, one panel per
-                      model, for a training step and for an epoch;
+                      model (the MLPs and the CNN), for a training step and for an epoch;
   bench_ratios.*      bars: ember's rate over each peer's, per figure and device;
   bench_speedup.*     bars: GPU-over-CPU speedup per figure (only when the report has a GPU).
 With --markdown FILE it also writes the figures as Markdown tables (docs/benchmarks.md);
@@ -102,7 +102,7 @@ def plot_bandwidth(report, records, out, formats):
 
 
 def plot_training(report, records, out, formats):
-    models = [m for m in ("toy", "fmnist", "wide") if any(r.get("model") == m and r["group"].startswith("train")
+    models = [m for m in ("toy", "fmnist", "wide", "cnn") if any(r.get("model") == m and r["group"].startswith("train")
                                                             for r in records)]
     if not models:
         return
@@ -114,9 +114,12 @@ def plot_training(report, records, out, formats):
             ax = axes[row][column]
             if chosen:
                 plot_lines(ax, series(chosen), "batch size", "examples/s")
-            ax.set_title("%s, %s MLP %s" % (kind.replace("_", " "), model,
-                                            "-".join(str(x) for x in chosen[0]["layers"]) if chosen else ""),
-                         fontsize=9)
+            if model == "cnn":  # two Conv2d/ReLU/MaxPool2d stages, then the Linear head
+                description = "CNN conv%d-conv%d-%s" % (chosen[0]["dims"][3], chosen[0]["dims"][4], "-".join(
+                    str(x) for x in chosen[0]["layers"])) if chosen else "CNN"
+            else:
+                description = "%s MLP %s" % (model, "-".join(str(x) for x in chosen[0]["layers"]) if chosen else "")
+            ax.set_title("%s, %s" % (kind.replace("_", " "), description), fontsize=9)
     figure.suptitle(title(report, "training throughput (synthetic data of the right shape)"), fontsize=9)
     figure.tight_layout()
     save(figure, out, "bench_training", formats)
@@ -130,7 +133,7 @@ def is_headline(r, records):
                  and o["implementation"] == "ember"]
         return r["size"] == max(sizes)
     if group in ("train_step", "train_epoch"):
-        return r["batch"] in (32, 256, 4096)
+        return r["batch"] in (32, 256, 4096) or r.get("model") == "cnn"
     return True
 
 

@@ -12,6 +12,22 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/benchmarks/ember_bench/CMakeLists.txt)
       -DOUT=${CMAKE_BINARY_DIR}/ember-bench-smoke.json
       -P ${CMAKE_CURRENT_SOURCE_DIR}/benchmarks/check_bench_json.cmake)
   set_tests_properties("benchmarks: ember-bench --quick writes a well-formed JSON report" PROPERTIES TIMEOUT 120)
+  # Issue 19's figures, every one of --quick's: the convolutions (forward, forward + backward)
+  # with their OpenBLAS ceilings, the CNN's pools and batch norm, the CNN's step and epoch;
+  # with PyTorch, its rows in both memory formats.
+  set(EMBER_BENCH_CNN_FILTER
+      "^(conv2d/cnn_conv1/b32/fwd|conv2d/cnn_conv1/b32/fwd_bwd|conv2d/cnn_conv2/b32/fwd|conv2d/cnn_conv2/b32/fwd_bwd|conv2d/resnet_3x3/b8/fwd|conv2d/resnet_3x3/b8/fwd_bwd|conv2d/pointwise_1x1/b8/fwd|conv2d/pointwise_1x1/b8/fwd_bwd|max_pool2d/cnn_pool1/b32/fwd|max_pool2d/cnn_pool1/b32/fwd_bwd|max_pool2d/cnn_pool2/b32/fwd|max_pool2d/cnn_pool2/b32/fwd_bwd|batch_norm/32x64x14x14/fwd|batch_norm/32x64x14x14/fwd_bwd|train_step/cnn/b32|train_epoch/cnn/b32)$")
+  add_test(NAME "benchmarks: ember-bench --quick measures the convolutional figures"
+    COMMAND ${CMAKE_COMMAND}
+      -DBENCH=$<TARGET_FILE:ember-bench>
+      -DFILTER=${EMBER_BENCH_CNN_FILTER}
+      -DOUT=${CMAKE_BINARY_DIR}/ember-bench-cnn.json
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/benchmarks/check_bench_json.cmake)
+  set_tests_properties("benchmarks: ember-bench --quick measures the convolutional figures" PROPERTIES TIMEOUT 600)
+  # The full catalogue (not run: minutes) names the batch-128 and larger figures too.
+  add_test(NAME "benchmarks: ember-bench lists the full run's convolutional figures"
+    COMMAND ${CMAKE_COMMAND} -DBENCH=$<TARGET_FILE:ember-bench>
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/benchmarks/check_bench_list.cmake)
   add_test(NAME "benchmarks: ember-bench rejects a filter that matches nothing"
     COMMAND ember-bench --quick --filter "^no-such-figure$")
   set_tests_properties("benchmarks: ember-bench rejects a filter that matches nothing" PROPERTIES

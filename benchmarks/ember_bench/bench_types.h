@@ -19,13 +19,18 @@ namespace ember_bench {
 struct Workload {
   std::string id;     // unique and device-independent, e.g. "gemm/square/1024"; --filter matches it
   std::string group;  // gemm, elementwise, reduction, softmax, cross_entropy, sgd, copy, h2d, d2h,
-                      // train_step, train_epoch, dataloader
+                      // conv2d, max_pool2d, batch_norm, train_step, train_epoch, dataloader
   std::string op;     // matmul, add, mul, relu, sum, softmax, cross_entropy, sgd, clone, to_device,
-                      // to_host, step, epoch, load
+                      // to_host, step, epoch, load; conv2d/max_pool2d/batch_norm: forward or
+                      // forward_backward
   std::string shape;  // human-readable, e.g. "128x784x256" or "batch 256"
-  std::vector<std::int64_t> dims;    // gemm: M,K,N; elementwise/sum/copy: n; softmax, CE: rows,cols
-  std::vector<std::int64_t> layers;  // MLP widths for sgd / train / dataloader (input first)
-  std::string model;                 // "toy", "fmnist", "wide" (sgd, train)
+  std::vector<std::int64_t> dims;    // gemm: M,K,N; elementwise/sum/copy: n; softmax, CE: rows,cols;
+                                     // conv2d: N,Cin,H,W,Cout,kH,kW,stride,padding,dilation,groups;
+                                     // max_pool2d: N,C,H,W,kernel,stride; batch_norm: N,C,H,W;
+                                     // the CNN's train figures: C,H,W (one example), C1,C2
+  std::vector<std::int64_t> layers;  // MLP widths for sgd / train / dataloader (input first); the
+                                     // CNN: its Linear head (flattened features first)
+  std::string model;                 // "toy", "fmnist", "wide" (sgd, train), "cnn" (train)
   std::int64_t batch = 0;
   std::int64_t examples = 0;  // epoch and dataloader dataset size
   std::int64_t workers = 0;   // dataloader

@@ -25,6 +25,8 @@ std::optional<std::size_t> cuda_free_memory(int device);
 
 // cuBLAS sgemm C = A·B (row-major M×K by K×N, as ember's matmul) on `device`.
 Measurement cublas_sgemm(int device, std::int64_t m, std::int64_t k, std::int64_t n, const Policy& policy);
+// The GEMMs of a conv2d or training figure (gemm_plan.h) by cuBLAS on `device`: its ceiling.
+Measurement cublas_gemm_plan(int device, const Workload& w, const Policy& policy);
 // cudaMemcpy of `bytes`: "d2d" (device to device), "h2d" / "d2h" (from/to pinned host memory).
 Measurement cuda_memcpy(int device, const std::string& direction, std::size_t bytes, const Policy& policy);
 

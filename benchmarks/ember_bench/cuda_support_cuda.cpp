@@ -5,11 +5,14 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <memory>
 #include <stdexcept>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "cuda_support.h"
+#include "gemm_plan.h"
 
 namespace ember_bench {
 namespace {
@@ -98,6 +101,47 @@ Measurement cublas_sgemm(int device, std::int64_t m, std::int64_t k, std::int64_
                       static_cast<const float*>(a.pointer), static_cast<int>(k), &zero, static_cast<float*>(c.pointer),
                       static_cast<int>(n)),
           "cublasSgemm");
+  };
+  CudaEventTimer timer(device);
+  Measurement result;
+  try {
+    result = measure(body, policy, timer);
+  } catch (...) {
+    cublasDestroy(handle);
+    throw;
+  }
+  cublasDestroy(handle);
+  return result;
+}
+
+Measurement cublas_gemm_plan(int device, const Workload& w, const Policy& policy) {
+  check(cudaSetDevice(device), "cudaSetDevice");
+  std::vector<std::vector<GemmCall>> plans;  // one per step; the buffers fit the first
+  for (std::int64_t batch : plan_batches(w)) plans.push_back(gemm_plan(w, batch));
+  std::vector<std::unique_ptr<DeviceBuffer>> a, b, c;
+  for (const auto& call : plans.front()) {
+    for (auto [list, elements] : {std::pair{&a, call.m * call.k}, std::pair{&b, call.k * call.n}, std::pair{&c, call.m * call.n}}) {
+      list->push_back(std::make_unique<DeviceBuffer>(sizeof(float) * elements));
+      check(cudaMemset(list->back()->pointer, 0, sizeof(float) * elements), "cudaMemset");
+    }
+  }
+  cublasHandle_t handle = nullptr;
+  check(cublasCreate(&handle), "cublasCreate");
+  const float one = 1.0f, zero = 0.0f;
+  // Row-major C = op(A)·op(B) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ: swap the operands and keep
+  // each one's transpose flag (a row-major k x n B read column-major is already n x k).
+  auto body = [&] {
+    for (const auto& plan : plans)
+      for (std::size_t i = 0; i < plan.size(); ++i) {
+        const GemmCall& g = plan[i];
+        const int m = static_cast<int>(g.m), k = static_cast<int>(g.k), n = static_cast<int>(g.n);
+        for (std::int64_t repeat = 0; repeat < g.count; ++repeat)
+          check(cublasSgemm(handle, g.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            n, m, k, &one, static_cast<const float*>(b[i]->pointer), g.transpose_b ? k : n,
+                            static_cast<const float*>(a[i]->pointer), g.transpose_a ? m : k, &zero,
+                            static_cast<float*>(c[i]->pointer), n),
+                "cublasSgemm");
+      }
   };
   CudaEventTimer timer(device);
   Measurement result;

@@ -12,6 +12,9 @@ std::optional<std::size_t> cuda_free_memory(int) { return std::nullopt; }
 Measurement cublas_sgemm(int, std::int64_t, std::int64_t, std::int64_t, const Policy&) {
   throw std::runtime_error("cuBLAS peer not built (CPU-only build)");
 }
+Measurement cublas_gemm_plan(int, const Workload&, const Policy&) {
+  throw std::runtime_error("cuBLAS peer not built (CPU-only build)");
+}
 Measurement cuda_memcpy(int, const std::string&, std::size_t, const Policy&) {
   throw std::runtime_error("cudaMemcpy peer not built (CPU-only build)");
 }

@@ -1,8 +1,11 @@
 // benchmarks/ember_bench/ember_runner.cpp — ember's side of every figure (tutorial §2–§9:
-// tensors, autograd, nn.Sequential MLPs, SGD, DataLoader, .to(device)).
+// tensors, autograd, nn.Sequential MLPs, SGD, DataLoader, .to(device); §10: Conv2d,
+// MaxPool2d, BatchNorm2d and the CNN of `ember train --model cnn`).
 #include "ember_runner.h"
 
+#include <initializer_list>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include <ember/ember.h>
@@ -81,12 +84,98 @@ Measurement run_sgd(const Workload& w, const ember::Device& device, const Policy
   return measure([&] { optimizer.step(); }, policy, timer);
 }
 
+// `ember train --model cnn`'s network (apps/cli/model.cpp), in PyTorch terms: Conv2d(C, C1, 3,
+// padding=1), ReLU, MaxPool2d(2), Conv2d(C1, C2, 3, padding=1), ReLU, MaxPool2d(2), Flatten,
+// then the Linear head of w.layers with ReLU between. dims: C, H, W, C1, C2.
+std::shared_ptr<nn::Sequential> make_cnn(const Workload& w) {
+  auto model = std::make_shared<nn::Sequential>();
+  std::int64_t channels = w.dims[0];
+  for (std::int64_t out : {w.dims[3], w.dims[4]}) {
+    model->push_back(std::make_shared<nn::Conv2d>(channels, out, 3, nn::Conv2dOptions{.padding = 1}));
+    model->push_back(std::make_shared<nn::ReLU>());
+    model->push_back(std::make_shared<nn::MaxPool2d>(2));
+    channels = out;
+  }
+  model->push_back(std::make_shared<nn::Flatten>());
+  auto head = make_mlp(w.layers);
+  for (std::size_t i = 0; i < head->size(); ++i) model->push_back((*head)[i]);
+  return model;
+}
+
+// A fresh gradient each call, not an accumulation into the last call's.
+void clear_grads(std::initializer_list<Tensor*> tensors) {
+  for (Tensor* tensor : tensors)
+    if (tensor->defined()) tensor->mutable_grad() = Tensor();
+}
+
+// conv2d, max_pool2d, batch_norm: the forward alone (no autograd recording, as in inference),
+// or forward + backward from a fixed output gradient (every input that has a gradient gets it).
+Measurement run_conv_layer(const Workload& w, const ember::Device& device, const Policy& policy, Timer& timer) {
+  const bool backward = w.op == "forward_backward";
+  std::optional<ember::NoGradGuard> no_grad;
+  if (!backward) no_grad.emplace();
+  const auto& d = w.dims;
+  if (w.group == "conv2d") {
+    // d: N, Cin, H, W, Cout, kH, kW, stride, padding, dilation, groups
+    Tensor input = uniform({d[0], d[1], d[2], d[3]}, device), weight = uniform({d[4], d[1] / d[10], d[5], d[6]}, device),
+           bias = uniform({d[4]}, device);
+    auto forward = [&] { return F::conv2d(input, weight, bias, d[7], d[8], d[9], d[10]); };
+    if (!backward) return measure([&] { (void)forward(); }, policy, timer);
+    for (Tensor* t : {&input, &weight, &bias}) t->requires_grad_(true);
+    Tensor grad_output = uniform(forward().sizes(), device);
+    return measure(
+        [&] {
+          clear_grads({&input, &weight, &bias});
+          forward().backward(grad_output);
+        },
+        policy, timer);
+  }
+  Tensor input = uniform({d[0], d[1], d[2], d[3]}, device);
+  if (w.group == "max_pool2d") {
+    auto forward = [&] { return F::max_pool2d(input, d[4], d[5]); };
+    if (!backward) return measure([&] { (void)forward(); }, policy, timer);
+    input.requires_grad_(true);
+    Tensor grad_output = uniform(forward().sizes(), device);
+    return measure(
+        [&] {
+          clear_grads({&input});
+          forward().backward(grad_output);
+        },
+        policy, timer);
+  }
+  if (w.group == "batch_norm") {
+    nn::BatchNorm2d norm(d[1]);
+    norm.to(device);
+    norm.train();
+    if (!backward) return measure([&] { (void)norm(input); }, policy, timer);
+    input.requires_grad_(true);
+    Tensor grad_output = uniform(input.sizes(), device);
+    return measure(
+        [&] {
+          clear_grads({&input});
+          norm.zero_grad();
+          norm(input).backward(grad_output);
+        },
+        policy, timer);
+  }
+  throw std::runtime_error("ember-bench: no ember runner for " + w.id);
+}
+
 Measurement run_training(const Workload& w, const ember::Device& device, const Policy& policy, Timer& timer) {
   ember::manual_seed(123);
-  auto model = make_mlp(w.layers);
+  const bool cnn = w.model == "cnn";
+  auto model = cnn ? make_cnn(w) : make_mlp(w.layers);
   model->to(device);
   ember::optim::SGD optimizer(model->parameters(), {.lr = 1e-3});
-  const std::int64_t inputs = w.layers.front(), classes = w.layers.back();
+  const std::int64_t classes = w.layers.back();
+  // One example: a C x H x W image for the CNN, a row of features for an MLP.
+  const std::vector<std::int64_t> example =
+      cnn ? std::vector<std::int64_t>{w.dims[0], w.dims[1], w.dims[2]} : std::vector<std::int64_t>{w.layers.front()};
+  auto batch_of = [&](std::int64_t count) {
+    std::vector<std::int64_t> sizes{count};
+    sizes.insert(sizes.end(), example.begin(), example.end());
+    return sizes;
+  };
   auto step = [&](const Tensor& features, const Tensor& labels) {
     optimizer.zero_grad();
     Tensor loss = F::cross_entropy((*model)(features), labels);
@@ -95,12 +184,12 @@ Measurement run_training(const Workload& w, const ember::Device& device, const P
   };
   const auto int64 = ember::TensorOptions().dtype(ember::kInt64);
   if (w.group == "train_step") {
-    Tensor features = ember::randn({w.batch, inputs}).to(device);
+    Tensor features = ember::randn(batch_of(w.batch)).to(device);
     Tensor labels = ember::randint(0, classes, {w.batch}, int64).to(device);
     return measure([&] { step(features, labels); }, policy, timer);
   }
   // One epoch: synthetic examples held on the CPU, batched by the DataLoader, moved per batch.
-  auto dataset = std::make_shared<ember::data::TensorDataset>(ember::randn({w.examples, inputs}),
+  auto dataset = std::make_shared<ember::data::TensorDataset>(ember::randn(batch_of(w.examples)),
                                                               ember::randint(0, classes, {w.examples}, int64));
   ember::data::DataLoader loader(dataset, {.batch_size = w.batch, .shuffle = true});
   return measure(
@@ -133,6 +222,8 @@ Measurement run_ember(const Workload& workload, const ember::Device& device, con
   if (workload.group == "train_step" || workload.group == "train_epoch")
     return run_training(workload, device, policy, timer);
   if (workload.group == "dataloader") return run_dataloader(workload, policy, timer);
+  if (workload.group == "conv2d" || workload.group == "max_pool2d" || workload.group == "batch_norm")
+    return run_conv_layer(workload, device, policy, timer);
   return run_op(workload, device, policy, timer);
 }
 

@@ -81,6 +81,9 @@ void read_pytorch_output(const std::string& text, const std::vector<PytorchJob>&
       record.calls_per_sample = entry.at("calls_per_sample").get<int>();
       record.cold_single_sample = entry.at("cold_single_sample").get<bool>();
       record.peer_setting = entry.value("setting", "");
+      // The medians of every alternative the script tried (memory formats), by name.
+      if (entry.contains("setting_medians"))
+        record.setting_medians = entry.at("setting_medians").get<std::map<std::string, double>>();
       if (record.samples.empty()) record.skipped = "PyTorch returned no samples";
     }
     outcome.records.push_back(std::move(record));

@@ -93,9 +93,14 @@ void run_peers(const Workload& w, const std::string& device, int cuda_index, int
     if (cpu) records.push_back(attempt(w, device, "memcpy", [&] { return host_memcpy(bytes, threads, policy); }));
     else if (cuda_peers_built())
       records.push_back(attempt(w, device, "cuda_memcpy", [&] { return cuda_memcpy(cuda_index, "d2d", bytes, policy); }));
-  } else if ((w.group == "train_step" || w.group == "train_epoch") && cpu && openblas_built()) {
-    // The ceiling of a training figure: the step's GEMMs alone, at OpenBLAS's speed.
-    records.push_back(attempt(w, device, "openblas", [&] { return openblas_training_gemms(w, policy); }));
+  } else if (w.group == "train_step" || w.group == "train_epoch" || w.group == "conv2d") {
+    // The ceiling of a training or convolution figure: its GEMMs alone, at the BLAS's speed.
+    if (cpu && openblas_built())
+      records.push_back(attempt(w, device, "openblas", [&] {
+        return w.group == "conv2d" ? openblas_gemm_plan(w, policy) : openblas_training_gemms(w, policy);
+      }));
+    if (!cpu && cuda_peers_built())
+      records.push_back(attempt(w, device, "cublas", [&] { return cublas_gemm_plan(cuda_index, w, policy); }));
   } else if (w.group == "dataloader") {
     // The ceiling of a DataLoader pass: its shuffle and row gathers, nothing else.
     records.push_back(attempt(w, device, "memcpy", [&] { return host_gather(w, threads, policy); }));

@@ -120,18 +120,23 @@ PytorchOutcome run_pytorch_peer(const std::vector<PytorchJob>& jobs, const Polic
       const double median = measured ? median_of(record.samples) : 0;
       const std::string name = record.peer_setting.empty() ? setting.name : setting.name + ", " + record.peer_setting;
       record.peer_setting = name;
+      // The script's own alternatives (memory formats), each under this setting's name.
+      std::map<std::string, double> tried;
+      for (const auto& [alternative, seconds] : record.setting_medians) tried[setting.name + ", " + alternative] = seconds;
+      if (measured) tried[name] = median;
+      record.setting_medians.clear();
       const auto key = std::make_pair(record.workload.id, record.device);
       auto found = slot.find(key);
       if (found == slot.end()) {
         slot[key] = best.records.size();
-        if (measured) record.setting_medians[name] = median;
+        record.setting_medians = std::move(tried);
         best.records.push_back(std::move(record));
         continue;
       }
       Record& kept = best.records[found->second];
       if (!measured) continue;
       auto medians = std::move(kept.setting_medians);
-      medians[name] = median;
+      medians.insert(tried.begin(), tried.end());
       if (!kept.skipped.empty() || median < median_of(kept.samples)) kept = std::move(record);
       kept.setting_medians = std::move(medians);
     }

@@ -9,7 +9,9 @@
 // here (its defaults, OMP_WAIT_POLICY=PASSIVE, one thread instead of --threads), and each
 // figure keeps its fastest setting's samples, naming the setting (Record::peer_setting) and
 // every setting's median (Record::setting_medians). The script itself also tries the
-// optimizer's foreach and for-loop implementations for the `sgd` figures.
+// optimizer's foreach and for-loop implementations for the `sgd` figures, and both memory
+// formats (contiguous NCHW and channels_last) for the convolutional figures (conv2d,
+// max_pool2d, batch_norm, the CNN's training), reporting every format's median too.
 #pragma once
 
 #include <string>

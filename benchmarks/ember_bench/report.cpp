@@ -25,7 +25,7 @@ std::string cpu_counterpart(const std::string& implementation) {
 
 bool bandwidth_bound(const std::string& group) {
   return group == "elementwise" || group == "reduction" || group == "copy" || group == "softmax" ||
-         group == "cross_entropy" || group == "sgd";
+         group == "cross_entropy" || group == "sgd" || group == "max_pool2d" || group == "batch_norm";
 }
 
 std::string format_rate(double rate, const std::string& unit) {
@@ -110,15 +110,15 @@ void derive(std::vector<Record>& records) {
         r.fraction_of_ceiling = r.rate / peer->rate;
         r.ceiling = library + " sgemm";
       }
-    } else if ((w.group == "train_step" || w.group == "train_epoch") && !is_peer_library) {
-      // The step's (or epoch's) GEMMs alone at the BLAS's speed, measured in this run
-      // (cpu_peers.h: openblas_training_gemms): the time a step would take if everything
-      // else — bias, ReLU, loss, autograd, SGD, allocation, dispatch — were free.
+    } else if ((w.group == "train_step" || w.group == "train_epoch" || w.group == "conv2d") && !is_peer_library) {
+      // The step's (or epoch's, or convolution's im2col) GEMMs alone at the BLAS's speed,
+      // measured in this run (gemm_plan.h): the time the figure would take if everything else
+      // — im2col, bias, ReLU, pooling, loss, autograd, SGD, allocation, dispatch — were free.
       const std::string library = r.device == "cpu" ? "openblas" : "cublas";
       if (const Record* peer = find(w.id, r.device, library); peer && peer->rate > 0) {
         r.fraction_of_ceiling = r.rate / peer->rate;
-        r.ceiling = library + " sgemm of the " + (w.group == "train_step" ? "step's" : "epoch's") + " GEMMs alone (" +
-                    format_seconds(peer->median) + ")";
+        const char* whose = w.group == "train_step" ? "step's" : w.group == "train_epoch" ? "epoch's" : "convolution's";
+        r.ceiling = library + " sgemm of the " + whose + " GEMMs alone (" + format_seconds(peer->median) + ")";
       }
     } else if (w.group == "dataloader" && !is_peer_library) {
       // The pass's data movement alone: shuffle + gather of every row (cpu_peers.h: host_gather).

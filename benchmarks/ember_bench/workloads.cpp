@@ -6,6 +6,14 @@
 //   written once, 4-byte floats), so GB/s compares directly with a copy's bandwidth.
 //   Training: examples per second; GFLOP/s counts 6 flops per weight per example (forward
 //   2, backward 4), the usual estimate that ignores the cheap bias, ReLU and loss work.
+//   For the CNN, 6 flops per multiply-add of one example's forward pass (a convolution's
+//   weight is used Hout·Wout times per example).
+//   Convolution: 2·N·Cout·Hout·Wout·(Cin/groups)·kH·kW flops forward (the multiply-adds of the
+//   equivalent GEMM); forward + backward is 3× that (input and weight gradients each cost a
+//   forward's GEMM; the bias gradient's sum is ignored).
+//   Pooling and batch norm: the minimum bytes, as the streaming ops, with the backward reading
+//   what the forward read again (pooling: input and output gradient read, input gradient
+//   written; batch norm: input and output gradient read, input gradient written).
 #include "workloads.h"
 
 #include <algorithm>
@@ -98,6 +106,100 @@ Workload training(const std::string& group, const std::string& model, std::int64
   return w;
 }
 
+std::string pass_suffix(bool backward) { return backward ? "fwd_bwd" : "fwd"; }
+
+// dims: N, Cin, H, W, Cout, kH, kW, stride, padding, dilation, groups (conv_gemm_plan reads them).
+Workload conv2d(const std::string& name, std::int64_t n, std::int64_t c_in, std::int64_t h, std::int64_t width,
+                std::int64_t c_out, std::int64_t k, std::int64_t padding, bool backward) {
+  Workload w;
+  w.id = "conv2d/" + name + "/b" + std::to_string(n) + "/" + pass_suffix(backward);
+  w.group = "conv2d";
+  w.op = backward ? "forward_backward" : "forward";
+  const std::int64_t stride = 1, dilation = 1, groups = 1;
+  w.dims = {n, c_in, h, width, c_out, k, k, stride, padding, dilation, groups};
+  const std::int64_t h_out = conv_output_size(h, k, stride, padding, dilation),
+                     w_out = conv_output_size(width, k, stride, padding, dilation);
+  w.shape = std::to_string(n) + "x" + std::to_string(c_in) + "x" + std::to_string(h) + "x" + std::to_string(width) +
+            " -> " + std::to_string(c_out) + "x" + std::to_string(h_out) + "x" + std::to_string(w_out) + ", " +
+            std::to_string(k) + "x" + std::to_string(k) + (padding ? " pad " + std::to_string(padding) : "");
+  w.batch = n;
+  w.size = 2.0 * n * c_out * h_out * w_out * (c_in / groups) * k * k;  // forward flops: the x axis
+  w.flops = (backward ? 3.0 : 1.0) * w.size;
+  const double input = static_cast<double>(n) * c_in * h * width, output = static_cast<double>(n) * c_out * h_out * w_out,
+               weight = static_cast<double>(c_out) * (c_in / groups) * k * k;
+  w.bytes = kFloat * (input + weight + output);
+  // Input, output, their gradients, and the im2col buffer of a GEMM-based implementation.
+  w.footprint_bytes = kFloat * (2 * input + 2 * output + 2 * weight + input * k * k);
+  w.unit = "GFLOP/s";
+  return w;
+}
+
+// dims: N, C, H, W, kernel, stride.
+Workload max_pool(const std::string& name, std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t width,
+                  bool backward) {
+  Workload w;
+  const std::int64_t kernel = 2, stride = 2, h_out = h / stride, w_out = width / stride;
+  w.id = "max_pool2d/" + name + "/b" + std::to_string(n) + "/" + pass_suffix(backward);
+  w.group = "max_pool2d";
+  w.op = backward ? "forward_backward" : "forward";
+  w.dims = {n, c, h, width, kernel, stride};
+  w.shape = std::to_string(n) + "x" + std::to_string(c) + "x" + std::to_string(h) + "x" + std::to_string(width) +
+            ", 2x2 stride 2";
+  w.batch = n;
+  const double input = static_cast<double>(n) * c * h * width, output = static_cast<double>(n) * c * h_out * w_out;
+  w.size = input;
+  w.bytes = kFloat * (backward ? 3 * input + 2 * output : input + output);
+  w.footprint_bytes = kFloat * (2 * input + 2 * output) + 8.0 * output;  // with int64 argmax indices
+  w.unit = "GB/s";
+  return w;
+}
+
+// dims: N, C, H, W.
+Workload batch_norm(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t width, bool backward) {
+  Workload w;
+  w.shape = std::to_string(n) + "x" + std::to_string(c) + "x" + std::to_string(h) + "x" + std::to_string(width);
+  w.id = "batch_norm/" + w.shape + "/" + pass_suffix(backward);
+  w.shape += ", train mode";
+  w.group = "batch_norm";
+  w.op = backward ? "forward_backward" : "forward";
+  w.dims = {n, c, h, width};
+  w.batch = n;
+  const double elements = static_cast<double>(n) * c * h * width;
+  w.size = elements;
+  w.bytes = kFloat * elements * (backward ? 5 : 2);
+  w.footprint_bytes = 5 * kFloat * elements;
+  w.unit = "GB/s";
+  return w;
+}
+
+// `ember train --model cnn`'s network on 1x28x28 images (its defaults: channels 32,64,
+// hidden 128, 10 classes). dims: C, H, W, C1, C2; layers: the Linear head (flattened
+// features, hidden, classes).
+Workload cnn_training(const std::string& group, std::int64_t batch, std::int64_t examples) {
+  Workload w;
+  w.model = "cnn";
+  w.group = group;
+  w.batch = batch;
+  w.dims = {1, 28, 28, 32, 64};
+  w.layers = {64 * 7 * 7, 128, 10};
+  w.size = static_cast<double>(batch);
+  w.unit = "examples/s";
+  const bool step = group == "train_step";
+  w.id = group + "/cnn/b" + std::to_string(batch);
+  w.op = step ? "step" : "epoch";
+  w.examples = step ? 0 : examples;
+  w.shape = step ? "batch " + std::to_string(batch)
+                 : std::to_string(examples) + " examples, batch " + std::to_string(batch);
+  w.items = static_cast<double>(step ? batch : examples);
+  w.flops = 6.0 * cnn_macs_per_example(w) * w.items;
+  // Parameters (x3: value, gradient, slack), the activations of a batch (the widest: conv1's
+  // 32x28x28 output, a few copies) and the dataset of an epoch.
+  const double image = 28.0 * 28.0;
+  w.footprint_bytes = kFloat * (3 * cnn_parameters(w) + 8.0 * batch * 32 * image + 9.0 * batch * image +
+                                (w.examples ? w.examples * (image + 2.0) : 0.0));
+  return w;
+}
+
 }  // namespace
 
 std::vector<std::int64_t> model_layers(const std::string& model) {
@@ -116,6 +218,24 @@ double model_parameters(const std::vector<std::int64_t>& layers) {
   double count = 0;
   for (std::size_t i = 0; i + 1 < layers.size(); ++i) count += static_cast<double>(layers[i] + 1) * layers[i + 1];
   return count;
+}
+
+std::int64_t conv_output_size(std::int64_t size, std::int64_t kernel, std::int64_t stride, std::int64_t padding,
+                              std::int64_t dilation) {
+  return (size + 2 * padding - dilation * (kernel - 1) - 1) / stride + 1;
+}
+
+double cnn_macs_per_example(const Workload& w) {
+  const std::int64_t channels = w.dims[0], c1 = w.dims[3], c2 = w.dims[4];
+  const double h = static_cast<double>(w.dims[1]), width = static_cast<double>(w.dims[2]);
+  // 3x3 convolutions with padding 1 keep the size; each 2x2 pool halves it.
+  const double conv1 = h * width * c1 * channels * 9, conv2 = (h / 2) * (width / 2) * c2 * c1 * 9;
+  return conv1 + conv2 + model_macs_per_example(w.layers);
+}
+
+double cnn_parameters(const Workload& w) {
+  const std::int64_t channels = w.dims[0], c1 = w.dims[3], c2 = w.dims[4];
+  return static_cast<double>(c1 * (channels * 9 + 1) + c2 * (c1 * 9 + 1)) + model_parameters(w.layers);
 }
 
 std::vector<Workload> build_workloads(bool quick) {
@@ -182,6 +302,26 @@ std::vector<Workload> build_workloads(bool quick) {
     w.unit = "GB/s";
     list.push_back(w);
   }
+  // Convolutional networks (issue 19): `ember train --model cnn`'s two convolutions at batch
+  // 32 and 128, a ResNet-style 3x3 64->64 on 56x56 and a 1x1 256->64 on 56x56 (batch 8, so
+  // that a CPU run stays short), forward alone and forward + backward (input, weight and bias
+  // gradients); the CNN's two 2x2 max pools; BatchNorm2d in train mode. (The whole CNN's
+  // training step and epoch are with the MLPs' below.)
+  const std::vector<std::int64_t> cnn_batches = quick ? std::vector<std::int64_t>{32} : std::vector<std::int64_t>{32, 128};
+  for (auto b : cnn_batches)
+    for (bool backward : {false, true}) list.push_back(conv2d("cnn_conv1", b, 1, 28, 28, 32, 3, 1, backward));
+  for (auto b : cnn_batches)
+    for (bool backward : {false, true}) list.push_back(conv2d("cnn_conv2", b, 32, 14, 14, 64, 3, 1, backward));
+  for (bool backward : {false, true}) list.push_back(conv2d("resnet_3x3", 8, 64, 56, 56, 64, 3, 1, backward));
+  for (bool backward : {false, true}) list.push_back(conv2d("pointwise_1x1", 8, 256, 56, 56, 64, 1, 0, backward));
+  for (auto b : cnn_batches)
+    for (bool backward : {false, true}) list.push_back(max_pool("cnn_pool1", b, 32, 28, 28, backward));
+  for (auto b : cnn_batches)
+    for (bool backward : {false, true}) list.push_back(max_pool("cnn_pool2", b, 64, 14, 14, backward));
+  std::vector<std::vector<std::int64_t>> norm_shapes = {{32, 64, 14, 14}};
+  if (!quick) norm_shapes.insert(norm_shapes.end(), {{128, 64, 14, 14}, {8, 64, 56, 56}});
+  for (const auto& s : norm_shapes)
+    for (bool backward : {false, true}) list.push_back(batch_norm(s[0], s[1], s[2], s[3], backward));
   // End to end: one training step (batch already on the device) and one epoch through the
   // DataLoader (shuffle, collate, .to(device) per batch) on synthetic data of the right
   // shape. An epoch is 60000 examples (Fashion-MNIST's training set); for the wide MLP it is
@@ -192,11 +332,15 @@ std::vector<Workload> build_workloads(bool quick) {
     if (quick && model == "wide") continue;
     for (auto b : batches) list.push_back(training("train_step", model, b, 0));
   }
+  // `ember train --model cnn`'s network at the batch sizes of issue 19 (an epoch: 60000
+  // Fashion-MNIST-shaped 1x28x28 examples; 1024 in --quick).
+  for (auto b : cnn_batches) list.push_back(cnn_training("train_step", b, 0));
   for (const std::string model : {"toy", "fmnist", "wide"}) {
     if (quick && model == "wide") continue;
     const std::int64_t examples = quick ? 1024 : (model == "wide" ? 4096 : 60000);
     for (auto b : batches) list.push_back(training("train_epoch", model, b, examples));
   }
+  for (auto b : cnn_batches) list.push_back(cnn_training("train_epoch", b, quick ? 1024 : 60000));
   // DataLoader throughput: one pass over a Fashion-MNIST-shaped dataset (784 floats + an
   // int64 label per example), batch 128, shuffled, with 0…4 workers. Host work only.
   for (std::int64_t workers = 0; workers <= 4; ++workers) {

@@ -7,8 +7,15 @@ This script runs the same workloads with PyTorch under the same timing policy (w
 calibrated calls per sample, repetitions, time budget; CUDA events on a GPU) and prints one
 JSON object on stdout: the torch and Python versions and, per (workload, device), every
 sample in seconds per call (and, where the script tried more than one implementation,
-the "setting" it kept). It never needs anything beyond torch itself. ember-bench runs it
-once per environment setting (pytorch_peer.h) and keeps each figure's fastest.
+the "setting" it kept, with every alternative's median in "setting_medians"). It never
+needs anything beyond torch itself. ember-bench runs it once per environment setting
+(pytorch_peer.h) and keeps each figure's fastest.
+
+Convolutional figures (conv2d, max_pool2d, batch_norm, the CNN's training) run in both
+memory formats, contiguous NCHW and channels_last (model, weights, inputs and output
+gradients), and keep the faster: on a CPU oneDNN's channels_last kernels are often the
+faster. On a GPU cuDNN picks its algorithms (torch.backends.cudnn.benchmark = True) and
+computes in fp32 as ember does (TF32 off: torch.backends.cudnn.allow_tf32 = False).
 """
 import argparse
 import json
@@ -147,11 +154,20 @@ def median(samples):
     return ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
 
 
-def run_training(w, device, policy, timer):
+def run_training(w, device, policy, timer, memory_format=None):
     torch.manual_seed(123)
     layers = w["layers"]
-    model = make_mlp(layers).to(device)
+    cnn = w["model"] == "cnn"
+    model = (make_cnn(w) if cnn else make_mlp(layers)).to(device)
+    if memory_format is not None:
+        model = model.to(memory_format=memory_format)
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+    example = tuple(w["dims"][:3]) if cnn else (layers[0],)
+
+    def to_device(features):
+        if memory_format is None:
+            return features.to(device)
+        return features.to(device=device, memory_format=memory_format)
 
     def step(features, labels):
         optimizer.zero_grad()
@@ -160,18 +176,89 @@ def run_training(w, device, policy, timer):
         optimizer.step()
 
     if w["group"] == "train_step":
-        features = torch.randn(w["batch"], layers[0], device=device)
+        features = to_device(torch.randn((w["batch"],) + example))
         labels = torch.randint(0, layers[-1], (w["batch"],), device=device)
         return measure(lambda: step(features, labels), policy, timer)
-    dataset = torch.utils.data.TensorDataset(torch.randn(w["examples"], layers[0]),
+    dataset = torch.utils.data.TensorDataset(torch.randn((w["examples"],) + example),
                                              torch.randint(0, layers[-1], (w["examples"],)))
     loader = torch.utils.data.DataLoader(dataset, batch_size=w["batch"], shuffle=True)
 
     def epoch():
         for features, labels in loader:
-            step(features.to(device), labels.to(device))
+            step(to_device(features), labels.to(device))
 
     return measure(epoch, policy, timer)
+
+
+MEMORY_FORMATS = (("contiguous", torch.contiguous_format), ("channels_last", torch.channels_last))
+
+
+def best_memory_format(run_one):
+    """Runs run_one(memory_format) in each format; keeps the faster, naming it and giving
+    every format's median, so the peer is measured at its best."""
+    best, medians = None, {}
+    for name, memory_format in MEMORY_FORMATS:
+        result = run_one(memory_format)
+        result["setting"] = name
+        medians[name] = median(result["samples"])
+        if best is None or medians[name] < median(best["samples"]):
+            best = result
+    best["setting_medians"] = medians
+    return best
+
+
+def run_conv_layer(w, device, policy, timer, memory_format):
+    """conv2d, max_pool2d, batch_norm: the forward alone (no_grad) or forward + backward from a
+    fixed output gradient, as benchmarks/ember_bench/ember_runner.cpp."""
+    group, dims = w["group"], w["dims"]
+    backward = w["op"] == "forward_backward"
+    image = lambda sizes: uniform(sizes, device).contiguous(memory_format=memory_format)
+    x = image(dims[:4])
+    if group == "conv2d":
+        n, c_in, h, width, c_out, kh, kw, stride, padding, dilation, groups = dims
+        weight, bias = image((c_out, c_in // groups, kh, kw)), uniform((c_out,), device)
+
+        def forward():
+            return F.conv2d(x, weight, bias, stride, padding, dilation, groups)
+
+        leaves = [x, weight, bias]
+    elif group == "max_pool2d":
+        def forward():
+            return F.max_pool2d(x, dims[4], dims[5])
+
+        leaves = [x]
+    elif group == "batch_norm":
+        norm = torch.nn.BatchNorm2d(dims[1]).to(device).train()
+
+        def forward():
+            return norm(x)
+
+        leaves = [x] + list(norm.parameters())
+    else:
+        raise ValueError("no PyTorch runner for " + w["id"])
+    if not backward:
+        with torch.no_grad():
+            return measure(forward, policy, timer)
+    for leaf in leaves:
+        leaf.requires_grad_(True)
+    grad_output = forward().detach()
+    grad_output = (torch.rand_like(grad_output) - 0.5).contiguous(memory_format=memory_format)
+
+    def body():
+        for leaf in leaves:
+            leaf.grad = None
+        forward().backward(grad_output)
+
+    return measure(body, policy, timer)
+
+
+def make_cnn(w):
+    """`ember train --model cnn`'s network: dims C, H, W, C1, C2; layers its Linear head."""
+    channels, _, _, c1, c2 = w["dims"]
+    modules = []
+    for in_channels, out_channels in ((channels, c1), (c1, c2)):
+        modules += [torch.nn.Conv2d(in_channels, out_channels, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2)]
+    return torch.nn.Sequential(*modules, torch.nn.Flatten(), *make_mlp(w["layers"]))
 
 
 def run_dataloader(w, policy, timer):
@@ -199,7 +286,11 @@ def run(w, device, policy):
     if group == "sgd":
         return run_sgd(w, device, policy, timer)
     if group in ("train_step", "train_epoch"):
+        if w["model"] == "cnn":
+            return best_memory_format(lambda memory_format: run_training(w, device, policy, timer, memory_format))
         return run_training(w, device, policy, timer)
+    if group in ("conv2d", "max_pool2d", "batch_norm"):
+        return best_memory_format(lambda memory_format: run_conv_layer(w, device, policy, timer, memory_format))
     if group == "dataloader":
         return run_dataloader(w, policy, timer)
     return run_op(w, device, policy, timer)
@@ -213,6 +304,9 @@ def main():
         spec = json.load(handle)
     if spec.get("threads", 0) > 0:
         torch.set_num_threads(spec["threads"])
+    # cuDNN at its best for these shapes, in fp32 as ember computes (no TF32 on the GPU).
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.allow_tf32 = False
     results = []
     for job in spec["jobs"]:
         w, device = job["workload"], job["device"]

@@ -35,9 +35,15 @@ execute_process(COMMAND "${BENCH}" --quick --json "${OUT}" --filter "${FILTER}"
 if(NOT rc EQUAL 0)
   fail("ember-bench exited with ${rc}\n${stdout}\n${stderr}")
 endif()
-if(NOT stdout MATCHES "== gemm" OR NOT stdout MATCHES "ember/peer")
-  fail("the stdout table is missing its gemm section or header:\n${stdout}")
+if(NOT stdout MATCHES "ember/peer")
+  fail("the stdout table is missing its header:\n${stdout}")
 endif()
+# Each group the filter selects has its section in the table.
+foreach(group gemm conv2d max_pool2d batch_norm train_step train_epoch)
+  if(FILTER MATCHES "${group}/" AND NOT stdout MATCHES "== ${group}\n")
+    fail("the stdout table is missing its ${group} section:\n${stdout}")
+  endif()
+endforeach()
 file(READ "${OUT}" report)
 
 json_get(schema schema)
@@ -141,6 +147,36 @@ foreach(i RANGE ${last})
   if(implementation STREQUAL "ember" AND peer_pytorch STREQUAL "ok")
     json_get(ratio results ${i} ratio_to_peer pytorch)
   endif()
+  # Each group's unit (docs/benchmarks.md, "What is measured").
+  json_get(group results ${i} group)
+  if((group STREQUAL "conv2d" AND NOT unit STREQUAL "GFLOP/s") OR
+     (group MATCHES "^(max_pool2d|batch_norm)$" AND NOT unit STREQUAL "GB/s") OR
+     (group MATCHES "^train_" AND NOT unit STREQUAL "examples/s"))
+    fail("${id}: unit '${unit}' for group ${group}")
+  endif()
+  json_get(flops results ${i} work_per_call flops)
+  if(group MATCHES "^(conv2d|train_step|train_epoch)$" AND NOT flops GREATER 0)
+    fail("${id}: work_per_call.flops is ${flops}")
+  endif()
+  # Convolutions and the CNN's training are measured against their GEMMs done by OpenBLAS
+  # (gemm_plan.h): a ceiling record and a fraction of it.
+  if(implementation STREQUAL "ember" AND id MATCHES "^(conv2d/|train_(step|epoch)/cnn/)" AND
+     peer_openblas STREQUAL "ok" AND device STREQUAL "cpu")
+    json_get(fraction results ${i} fraction_of_ceiling)
+    json_get(ceiling results ${i} ceiling)
+    if(NOT fraction GREATER 0 OR NOT ceiling MATCHES "^openblas sgemm of the .* GEMMs alone")
+      fail("${id}: fraction_of_ceiling '${fraction}', ceiling '${ceiling}'")
+    endif()
+  endif()
+  # The PyTorch peer runs convolutional figures in both memory formats and keeps the faster.
+  if(implementation STREQUAL "pytorch" AND id MATCHES "^(conv2d|max_pool2d|batch_norm|train_(step|epoch)/cnn)/")
+    json_get(setting results ${i} peer_setting)
+    json_get(medians results ${i} setting_medians_s)
+    if(NOT setting MATCHES "(contiguous|channels_last)$" OR NOT medians MATCHES "contiguous" OR
+       NOT medians MATCHES "channels_last")
+      fail("${id}: PyTorch's peer_setting '${setting}' / setting_medians_s ${medians} lack a memory format")
+    endif()
+  endif()
 endforeach()
 
 # Every figure the filter selects ran on the CPU with ember, and its peers ran too.
@@ -158,6 +194,10 @@ foreach(id ${wanted})
   endif()
   if(id MATCHES "^copy/" AND NOT "${id}@cpu@memcpy" IN_LIST all_keys)
     fail("no memcpy record for ${id}")
+  endif()
+  if(id MATCHES "^(conv2d/|train_(step|epoch)/)" AND peer_openblas STREQUAL "ok" AND
+     NOT "${id}@cpu@openblas" IN_LIST all_keys)
+    fail("no OpenBLAS ceiling record for ${id}")
   endif()
 endforeach()
 message(STATUS "ember-bench JSON check: ${count} records, PyTorch peer: ${peer_pytorch}")
