@@ -143,6 +143,14 @@ std::vector<std::string> config_differences(const TrainOptions& saved, const Tra
   return differences;
 }
 
+bool same_schedule(const TrainOptions& saved, const TrainOptions& now) {
+  bool same = true;
+  schedule_differences(saved, now, [&same](const char* flag, const std::string&, const std::string&) {
+    if (std::string(flag).rfind("--clip", 0) != 0) same = false;  // clipping leaves the schedule as it was
+  });
+  return same;
+}
+
 DataOptions with_checkpoint_defaults(DataOptions given, const TrainOptions& saved) {
   // Other data (a difference check_resume reports) keep their own defaults.
   if (resolved_data_spec(given.spec) != resolved_data_spec(saved.data.spec)) return given;

@@ -153,9 +153,10 @@ void restore_from_checkpoint(TrainingRun& run, const Checkpoint& resumed, bool o
     run.optimizer->load_state_dict(to_device(without_param_groups(resumed.optimizer_state), run.device));
   }
   // The schedule's state (and the lr it set) when the checkpoint ran the same schedule.
-  if (resumed.train.lr_schedule == run.options.lr_schedule && resumed.train.warmup_steps == run.options.warmup_steps &&
-      !resumed.scheduler_state.empty()) {
+  if (same_schedule(resumed.train, run.options) && !resumed.scheduler_state.empty()) {
     run.schedule.load_state_dict(resumed.scheduler_state);
+  } else if (run.schedule.active() && run.distributed.is_main()) {
+    std::cerr << "ember: warning: --allow-config-change: the learning-rate schedule starts afresh\n" << std::flush;
   }
   default_generator().set_state(resumed.generator_state);
   run.first_epoch = resumed.epoch;
