@@ -16,6 +16,19 @@ std::int64_t optimizer_steps_per_epoch(std::int64_t batches_per_epoch, std::int6
   return (batches_per_epoch + grad_accum - 1) / grad_accum;
 }
 
+std::string describe_schedule(const TrainOptions& options) {
+  std::string text;
+  auto add = [&text](const std::string& part) { text += (text.empty() ? "" : ", ") + part; };
+  if (options.lr_schedule != "constant") add("lr schedule " + options.lr_schedule);
+  if (options.warmup_steps > 0) {
+    add(make_message("warm-up ", options.warmup_steps, options.warmup_steps == 1 ? " step" : " steps"));
+  }
+  if (options.grad_accum > 1) add(make_message("grad accum ", options.grad_accum));
+  if (options.clip_grad_norm > 0) add(make_message("clip grad norm ", options.clip_grad_norm));
+  if (options.clip_grad_value > 0) add(make_message("clip grad value ", options.clip_grad_value));
+  return text;
+}
+
 namespace {
 
 std::unique_ptr<lr::LRScheduler> main_schedule(const TrainOptions& options, optim::Optimizer& optimizer,

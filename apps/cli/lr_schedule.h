@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include <ember/nn/lr_scheduler.h>
 
@@ -31,6 +32,10 @@ namespace ember::cli {
 
 // Optimizer steps per epoch: an epoch's last, incomplete accumulation group steps too.
 std::int64_t optimizer_steps_per_epoch(std::int64_t batches_per_epoch, std::int64_t grad_accum);
+
+// The run header's line for the schedule and gradient flags ("lr schedule cosine, warm-up
+// 100 steps, grad accum 4, clip grad norm 1"); empty when none is given.
+std::string describe_schedule(const TrainOptions& options);
 
 class LrSchedule {
  public:

@@ -173,6 +173,7 @@ void print_run_header(const TrainingRun& run) {
             << options.batch_size << ", " << options.epochs << " epochs, seed " << options.seed;
   if (run.first_epoch > 0) std::cout << ", resuming after epoch " << run.first_epoch;
   std::cout << "\n";
+  if (std::string extras = describe_schedule(options); !extras.empty()) std::cout << "  " << extras << "\n";
   if (run.distributed.active()) {
     std::cout << "  distributed: " << run.distributed.world_size() << " ranks (" << run.distributed.backend()
               << "), batch size " << options.batch_size << " per rank, "
