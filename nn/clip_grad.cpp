@@ -8,6 +8,7 @@
 
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
+#include <ember/core/dtype.h>
 #include <ember/core/error.h>
 #include <ember/core/factories.h>
 #include <ember/nn/python_format.h>
@@ -41,7 +42,15 @@ Tensor get_total_norm(const std::vector<Tensor>& tensors, double norm_type, bool
   std::vector<Tensor> norms;
   norms.reserve(tensors.size());
   const Device first_device = tensors.front().device();
-  for (const Tensor& tensor : tensors) norms.push_back(vector_norm(tensor, norm_type).to(first_device));
+  DType common = tensors.front().dtype();
+  for (const Tensor& tensor : tensors) {
+    norms.push_back(vector_norm(tensor, norm_type).to(first_device));
+    common = promote_types(common, norms.back().dtype());
+  }
+  // torch.stack promotes mixed dtypes (a float64 parameter among float32 ones).
+  for (Tensor& norm : norms) {
+    if (norm.dtype() != common) norm = norm.to(common);
+  }
   Tensor total_norm = vector_norm(ember::stack(norms), norm_type);
   if (error_if_nonfinite) {
     const double value = total_norm.item<double>();  // the one host read, only when asked for

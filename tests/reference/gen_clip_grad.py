@@ -54,4 +54,19 @@ CASES = [
     case("value", [A, None, C], clip_value=0.5),
     case("value float64", [A, B], clip_value=0.25, dtype=torch.float64),
 ]
+
+
+def mixed_case():
+    """A float32 and a float64 parameter: the norms stack as float64 (torch.stack promotes)."""
+    params = [torch.nn.Parameter(torch.zeros(3, 4)), torch.nn.Parameter(torch.zeros(5, dtype=torch.float64))]
+    params[0].grad = A.clone()
+    params[1].grad = B.clone().double()
+    entry = {"name": "mixed float32 and float64", "dtypes": ["float32", "float64"],
+             "grads": [tensor_json(p.grad) for p in params], "max_norm": 0.5, "norm_type": 2.0}
+    entry["total_norm"] = tensor_json(torch.nn.utils.clip_grad_norm_(params, 0.5))
+    entry["clipped"] = [tensor_json(p.grad) for p in params]
+    return entry
+
+
+CASES.append(mixed_case())
 write("clip_grad.json", {"cases": CASES})
