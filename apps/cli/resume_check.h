@@ -29,6 +29,11 @@ std::vector<std::string> config_differences(const TrainOptions& saved, const Tra
 // are the checkpoint's (its preprocessing and class count continue) — for the same --data.
 DataOptions with_checkpoint_defaults(DataOptions given, const TrainOptions& saved);
 
+// Whether the --lr-schedule, its flags, --warmup-steps, --grad-accum and (for cosine and
+// onecycle, whose length they set) --epochs are the checkpoint's: then its scheduler state
+// continues; otherwise (only with --allow-config-change) the schedule starts afresh.
+bool same_schedule(const TrainOptions& saved, const TrainOptions& now);
+
 // Throws ValueError when --epochs is below the checkpoint's epoch, or when the options
 // differ and !current.allow_config_change. Returns the differences (empty: an exact resume).
 std::vector<std::string> check_resume(const TrainOptions& saved, std::int64_t saved_epoch, const TrainOptions& current,

@@ -122,6 +122,10 @@ struct EpochTotals {
   double loss_sum = 0;
   std::int64_t correct = 0, seen = 0, batches = 0;
   bool interrupted = false;  // distributed: a Ctrl-C agreed on at the last step
+  // --grad-accum: the losses of the micro-batches since the last optimizer step.
+  double group_loss_sum = 0;
+  std::int64_t group_batches = 0;
+  double last_lr = 0;  // the lr of the epoch's last optimizer step
 };
 
 EpochTotals start_epoch(TrainingRun& run, std::int64_t epoch) {
@@ -132,13 +136,19 @@ EpochTotals start_epoch(TrainingRun& run, std::int64_t epoch) {
   return totals;
 }
 
-// After each optimiser step: the loss (agreed over ranks), the stop on a non-finite loss,
-// accuracy, progress and the step log. Returns false when the epoch must stop now (a
-// Ctrl-C agreed on by the ranks).
+// Whether the next optimiser step is one the --log records (then its grad norm is read).
+bool next_step_logged(const TrainingRun& run) {
+  return run.log.enabled() && run.options.log_every > 0 && (run.step + 1) % run.options.log_every == 0;
+}
+
+// After each batch (a micro-batch with --grad-accum; `stepped` when the optimiser stepped
+// after it): the loss (agreed over ranks), the stop on a non-finite loss, accuracy,
+// progress and the step log. Returns false when the epoch must stop now (a Ctrl-C agreed
+// on by the ranks).
 bool record_step(TrainingRun& run, EpochTotals& totals, std::int64_t epoch, const Tensor& logits,
-                 const Tensor& labels, const Tensor& loss) {
+                 const Tensor& labels, const Tensor& loss, const std::optional<OptimizerStepper::Stepped>& stepped) {
   const TrainOptions& options = run.options;
-  ++run.step;
+  if (stepped) ++run.step;
   auto loss_value = loss.item<float>();
   std::int64_t batch_examples = labels.size(0);
   totals.loss_sum += static_cast<double>(loss_value) * static_cast<double>(batch_examples);
@@ -160,7 +170,17 @@ bool record_step(TrainingRun& run, EpochTotals& totals, std::int64_t epoch, cons
   }
   totals.seen += batch_examples;
   run.progress->batch_done(totals.batches, loss_value, batch_examples);
-  if (options.log_every > 0 && run.step % options.log_every == 0) run.log.step(epoch + 1, run.step, loss_value);
+  totals.group_loss_sum += static_cast<double>(loss_value);
+  ++totals.group_batches;
+  if (stepped) {
+    const double step_loss = totals.group_loss_sum / static_cast<double>(totals.group_batches);
+    totals.group_loss_sum = 0;
+    totals.group_batches = 0;
+    totals.last_lr = stepped->lr;
+    if (options.log_every > 0 && run.step % options.log_every == 0) {
+      run.log.step(epoch + 1, run.step, static_cast<float>(step_loss), stepped->lr, stepped->grad_norm);
+    }
+  }
   ++totals.batches;
   totals.interrupted = agreed.interrupted;
   return !agreed.interrupted;
@@ -188,6 +208,7 @@ void save_epoch_checkpoint(TrainingRun& run, std::int64_t epoch) {
   checkpoint.generator_state = default_generator().get_state();
   checkpoint.model_state = to_cpu(run.model->state_dict());
   checkpoint.optimizer_state = to_cpu(run.optimizer->state_dict());
+  checkpoint.scheduler_state = run.schedule.state_dict();
   save_checkpoint(checkpoint, run.options.save_path);
   run.saved_epoch = epoch + 1;
 }
@@ -207,15 +228,20 @@ void finish_epoch(TrainingRun& run, EpochTotals& totals, std::int64_t epoch) {
   metrics.train_loss = totals.seen > 0 ? totals.loss_sum / seen : 0.0;
   metrics.train_acc = totals.seen > 0 ? static_cast<double>(totals.correct) / seen : 0.0;
   metrics.has_val = run.split.validation.has_value();
-  if (metrics.has_val && run.distributed.is_main()) {
-    metrics.val_acc = evaluate(*run.model, *run.split.validation, run.device).accuracy();
+  metrics.lr = totals.last_lr;
+  // --lr-schedule plateau steps on every rank: each needs the monitored value.
+  if (metrics.has_val && (run.distributed.is_main() || run.options.lr_schedule == "plateau")) {
+    Evaluation validation = evaluate(*run.model, *run.split.validation, run.device);
+    metrics.val_acc = validation.accuracy();
+    metrics.val_loss = validation.mean_loss();
   }
   metrics.samples_per_s = epoch_seconds > 0 ? seen / epoch_seconds : 0.0;
   metrics.elapsed_s = seconds_since(run.start);
   run.log.epoch(metrics);
-  run.progress->end_epoch(metrics.train_loss, metrics.train_acc,
-                          metrics.has_val ? metrics.val_acc : std::numeric_limits<double>::quiet_NaN(),
-                          metrics.samples_per_s);
+  constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+  run.progress->end_epoch(metrics.train_loss, metrics.train_acc, metrics.has_val ? metrics.val_loss : kNone,
+                          metrics.has_val ? metrics.val_acc : kNone, metrics.samples_per_s);
+  run.schedule.after_epoch(metrics);  // per-epoch schedules (lr_schedule.h), before the checkpoint
   if (!run.options.save_path.empty() && run.distributed.is_main()) save_epoch_checkpoint(run, epoch);
 }
 
@@ -307,10 +333,10 @@ int run_train(const TrainOptions& options) {
       Tensor labels = example.target.to(run.device);
       Tensor logits = (*run.trained)(features);
       Tensor loss = F::cross_entropy(logits, labels);
-      run.optimizer->zero_grad();
-      loss.backward();
-      run.optimizer->step();
-      if (!record_step(run, totals, epoch, logits, labels, loss)) break;  // a Ctrl-C, agreed
+      // zero_grad, backward, step (with --grad-accum, --clip-grad-*, the lr schedule: optimizer_step.h)
+      const bool last_batch = totals.batches + 1 == static_cast<std::int64_t>(run.loader->size());
+      auto stepped = run.stepper->backward(loss, last_batch, next_step_logged(run));
+      if (!record_step(run, totals, epoch, logits, labels, loss, stepped)) break;  // a Ctrl-C, agreed
     }
     if (std::optional<int> code = interrupted_during_epoch(run, totals, epoch)) return *code;
     finish_epoch(run, totals, epoch);  // evaluation, log line, progress, checkpoint

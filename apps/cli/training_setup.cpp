@@ -137,6 +137,9 @@ void build_model_and_loader(TrainingRun& run) {
   run.loader = std::make_unique<data::DataLoader>(train_set, loader_options);
   EMBER_CHECK(run.loader->size() > 0, ValueError, "--batch-size ", options.batch_size,
               " with --drop-last leaves no batch of the ", run.split.train.size(), " training examples");
+  run.schedule = LrSchedule(options, *run.optimizer,
+                            optimizer_steps_per_epoch(static_cast<std::int64_t>(run.loader->size()), options.grad_accum));
+  run.stepper.emplace(options, *run.optimizer, *run.trained, run.schedule);
 }
 
 // --resume: parameters, optimizer state and generator state, and where the run stands.
@@ -148,6 +151,12 @@ void restore_from_checkpoint(TrainingRun& run, const Checkpoint& resumed, bool o
   // from the checkpoint's, and the new checkpoint records what was used).
   if (optimizer_restored) {
     run.optimizer->load_state_dict(to_device(without_param_groups(resumed.optimizer_state), run.device));
+  }
+  // The schedule's state (and the lr it set) when the checkpoint ran the same schedule.
+  if (same_schedule(resumed.train, run.options) && !resumed.scheduler_state.empty()) {
+    run.schedule.load_state_dict(resumed.scheduler_state);
+  } else if (run.schedule.active() && run.distributed.is_main()) {
+    std::cerr << "ember: warning: --allow-config-change: the learning-rate schedule starts afresh\n" << std::flush;
   }
   default_generator().set_state(resumed.generator_state);
   run.first_epoch = resumed.epoch;
@@ -164,6 +173,7 @@ void print_run_header(const TrainingRun& run) {
             << options.batch_size << ", " << options.epochs << " epochs, seed " << options.seed;
   if (run.first_epoch > 0) std::cout << ", resuming after epoch " << run.first_epoch;
   std::cout << "\n";
+  if (std::string extras = describe_schedule(options); !extras.empty()) std::cout << "  " << extras << "\n";
   if (run.distributed.active()) {
     std::cout << "  distributed: " << run.distributed.world_size() << " ranks (" << run.distributed.backend()
               << "), batch size " << options.batch_size << " per rank, "
