@@ -60,20 +60,29 @@ std::int64_t cut_back_to_checkpoint(const std::string& path, std::int64_t epoch,
 }
 }  // namespace
 
-MetricsLog::MetricsLog(const std::string& path, std::int64_t resumed_epoch, std::int64_t resumed_step) : path_(path) {
+MetricsLog::MetricsLog(const std::string& path, std::int64_t resumed_epoch, std::int64_t resumed_step,
+                       std::int64_t resumed_batch)
+    : path_(path) {
   std::error_code error;
   const bool regular = std::filesystem::is_regular_file(path, error);
-  if (resumed_epoch > 0 && regular) {
+  // A mid-epoch checkpoint of the first epoch (--save-every) has epoch 0 and steps.
+  const bool resumed = resumed_epoch > 0 || resumed_step > 0;
+  if (resumed && regular) {
     std::int64_t removed = cut_back_to_checkpoint(path, resumed_epoch, resumed_step);
     if (removed > 0) {
       std::cerr << "ember: note: --log " << path << ": removed " << removed << " line" << (removed == 1 ? "" : "s")
-                << " written after step " << resumed_step << " (the end of epoch " << resumed_epoch
-                << ", where the --resume checkpoint stands)\n"
+                << " written after step " << resumed_step;
+      if (resumed_batch > 0) {
+        std::cerr << " (batch " << resumed_batch << " of epoch " << resumed_epoch + 1;
+      } else {
+        std::cerr << " (the end of epoch " << resumed_epoch;
+      }
+      std::cerr << ", where the --resume checkpoint stands)\n"
                 << std::flush;
     }
   }
   // A resumed run appends; a fresh one starts the file anew (a FIFO or device is only written to).
-  file_.open(path, resumed_epoch > 0 || !regular ? std::ios::app : std::ios::trunc);
+  file_.open(path, resumed || !regular ? std::ios::app : std::ios::trunc);
   EMBER_CHECK(file_.is_open(), IOError, path, ": cannot open the metrics log for writing (", std::strerror(errno),
               ")");
 }

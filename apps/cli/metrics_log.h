@@ -49,7 +49,9 @@ class MetricsLog {
   // Opens `path`, emptied for a fresh run (resumed_epoch 0), or, for a run resumed from a
   // checkpoint of `resumed_epoch` epochs and `resumed_step` steps, cut back to that point
   // (see above) and appended to. IOError when it cannot.
-  MetricsLog(const std::string& path, std::int64_t resumed_epoch, std::int64_t resumed_step);
+  // resumed_batch: a mid-epoch checkpoint's batch in epoch resumed_epoch + 1 (--save-every).
+  MetricsLog(const std::string& path, std::int64_t resumed_epoch, std::int64_t resumed_step,
+             std::int64_t resumed_batch = 0);
 
   bool enabled() const { return file_.is_open(); }
   void step(std::int64_t epoch, std::int64_t step, float loss);

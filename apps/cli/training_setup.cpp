@@ -152,6 +152,14 @@ void restore_from_checkpoint(TrainingRun& run, const Checkpoint& resumed, bool o
   default_generator().set_state(resumed.generator_state);
   run.first_epoch = resumed.epoch;
   run.step = resumed.step;
+  // A mid-epoch checkpoint (--save-every): its epoch resumes at the next batch, if nothing
+  // that decides the epoch's batches changed (loader_position.h).
+  if (resumed.position.mid_epoch()) {
+    check_mid_epoch_resume(resumed.train, run.effective, resumed.position, resumed.epoch, run.loader->size(),
+                           run.options.resume_path);
+    run.resume_position = resumed.position;
+    run.resumed_batch = resumed.position.batches_done;
+  }
 }
 
 void print_run_header(const TrainingRun& run) {
@@ -162,7 +170,12 @@ void print_run_header(const TrainingRun& run) {
             << run.device.str() << "\n";
   std::cout << "  " << options.optimizer << " lr " << options.hyperparameters.lr << ", batch size "
             << options.batch_size << ", " << options.epochs << " epochs, seed " << options.seed;
-  if (run.first_epoch > 0) std::cout << ", resuming after epoch " << run.first_epoch;
+  if (run.resumed_batch > 0) {
+    std::cout << ", resuming in epoch " << run.first_epoch + 1 << " after batch " << run.resumed_batch << " of "
+              << run.loader->size();
+  } else if (run.first_epoch > 0) {
+    std::cout << ", resuming after epoch " << run.first_epoch;
+  }
   std::cout << "\n";
   if (run.distributed.active()) {
     std::cout << "  distributed: " << run.distributed.world_size() << " ranks (" << run.distributed.backend()
@@ -193,7 +206,7 @@ void set_up_training(TrainingRun& run) {
   ProgressReporter::Style style = ProgressReporter::detect_style(options.quiet || !run.distributed.is_main());
   if (style != ProgressReporter::Style::Quiet) print_run_header(run);
   if (!options.log_path.empty() && run.distributed.is_main()) {
-    run.log = MetricsLog(options.log_path, run.first_epoch, run.step);
+    run.log = MetricsLog(options.log_path, run.first_epoch, run.step, run.resumed_batch);
   }
   run.progress.emplace(style, options.epochs, run.loader->size());
 }
