@@ -100,8 +100,9 @@ std::string kept_checkpoint_note(const TrainingRun& run) {
   if (same_file(save, options.resume_path)) {
     return make_message("the checkpoint ", resumed, " in ", save, " is intact (no epoch was completed in this run)");
   }
+  // "holds epoch 3" / "holds epoch 4 at batch 5 of 12" (the text after "of ").
   return make_message("no epoch was completed in this run, so ", save, " was not written (", options.resume_path,
-                      " still holds the checkpoint ", resumed, ")");
+                      " still holds ", resumed.substr(3), ")");
 }
 
 // The summary's "checkpoint:" line.
