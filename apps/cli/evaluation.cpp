@@ -6,6 +6,7 @@
 
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
+#include <ember/nn/functional.h>
 
 #include "interrupt.h"
 
@@ -23,7 +24,11 @@ Evaluation evaluate(nn::Module& model, const Tensor& features, const Tensor& lab
     Tensor logits = model(features.narrow(0, start, length).to(device));
     Tensor predicted = logits.argmax(1);
     if (labels.defined()) {
-      result.correct += predicted.eq(labels.narrow(0, start, length).to(device)).sum().item<std::int64_t>();
+      Tensor batch_labels = labels.narrow(0, start, length).to(device);
+      result.correct += predicted.eq(batch_labels).sum().item<std::int64_t>();
+      // A few operations on [batch, classes] next to the forward pass: always computed.
+      result.loss_sum += static_cast<double>(
+          nn::functional::cross_entropy(logits, batch_labels, Reduction::Sum).item<float>());
     }
     predictions.push_back(predicted.cpu());
     if (keep_probabilities) probabilities.push_back(logits.softmax(1).cpu());

@@ -18,9 +18,14 @@ namespace ember::cli {
 struct Evaluation {
   std::int64_t correct = 0;
   std::int64_t total = 0;
+  // Sum over the examples of their cross-entropy (PyTorch: F.cross_entropy(logits, y,
+  // reduction="sum") per batch, added up in float64); with labels only.
+  double loss_sum = 0;
   Tensor predictions;    // [N] int64 on the CPU
   Tensor probabilities;  // [N, C] float32 on the CPU (only when asked for)
   double accuracy() const { return total == 0 ? 0.0 : static_cast<double>(correct) / static_cast<double>(total); }
+  // The mean cross-entropy over the examples (`ember train`'s val_loss).
+  double mean_loss() const { return total == 0 ? 0.0 : loss_sum / static_cast<double>(total); }
 };
 
 // Puts `model` in eval mode (Dropout off) and leaves it there; the caller switches back.

@@ -30,6 +30,7 @@
 #include <ember/core/kernel_mode.h>
 
 #include "model.h"
+#include "monitor.h"
 #include "options.h"
 #include "output_paths.h"
 #include "usage_error.h"
@@ -245,6 +246,17 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
   add_data_options(*command, train.data, "Training data: fashion-mnist, toy, idx:DIR or csv:FILE");
   command->add_option("--val-split", train.val_split, "Fraction of the training set held out for validation")
       ->check(number_in_range(0.0, 1.0, /*high_included=*/false));
+  command
+      ->add_option_function<std::string>(
+          "--monitor", [&train](const std::string& name) { train.monitor = *parse_monitor(name); },
+          "Epoch metric watched by --lr-schedule plateau and early stopping: val_loss, val_acc or train_loss "
+          "(default: val_loss with --val-split, else train_loss)")
+      ->check(CLI::Validator(
+          [](const std::string& name) -> std::string {
+            if (parse_monitor(name)) return "";
+            return "expected val_loss, val_acc or train_loss, got '" + name + "'";
+          },
+          "METRIC"));
   command->add_option("--model", train.model, "mlp (default) or cnn (two Conv2d/ReLU/MaxPool2d stages, then Linear)")
       ->check(CLI::IsMember({"mlp", "cnn"}));
   command->add_option("--hidden", train.hidden,
@@ -311,6 +323,13 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
     }
     if (cnn && train.dropout > 0) throw CLI::ValidationError("--dropout", "--model cnn has no dropout layers");
     if (cnn && command->count("--hidden") == 0) train.hidden = {128};
+    // --monitor (monitor.h): a validation metric needs a validation split.
+    if (command->count("--monitor") == 0) {
+      train.monitor = train.val_split > 0 ? Monitor::ValLoss : Monitor::TrainLoss;
+    } else if (train.monitor != Monitor::TrainLoss && train.val_split <= 0) {
+      throw CLI::ValidationError("--monitor", std::string(monitor_name(train.monitor)) +
+                                                  " needs a validation split (--val-split > 0)");
+    }
     if (train.allow_config_change && train.resume_path.empty()) {
       throw CLI::ValidationError("--allow-config-change", "only means something with --resume");
     }

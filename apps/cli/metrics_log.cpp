@@ -113,6 +113,7 @@ void MetricsLog::epoch(const EpochMetrics& m) {
                          {"epoch", m.epoch},
                          {"train_loss", m.train_loss},
                          {"train_acc", m.train_acc},
+                         {"val_loss", optional_number(m.has_val, m.val_loss)},
                          {"val_acc", optional_number(m.has_val, m.val_acc)},
                          {"samples_per_s", m.samples_per_s},
                          {"elapsed_s", m.elapsed_s}};

@@ -1,7 +1,7 @@
 // apps/cli/metrics_log.h — `ember train --log FILE.jsonl`: one JSON object per line.
 //
 //   {"event": "step", "epoch": 1, "step": 100, "loss": 0.6931471824645996}
-//   {"event": "epoch", "epoch": 1, "train_loss": ..., "train_acc": ..., "val_acc": ...,
+//   {"event": "epoch", "epoch": 1, "train_loss": ..., "train_acc": ..., "val_loss": ..., "val_acc": ...,
 //    "samples_per_s": ..., "elapsed_s": ...}
 //   {"event": "summary", "train_acc": ..., "val_acc": ..., "test_acc": ..., "elapsed_s": ...,
 //    "device": "cpu"}
@@ -31,7 +31,7 @@ namespace ember::cli {
 struct EpochMetrics {
   std::int64_t epoch = 0;  // 1-based
   double train_loss = 0, train_acc = 0;
-  double val_acc = 0;
+  double val_loss = 0, val_acc = 0;  // val_loss: mean cross-entropy over the validation split
   bool has_val = false;
   double samples_per_s = 0, elapsed_s = 0;
 };

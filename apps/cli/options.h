@@ -35,9 +35,14 @@ struct DataOptions {
   double input_scale = 0;
 };
 
+// --monitor: the epoch metric early stopping and --lr-schedule plateau watch (monitor.h).
+enum class Monitor { TrainLoss, ValLoss, ValAcc };
+
 struct TrainOptions {
   DataOptions data;
   double val_split = 0.0;  // fraction of the training set held out for validation
+  // main.cpp: ValLoss when --val-split > 0 and --monitor is not given.
+  Monitor monitor = Monitor::TrainLoss;
 
   // Model (model.h): "mlp", Linear/ReLU(/Dropout) layers with these hidden widths, or "cnn",
   // two Conv2d/ReLU/MaxPool2d stages of `channels` then Linear(hidden[0]) and the output layer.

@@ -79,11 +79,13 @@ void ProgressReporter::draw_bar(std::int64_t batch, bool force) {
   std::fflush(stdout);
 }
 
-void ProgressReporter::end_epoch(double train_loss, double train_acc, double val_acc, double samples_per_s) {
+void ProgressReporter::end_epoch(double train_loss, double train_acc, double val_loss, double val_acc,
+                                 double samples_per_s) {
   if (style_ == Style::Quiet) return;
   if (style_ == Style::Bar) std::printf("\r\x1b[K");
   std::printf("Epoch: %03lld/%03lld | train loss %.4f | train acc %.2f%%", static_cast<long long>(epoch_ + 1),
               static_cast<long long>(epochs_), train_loss, 100.0 * train_acc);
+  if (!std::isnan(val_loss)) std::printf(" | val loss %.4f", val_loss);
   if (!std::isnan(val_acc)) std::printf(" | val acc %.2f%%", 100.0 * val_acc);
   std::printf(" | %.0f samples/s\n", samples_per_s);
   std::fflush(stdout);

@@ -27,8 +27,9 @@ class ProgressReporter {
   void start_epoch(std::int64_t epoch);  // 0-based
   // After each optimiser step: the batch index within the epoch, its loss and size.
   void batch_done(std::int64_t batch, double loss, std::int64_t batch_examples);
-  // After the epoch: ends the bar and prints the epoch's summary line.
-  void end_epoch(double train_loss, double train_acc, double val_acc, double samples_per_s);
+  // After the epoch: ends the bar and prints the epoch's summary line (val_loss and
+  // val_acc NaN: no validation split).
+  void end_epoch(double train_loss, double train_acc, double val_loss, double val_acc, double samples_per_s);
 
  private:
   void draw_bar(std::int64_t batch, bool force);

@@ -260,14 +260,16 @@ void finish_epoch(TrainingRun& run, EpochTotals& totals, std::int64_t epoch) {
   metrics.train_acc = totals.seen > 0 ? static_cast<double>(totals.correct) / seen : 0.0;
   metrics.has_val = run.split.validation.has_value();
   if (metrics.has_val && run.distributed.is_main()) {
-    metrics.val_acc = evaluate(*run.model, *run.split.validation, run.device).accuracy();
+    Evaluation validation = evaluate(*run.model, *run.split.validation, run.device);
+    metrics.val_acc = validation.accuracy();
+    metrics.val_loss = validation.mean_loss();
   }
   metrics.samples_per_s = epoch_seconds > 0 ? seen / epoch_seconds : 0.0;
   metrics.elapsed_s = seconds_since(run.start);
   run.log.epoch(metrics);
-  run.progress->end_epoch(metrics.train_loss, metrics.train_acc,
-                          metrics.has_val ? metrics.val_acc : std::numeric_limits<double>::quiet_NaN(),
-                          metrics.samples_per_s);
+  constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+  run.progress->end_epoch(metrics.train_loss, metrics.train_acc, metrics.has_val ? metrics.val_loss : kNone,
+                          metrics.has_val ? metrics.val_acc : kNone, metrics.samples_per_s);
   if (!run.options.save_path.empty() && run.distributed.is_main()) save_epoch_checkpoint(run, epoch);
 }
 
