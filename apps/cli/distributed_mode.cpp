@@ -105,6 +105,13 @@ void DistributedMode::gather_epoch_totals(double loss_sum, std::int64_t correct,
   }
 }
 
+bool DistributedMode::any_rank(bool flag) const {
+  if (!active_) return flag;
+  Tensor value = tensor({flag ? 1.0 : 0.0}, kFloat64);
+  all_reduce_on_backend(value);
+  return value.data_ptr<double>()[0] > 0;
+}
+
 void DistributedMode::barrier() const {
   if (active_) distributed::barrier();
 }

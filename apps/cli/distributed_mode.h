@@ -62,6 +62,8 @@ class DistributedMode {
   // so the resumed ranks add to exactly what they had). Alone: one entry each.
   void gather_epoch_totals(double loss_sum, std::int64_t correct, std::int64_t seen, std::vector<double>& loss_sums,
                            std::vector<std::int64_t>& corrects, std::vector<std::int64_t>& seens) const;
+  // Whether `flag` is true on any rank (one all-reduce; alone: the flag).
+  bool any_rank(bool flag) const;
   // Every rank waits for the others (before rank 0's summary leaves the group).
   void barrier() const;
 

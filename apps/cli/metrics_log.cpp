@@ -120,6 +120,19 @@ void MetricsLog::epoch(const EpochMetrics& m) {
   write_line(line.dump());
 }
 
+void MetricsLog::early_stop(std::int64_t epoch, const std::string& monitor, double best, std::int64_t best_epoch,
+                            std::int64_t patience, double min_delta) {
+  if (!enabled()) return;
+  nlohmann::json line = {{"event", "early_stop"},
+                         {"epoch", epoch},
+                         {"monitor", monitor},
+                         {"best", optional_number(best_epoch > 0, best)},
+                         {"best_epoch", best_epoch},
+                         {"patience", patience},
+                         {"min_delta", min_delta}};
+  write_line(line.dump());
+}
+
 void MetricsLog::summary(const SummaryMetrics& m) {
   if (!enabled()) return;
   nlohmann::json line = {{"event", "summary"},

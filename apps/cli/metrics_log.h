@@ -57,6 +57,11 @@ class MetricsLog {
   void step(std::int64_t epoch, std::int64_t step, float loss);
   void epoch(const EpochMetrics& metrics);
   void summary(const SummaryMetrics& metrics);
+  // --early-stop ended the run after `epoch` (early_stopping.h):
+  //   {"event": "early_stop", "epoch": 7, "monitor": "val_loss", "best": 0.41, "best_epoch": 4,
+  //    "patience": 3, "min_delta": 0}
+  void early_stop(std::int64_t epoch, const std::string& monitor, double best, std::int64_t best_epoch,
+                  std::int64_t patience, double min_delta);
 
  private:
   void write_line(const std::string& line);  // IOError when the write fails

@@ -40,6 +40,7 @@
 #include <ember/nn/functional.h>
 
 #include "checkpoint.h"
+#include "early_stopping_run.h"
 #include "evaluation.h"
 #include "interrupt.h"
 #include "options.h"
@@ -270,6 +271,12 @@ void finish_epoch(TrainingRun& run, EpochTotals& totals, std::int64_t epoch) {
   constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
   run.progress->end_epoch(metrics.train_loss, metrics.train_acc, metrics.has_val ? metrics.val_loss : kNone,
                           metrics.has_val ? metrics.val_acc : kNone, metrics.samples_per_s);
+  // --early-stop / --save-best (early_stopping_run.h): the best model so far, before the
+  // epoch's checkpoint, which then records the rule's state after this epoch.
+  if (early_stopping_after_epoch(run, metrics) && !run.options.save_best_path.empty()) {
+    save_checkpoint(checkpoint_now(run, epoch + 1), run.options.save_best_path);
+    run.best_saved_epoch = epoch + 1;
+  }
   if (!run.options.save_path.empty() && run.distributed.is_main()) save_epoch_checkpoint(run, epoch);
 }
 
@@ -305,6 +312,9 @@ void print_summary(const TrainingRun& run, const SummaryMetrics& summary) {
   std::printf("  device:          %s\n", summary.device.c_str());
   std::printf("  checkpoint:      %s\n",
               checkpoint_summary(run).c_str());
+  const std::string best = best_checkpoint_summary(run), stopping = early_stopping_summary(run);
+  if (!best.empty()) std::printf("  best checkpoint: %s\n", best.c_str());
+  if (!stopping.empty()) std::printf("  early stopping:  %s\n", stopping.c_str());
 }
 
 // Training is over: the accuracy of the final model on every split, logged and printed by
@@ -349,6 +359,7 @@ int run_train(const TrainOptions& options) {
   set_up_training(run);  // data, model, optimizer, loader; --resume's state (training_setup.cpp)
 
   for (std::int64_t epoch = run.first_epoch; epoch < options.epochs; ++epoch) {
+    if (run.stopped_early) break;  // --early-stop, after the last epoch (or in the resumed run)
     // A Ctrl-C during the last epoch's validation or checkpoint stops here, that epoch
     // saved. (Distributed, stops are agreed on at a step: record_step.)
     if (!distributed.active() && interrupt_requested()) {

@@ -69,6 +69,7 @@ struct TrainingRun {
   // and the epoch last written to --save-best (0: none).
   std::optional<EarlyStopping> early_stopping;
   bool stopped_early = false;
+  std::int64_t stopped_after_epoch = 0;
   std::int64_t best_saved_epoch = 0;
   std::int64_t examples_trained = 0;  // in this run, for the summary's throughput
   double training_seconds = 0;

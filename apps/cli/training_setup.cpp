@@ -12,6 +12,7 @@
 
 #include "checkpoint.h"
 #include "device_choice.h"
+#include "early_stopping_run.h"
 #include "resume_check.h"
 #include "training_run.h"
 #include "usage_error.h"
@@ -202,6 +203,7 @@ void set_up_training(TrainingRun& run) {
   check_model_fits_memory(run.config);  // before anything is allocated
   build_model_and_loader(run);
   if (resumed) restore_from_checkpoint(run, *resumed, optimizer_restored);
+  set_up_early_stopping(run, resumed ? &*resumed : nullptr);
 
   ProgressReporter::Style style = ProgressReporter::detect_style(options.quiet || !run.distributed.is_main());
   if (style != ProgressReporter::Style::Quiet) print_run_header(run);
