@@ -272,3 +272,25 @@ TEST_CASE("ember train --early-stop, --min-delta and --save-best: bad flags and 
   CHECK_THAT(output, Catch::Contains("ember: error: --save-best " + scratch / "missing/best.st" + ": directory " +
                                      scratch / "missing" + " does not exist"));
 }
+
+TEST_CASE("ember train on 2 ranks: --early-stop on a validation metric stops every rank after the same epoch",
+          "[cli][early-stop][distributed]") {
+  // Rank 0 alone evaluates the validation split; the other rank learns the decision.
+  // Were it to train on, the job would hang in its next collective (and time out).
+  ScratchDir scratch("early_stop_distributed");
+  int code = -1;
+  std::string output = run_shell(launch::bin("ember-run") + " --nproc-per-node 2 -- " + launch::bin("ember") +
+                                     " train --device cpu --data idx:" + fixtures_dir() +
+                                     "/idx --hidden 8 --batch-size 2 --lr 0.5 --val-split 0.25 --seed 1 --epochs 40 "
+                                     "--quiet --timeout 60 --monitor val_acc --early-stop 2 --save-best " +
+                                     scratch / "best.st" + " --log " + scratch / "log.jsonl" + " 2>&1",
+                                 &code);
+  INFO(output);
+  REQUIRE(code == 0);
+  const std::vector<double> values = logged(scratch / "log.jsonl", "val_acc");
+  auto [stop, best_epoch] = expected_stop(values, true, 2, 0.0);
+  REQUIRE(stop > 0);
+  CHECK(static_cast<int>(values.size()) == stop);
+  CHECK(early_stop_event(scratch / "log.jsonl").at("best_epoch") == best_epoch);
+  CHECK(std::filesystem::exists(scratch / "best.st"));
+}
