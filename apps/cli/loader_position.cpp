@@ -100,11 +100,16 @@ LoaderPosition position_from_text(const std::string& text, const std::string& pa
   return position;
 }
 
+namespace {
+std::string mid_epoch_place(const LoaderPosition& position, std::int64_t saved_epoch, const std::string& path) {
+  return make_message("--resume ", path, ": the checkpoint stands inside epoch ", saved_epoch + 1, " (after batch ",
+                      position.batches_done, " of ", position.batches_in_epoch, ")");
+}
+}  // namespace
+
 void check_mid_epoch_resume(const TrainOptions& saved, const TrainOptions& now, const LoaderPosition& position,
-                            std::int64_t saved_epoch, std::int64_t batches_now, const std::string& path) {
-  const std::string where = make_message("--resume ", path, ": the checkpoint stands inside epoch ", saved_epoch + 1,
-                                         " (after batch ", position.batches_done, " of ", position.batches_in_epoch,
-                                         ")");
+                            std::int64_t saved_epoch, const std::string& path) {
+  const std::string where = mid_epoch_place(position, saved_epoch, path);
   EMBER_CHECK(now.epochs > saved_epoch, ValueError, where, ": --epochs ", now.epochs,
               " ends before that epoch (--epochs counts every epoch, those before --resume included)");
   std::string changed;
@@ -116,6 +121,11 @@ void check_mid_epoch_resume(const TrainOptions& saved, const TrainOptions& now, 
                              "--allow-config-change:" +
                      changed + "\nresume with the checkpoint's values, or from a checkpoint written at an epoch's end");
   }
+}
+
+void check_mid_epoch_batches(const TrainOptions& now, const LoaderPosition& position, std::int64_t saved_epoch,
+                             std::int64_t batches_now, const std::string& path) {
+  const std::string where = mid_epoch_place(position, saved_epoch, path);
   EMBER_CHECK(batches_now == position.batches_in_epoch, ValueError, where, ", but an epoch now has ", batches_now,
               " batches: the data changed since it was written");
   EMBER_CHECK(static_cast<std::int64_t>(position.loss_sums.size()) == now.world_size, ValueError, where,

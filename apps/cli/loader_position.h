@@ -51,10 +51,13 @@ std::string position_to_text(const LoaderPosition& position);
 LoaderPosition position_from_text(const std::string& text, const std::string& path);
 
 // Refuses (ValueError, even with --allow-config-change) to continue a mid-epoch checkpoint
-// when what decides the epoch's batches changed, or the loader has another number of
-// batches per epoch (`batches_now`).
+// when what decides the epoch's batches changed or --epochs ends before its epoch (checked
+// before anything is built), or when the loader has another number of batches per epoch
+// (`batches_now`, checked once it is built).
 void check_mid_epoch_resume(const TrainOptions& saved, const TrainOptions& now, const LoaderPosition& position,
-                            std::int64_t saved_epoch, std::int64_t batches_now, const std::string& path);
+                            std::int64_t saved_epoch, const std::string& path);
+void check_mid_epoch_batches(const TrainOptions& now, const LoaderPosition& position, std::int64_t saved_epoch,
+                             std::int64_t batches_now, const std::string& path);
 
 // The batches of one epoch, for a range-for: begin() starts the loader's pass and records
 // the default generator's state before it in `epoch_start` (what a mid-epoch checkpoint

@@ -73,6 +73,10 @@ void load_run_data(TrainingRun& run, const std::optional<Checkpoint>& resumed) {
 // state can be restored (only --allow-config-change gets here with another optimizer).
 bool check_resumed_config(const TrainingRun& run, const Checkpoint& resumed) {
   const TrainOptions& options = run.options;
+  // A mid-epoch checkpoint (--save-every) first: what decides its epoch's batches may not change at all.
+  if (resumed.position.mid_epoch()) {
+    check_mid_epoch_resume(resumed.train, run.effective, resumed.position, resumed.epoch, options.resume_path);
+  }
   std::vector<std::string> changed = check_resume(resumed.train, resumed.epoch, run.effective, options.resume_path);
   const bool optimizer_restored = resumed.train.optimizer == options.optimizer;
   if (!changed.empty() && run.distributed.is_main()) {
@@ -153,11 +157,10 @@ void restore_from_checkpoint(TrainingRun& run, const Checkpoint& resumed, bool o
   default_generator().set_state(resumed.generator_state);
   run.first_epoch = resumed.epoch;
   run.step = resumed.step;
-  // A mid-epoch checkpoint (--save-every): its epoch resumes at the next batch, if nothing
-  // that decides the epoch's batches changed (loader_position.h).
+  // A mid-epoch checkpoint (--save-every): its epoch resumes at the next batch, if it still
+  // has the same batches (loader_position.h; the options were checked before).
   if (resumed.position.mid_epoch()) {
-    check_mid_epoch_resume(resumed.train, run.effective, resumed.position, resumed.epoch, run.loader->size(),
-                           run.options.resume_path);
+    check_mid_epoch_batches(run.effective, resumed.position, resumed.epoch, run.loader->size(), run.options.resume_path);
     run.resume_position = resumed.position;
     run.resumed_batch = resumed.position.batches_done;
   }
