@@ -244,3 +244,47 @@ TEST_CASE("ember train on 2 ranks: --save-every, stopped mid-epoch and resumed, 
   CHECK(logged_step_losses(scratch / "resumed.jsonl") == logged_step_losses(scratch / "straight.jsonl"));
   CHECK(epoch_metrics(scratch / "resumed.jsonl") == epoch_metrics(scratch / "straight.jsonl"));
 }
+
+TEST_CASE("ember train --resume: a damaged mid-epoch position is an error naming the file", "[cli][resume][save-every]") {
+  ScratchDir scratch("save_every_damaged");
+  const std::string idx = "--data idx:" + fixtures_dir() + "/idx";
+  const std::string train = "train " + idx + " --hidden 8 --batch-size 5 --epochs 3 --quiet";
+  int code = -1;
+  run_shell("EMBER_TEST_INTERRUPT_AT_STEP=8 " + launch::bin("ember") + " " + train + " --save-every 3 --save " +
+                scratch / "ck.st" + " 2>&1",
+            &code);
+  REQUIRE(code == 130);
+  ember::Metadata metadata;
+  ember::nn::StateDict tensors = ember::load(scratch / "ck.st", &metadata);
+  const nlohmann::json position = nlohmann::json::parse(metadata.at("position"));
+  auto with_position = [&](const nlohmann::json& changed) {
+    ember::Metadata damaged = metadata;
+    damaged["position"] = changed.dump();
+    ember::save(tensors, scratch / "damaged.st", damaged);
+    return run_ember(train + " --resume " + scratch / "damaged.st", &code);
+  };
+  nlohmann::json beyond = position;
+  beyond["batches_done"] = 7;
+  std::string output = with_position(beyond);
+  CHECK(code == 1);
+  CHECK_THAT(output, Catch::Contains("ember: error: " + scratch / "damaged.st" +
+                                     ": the checkpoint's position, batch 7 of 5, is not inside an epoch"));
+  nlohmann::json two_ranks = position;
+  two_ranks["loss_sums"].push_back("0");
+  two_ranks["correct"].push_back(0);
+  two_ranks["seen"].push_back(0);
+  output = with_position(two_ranks);
+  CHECK(code == 1);
+  CHECK_THAT(output, Catch::Contains("(after batch 1 of 5), written by 2 ranks; now 1"));
+  nlohmann::json other_count = position;
+  other_count["batches_in_epoch"] = 6;
+  output = with_position(other_count);
+  CHECK(code == 1);
+  CHECK_THAT(output, Catch::Contains("(after batch 1 of 6), but an epoch now has 5 batches"));
+  ember::Metadata junk = metadata;
+  junk["position"] = "{\"batches_done\": \"one\"}";
+  ember::save(tensors, scratch / "damaged.st", junk);
+  output = run_ember(train + " --resume " + scratch / "damaged.st", &code);
+  CHECK(code == 1);
+  CHECK_THAT(output, Catch::Contains(scratch / "damaged.st" + ": the checkpoint's position metadata is damaged"));
+}
