@@ -15,6 +15,10 @@
 // provided the loop is the same, which is why the checkpoint's options are checked against
 // the current ones first (resume_check.h).
 //
+// Issue 20: --save-every also checkpoints inside an epoch, with the loader's position, and
+// --resume continues there exactly (loader_position.h); --early-stop and --save-best apply
+// Keras's early-stopping rule to --monitor after each epoch (early_stopping_run.h).
+//
 // What the tool says about checkpoints must be true: on Ctrl-C and in the summary it names
 // only files this run wrote, or the --resume file it started from, with their epochs.
 //
