@@ -139,6 +139,10 @@ TEST_CASE("ember train --save-every: the header says where a mid-epoch checkpoin
   CHECK_THAT(output, Catch::Contains(", resuming in epoch 2 after batch 1 of 5\n"));
   CHECK_THAT(output, Catch::Contains("Epoch: 002/003 | Batch 001/005"));
   CHECK_THAT(output, !Catch::Contains("Epoch: 001/003"));
+  // ember eval reads a mid-epoch checkpoint and says where it stands.
+  output = run_ember("eval --checkpoint " + scratch / "ck.st", &code);
+  CHECK(code == 0);
+  CHECK_THAT(output, Catch::Contains("(16-8-3 MLP, epoch 2 at batch 1 of 5, trained on idx:"));
 }
 
 TEST_CASE("ember train --save-every: a checkpoint killed with SIGKILL mid-save is whole and resumes exactly",
