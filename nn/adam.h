@@ -39,6 +39,11 @@ class Adam : public Optimizer {
   double learning_rate() const override { return options_.lr; }
   void set_learning_rate(double lr) override { options_.lr = lr; }
   std::string name() const override { return decoupled_weight_decay_ ? "AdamW" : "Adam"; }
+  // beta1, as PyTorch's OneCycleLR cycles group["betas"][0].
+  bool has_momentum() const override { return true; }
+  bool uses_betas() const override { return true; }
+  double momentum() const override { return options_.beta1; }
+  void set_momentum(double beta1) override { options_.beta1 = beta1; }
   // The options in use (weight_decay resolved to a value).
   const AdamOptions& options() const { return options_; }
 

@@ -8,11 +8,15 @@
 #include <ember/nn/activation.h>
 #include <ember/nn/adam.h>
 #include <ember/nn/batch_norm.h>
+#include <ember/nn/clip_grad.h>
 #include <ember/nn/conv.h>
 #include <ember/nn/dropout.h>
 #include <ember/nn/functional.h>
 #include <ember/nn/init.h>
 #include <ember/nn/linear.h>
+#include <ember/nn/lr_one_cycle.h>
+#include <ember/nn/lr_plateau.h>
+#include <ember/nn/lr_scheduler.h>
 #include <ember/nn/module.h>
 #include <ember/nn/optimizer.h>
 #include <ember/nn/parameter.h>

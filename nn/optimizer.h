@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,6 +95,20 @@ class Optimizer {
   virtual void set_learning_rate(double lr) = 0;
   // The class name PyTorch prints ("SGD", "Adam", "AdamW"), used in error messages.
   virtual std::string name() const = 0;
+
+  // The momentum a learning-rate schedule may cycle (OneCycleLR, nn/lr_one_cycle.h):
+  // PyTorch's param_group["momentum"] (SGD) or param_group["betas"][0] (Adam, AdamW:
+  // uses_betas). has_momentum() is false for an optimizer with neither.
+  virtual bool has_momentum() const { return false; }
+  virtual bool uses_betas() const { return false; }
+  virtual double momentum() const { return 0.0; }
+  virtual void set_momentum(double) {}
+
+  // PyTorch's param_group["initial_lr"]: the lr before any scheduler changed it. The first
+  // learning-rate scheduler built on this optimizer sets it, later ones read it (so a
+  // SequentialLR's schedules share one base lr, as in PyTorch). Not in state_dict: each
+  // scheduler's own state_dict keeps its base_lrs.
+  std::optional<double> initial_lr;
 
   StateDict state_dict() const;
   void load_state_dict(const StateDict& state);

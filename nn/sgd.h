@@ -27,6 +27,9 @@ class SGD : public Optimizer {
   double learning_rate() const override { return options_.lr; }
   void set_learning_rate(double lr) override { options_.lr = lr; }
   std::string name() const override { return "SGD"; }
+  bool has_momentum() const override { return true; }  // PyTorch: "momentum" in SGD's defaults, even 0
+  double momentum() const override { return options_.momentum; }
+  void set_momentum(double momentum) override { options_.momentum = momentum; }
   const SGDOptions& options() const { return options_; }
 
  protected:

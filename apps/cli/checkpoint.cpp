@@ -9,6 +9,8 @@
 #include <ember/core/error.h>
 #include <ember/nn/serialize.h>
 
+#include "monitor.h"
+
 namespace ember::cli {
 
 namespace {
@@ -65,7 +67,19 @@ nlohmann::json config_json(const Checkpoint& c) {
             {"csv_label_column", t.data.csv_label_column},
             // What the file turned out to have (train_command.cpp resolves Auto before saving).
             {"csv_header", t.data.csv_header == CsvHeader::Yes},
-            {"world_size", t.world_size}}}};
+            {"world_size", t.world_size},
+            // --lr-schedule and the gradient flags (absent in older files: their defaults).
+            {"lr_schedule", t.lr_schedule},
+            {"lr_step_size", t.lr_step_size},
+            {"lr_gamma", t.lr_gamma},
+            {"lr_milestones", t.lr_milestones},
+            {"lr_min", t.lr_min},
+            {"lr_patience", t.lr_patience},
+            {"warmup_steps", t.warmup_steps},
+            {"monitor", monitor_name(t.monitor)},
+            {"clip_grad_norm", t.clip_grad_norm},
+            {"clip_grad_value", t.clip_grad_value},
+            {"grad_accum", t.grad_accum}}}};
   if (c.model.kind == "cnn") {  // absent for an MLP, as in checkpoints written before --model
     config["channels"] = c.model.channels;
     config["input_shape"] = c.model.input_shape;
@@ -92,12 +106,31 @@ std::int64_t whole_number_field(const std::string& text, const char* name, const
   return value;
 }
 
+// The --lr-schedule and gradient flags; a checkpoint written before they existed ran with
+// their defaults.
+void read_schedule_options(const nlohmann::json& train, TrainOptions& options) {
+  const TrainOptions defaults;
+  options.lr_schedule = train.value("lr_schedule", defaults.lr_schedule);
+  options.lr_step_size = train.value("lr_step_size", defaults.lr_step_size);
+  options.lr_gamma = train.value("lr_gamma", defaults.lr_gamma);
+  options.lr_milestones = train.value("lr_milestones", defaults.lr_milestones);
+  options.lr_min = train.value("lr_min", defaults.lr_min);
+  options.lr_patience = train.value("lr_patience", defaults.lr_patience);
+  options.warmup_steps = train.value("warmup_steps", defaults.warmup_steps);
+  options.monitor = parse_monitor(train.value("monitor", std::string(monitor_name(defaults.monitor))))
+                        .value_or(defaults.monitor);
+  options.clip_grad_norm = train.value("clip_grad_norm", defaults.clip_grad_norm);
+  options.clip_grad_value = train.value("clip_grad_value", defaults.clip_grad_value);
+  options.grad_accum = train.value("grad_accum", defaults.grad_accum);
+}
+
 }  // namespace
 
 void save_checkpoint(const Checkpoint& checkpoint, const std::string& path) {
   nn::StateDict tensors;
   for (const auto& [name, tensor] : checkpoint.model_state) tensors.insert("model." + name, tensor);
   for (const auto& [name, tensor] : checkpoint.optimizer_state) tensors.insert("optimizer." + name, tensor);
+  for (const auto& [name, tensor] : checkpoint.scheduler_state) tensors.insert("scheduler." + name, tensor);
   Metadata metadata = {{"format", kFormat},
                        {"epoch", std::to_string(checkpoint.epoch)},
                        {"step", std::to_string(checkpoint.step)},
@@ -156,6 +189,7 @@ Checkpoint load_checkpoint(const std::string& path) {
     checkpoint.train.val_split = train.at("val_split").get<double>();
     checkpoint.train.workers = train.value("workers", std::int64_t{0});  // informative; absent in older files
     checkpoint.train.world_size = train.value("world_size", std::int64_t{1});  // absent before issue 16
+    read_schedule_options(train, checkpoint.train);
     // Absent before issue 16: the rule those versions applied (toy data as given, else / 255).
     checkpoint.input_scale = config.contains("input_scale") ? config.at("input_scale").get<double>()
                              : checkpoint.data_spec == "toy" ? 1.0
@@ -186,6 +220,7 @@ Checkpoint load_checkpoint(const std::string& path) {
   }
   checkpoint.model_state = with_prefix_removed(tensors, "model.");
   checkpoint.optimizer_state = with_prefix_removed(tensors, "optimizer.");
+  checkpoint.scheduler_state = with_prefix_removed(tensors, "scheduler.");
   return checkpoint;
 }
 

@@ -3,6 +3,7 @@
 // One safetensors file (nn/serialize.h) holding everything needed to continue exactly:
 //   tensors   "model.<name>"      the model's state_dict ("model.0.weight", ...)
 //             "optimizer.<name>"  the optimizer's state_dict (momentum buffers, Adam moments)
+//             "scheduler.<name>"  the learning-rate scheduler's state_dict (--lr-schedule)
 //   __metadata__ (string -> string)
 //             "format"            "ember-cli-checkpoint/1"
 //             "epoch"             epochs completed
@@ -65,6 +66,9 @@ struct Checkpoint {
   // A mid-epoch checkpoint's place in epoch `epoch` + 1 (batches_done 0: an epoch's end).
   LoaderPosition position;
   std::optional<EarlyStoppingState> early_stopping;
+  // "scheduler.<key>" tensors: the --lr-schedule scheduler's state_dict (lr_schedule.h;
+  // empty for a constant lr and in checkpoints written before schedules existed).
+  nn::StateDict scheduler_state;
 };
 
 void save_checkpoint(const Checkpoint& checkpoint, const std::string& path);

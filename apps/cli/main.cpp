@@ -229,6 +229,78 @@ void check_checkpoint_options(const TrainOptions& train, const CLI::App& command
   }
 }
 
+// --- Learning-rate schedules and gradients (issue 20; lr_schedule.h, optimizer_step.h) ---
+void add_schedule_options(CLI::App& command, TrainOptions& train) {
+  command.add_option("--lr-schedule", train.lr_schedule,
+                     "constant (default), step, multistep, exponential (per epoch), cosine, onecycle (per optimizer "
+                     "step) or plateau (per epoch, on --monitor)")
+      ->check(CLI::IsMember({"constant", "step", "multistep", "exponential", "cosine", "onecycle", "plateau"}));
+  command.add_option("--lr-step-size", train.lr_step_size, "step: epochs between decays by --lr-gamma")
+      ->check(whole_number_at_least(1));
+  command.add_option("--lr-gamma", train.lr_gamma,
+                     "step, multistep, exponential: the decay factor; plateau: the reduction factor (default 0.1)")
+      ->check(real_number(false));
+  command.add_option("--lr-milestones", train.lr_milestones, "multistep: increasing epochs at which lr *= --lr-gamma")
+      ->delimiter(',')
+      ->check(whole_number_at_least(1));
+  command.add_option("--lr-min", train.lr_min, "cosine: the final lr (eta_min); plateau: the lowest lr (min_lr)")
+      ->check(real_number(true));
+  command.add_option("--lr-patience", train.lr_patience, "plateau: epochs without improvement before a reduction")
+      ->check(whole_number_at_least(0));
+  command.add_option("--warmup-steps", train.warmup_steps,
+                     "constant, cosine: the lr rises linearly to --lr over the first N optimizer steps")
+      ->check(whole_number_at_least(0));
+  command.add_option("--clip-grad-norm", train.clip_grad_norm,
+                     "Scale the gradients so that their total 2-norm is at most MAX (clip_grad_norm_)")
+      ->check(real_number(false));
+  command.add_option("--clip-grad-value", train.clip_grad_value,
+                     "Clamp every gradient element into [-V, V] (clip_grad_value_)")
+      ->check(real_number(false));
+  command.add_option("--grad-accum", train.grad_accum,
+                     "Accumulate the gradients of N micro-batches of --batch-size per optimizer step (loss / N)")
+      ->check(whole_number_in(1, kMaxBatchSize));
+}
+
+// Which schedule flags go with which --lr-schedule; combinations PyTorch refuses.
+void check_schedule_options(const CLI::App& command, const TrainOptions& train) {
+  const std::string& kind = train.lr_schedule;
+  auto only_with = [&](const char* flag, std::initializer_list<const char*> kinds, const char* which) {
+    if (command.count(flag) == 0) return;
+    for (const char* allowed : kinds) {
+      if (kind == allowed) return;
+    }
+    throw CLI::ValidationError(flag, std::string("only --lr-schedule ") + which + " takes it (got " + kind + ")");
+  };
+  only_with("--lr-step-size", {"step"}, "step");
+  only_with("--lr-gamma", {"step", "multistep", "exponential", "plateau"}, "step, multistep, exponential or plateau");
+  only_with("--lr-milestones", {"multistep"}, "multistep");
+  only_with("--lr-min", {"cosine", "plateau"}, "cosine or plateau");
+  only_with("--lr-patience", {"plateau"}, "plateau");
+  if (kind == "step" && command.count("--lr-step-size") == 0) {
+    throw CLI::ValidationError("--lr-schedule", "step needs --lr-step-size (epochs between decays)");
+  }
+  if (kind == "multistep") {
+    if (train.lr_milestones.empty()) throw CLI::ValidationError("--lr-schedule", "multistep needs --lr-milestones");
+    for (std::size_t i = 1; i < train.lr_milestones.size(); ++i) {
+      if (train.lr_milestones[i] <= train.lr_milestones[i - 1]) {
+        throw CLI::ValidationError("--lr-milestones", "must be increasing, got " + std::to_string(train.lr_milestones[i]) +
+                                                          " after " + std::to_string(train.lr_milestones[i - 1]));
+      }
+    }
+  }
+  if (kind == "plateau" && train.lr_gamma >= 1.0) {
+    throw CLI::ValidationError("--lr-gamma", "plateau: the factor must be below 1 (Factor should be < 1.0.)");
+  }
+  if (train.warmup_steps > 0 && kind != "constant" && kind != "cosine") {
+    throw CLI::ValidationError("--warmup-steps", "goes with --lr-schedule constant or cosine (" + kind +
+                                                     (kind == "onecycle" ? " has its own warm-up phase)"
+                                                                         : " steps per epoch, the warm-up per optimizer step)"));
+  }
+  if (command.count("--clip-grad-norm") > 0 && command.count("--clip-grad-value") > 0) {
+    throw CLI::ValidationError("--clip-grad-value", "use either --clip-grad-norm or --clip-grad-value, not both");
+  }
+}
+
 // `ember frobnicate`: CLI11 only says that a subcommand is required; name the unknown one.
 bool unknown_command(CLI::App& app, int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return false;
@@ -291,6 +363,7 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
       ->check(whole_number_in(0, kMaxWorkers));
   add_model_data_options(*command, train);
   add_checkpoint_options(*command, train);
+  add_schedule_options(*command, train);
   add_device_option(*command, train.device);
   command->add_option("--timeout", train.timeout_s,
                       "Distributed: seconds the rendezvous and each collective wait for a peer (default: "
@@ -330,6 +403,7 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
       throw CLI::ValidationError("--monitor", std::string(monitor_name(train.monitor)) +
                                                   " needs a validation split (--val-split > 0)");
     }
+    check_schedule_options(*command, train);
     if (train.allow_config_change && train.resume_path.empty()) {
       throw CLI::ValidationError("--allow-config-change", "only means something with --resume");
     }

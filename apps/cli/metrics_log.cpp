@@ -99,11 +99,17 @@ void MetricsLog::write_line(const std::string& line) {
   }
 }
 
-void MetricsLog::step(std::int64_t epoch, std::int64_t step, float loss) {
+void MetricsLog::step(std::int64_t epoch, std::int64_t step, float loss, double lr,
+                      std::optional<double> grad_norm) {
   if (!enabled()) return;
   // float -> double is exact; nlohmann writes a double with the digits needed to read it
-  // back identically, so no precision is lost.
-  nlohmann::json line = {{"event", "step"}, {"epoch", epoch}, {"step", step}, {"loss", static_cast<double>(loss)}};
+  // back identically, so no precision is lost (the lr is compared with PyTorch's exactly).
+  nlohmann::json line = {{"event", "step"},
+                         {"epoch", epoch},
+                         {"step", step},
+                         {"loss", static_cast<double>(loss)},
+                         {"lr", lr},
+                         {"grad_norm", optional_number(grad_norm.has_value(), grad_norm.value_or(0.0))}};
   write_line(line.dump());
 }
 
@@ -115,6 +121,7 @@ void MetricsLog::epoch(const EpochMetrics& m) {
                          {"train_acc", m.train_acc},
                          {"val_loss", optional_number(m.has_val, m.val_loss)},
                          {"val_acc", optional_number(m.has_val, m.val_acc)},
+                         {"lr", m.lr},
                          {"samples_per_s", m.samples_per_s},
                          {"elapsed_s", m.elapsed_s}};
   write_line(line.dump());

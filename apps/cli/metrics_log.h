@@ -1,6 +1,9 @@
 // apps/cli/metrics_log.h — `ember train --log FILE.jsonl`: one JSON object per line.
 //
-//   {"event": "step", "epoch": 1, "step": 100, "loss": 0.6931471824645996}
+//   {"event": "step", "epoch": 1, "step": 100, "loss": 0.6931471824645996, "lr": 0.1,
+//    "grad_norm": 1.25}
+//   (lr: the rate that optimizer step used; grad_norm: the gradients' total 2-norm before
+//   any clipping; loss: with --grad-accum the mean of the step's micro-batch losses)
 //   {"event": "epoch", "epoch": 1, "train_loss": ..., "train_acc": ..., "val_loss": ..., "val_acc": ...,
 //    "samples_per_s": ..., "elapsed_s": ...}
 //   {"event": "summary", "train_acc": ..., "val_acc": ..., "test_acc": ..., "elapsed_s": ...,
@@ -24,6 +27,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <optional>
 #include <string>
 
 namespace ember::cli {
@@ -34,6 +38,7 @@ struct EpochMetrics {
   double val_loss = 0, val_acc = 0;  // val_loss: mean cross-entropy over the validation split
   bool has_val = false;
   double samples_per_s = 0, elapsed_s = 0;
+  double lr = 0;  // the rate of the epoch's last optimizer step (--lr-schedule)
 };
 
 struct SummaryMetrics {
@@ -54,7 +59,7 @@ class MetricsLog {
              std::int64_t resumed_batch = 0);
 
   bool enabled() const { return file_.is_open(); }
-  void step(std::int64_t epoch, std::int64_t step, float loss);
+  void step(std::int64_t epoch, std::int64_t step, float loss, double lr, std::optional<double> grad_norm);
   void epoch(const EpochMetrics& metrics);
   void summary(const SummaryMetrics& metrics);
   // --early-stop ended the run after `epoch` (early_stopping.h):

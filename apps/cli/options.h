@@ -64,6 +64,19 @@ struct TrainOptions {
   // take its lr and weight_decay.
   optim::SGDOptions hyperparameters{.lr = 0.1};
   std::string optimizer = "sgd";  // sgd | adam | adamw
+  // Learning-rate schedule (lr_schedule.h): constant | step | multistep | exponential |
+  // cosine | onecycle | plateau, and its flags (main.cpp checks which go together).
+  std::string lr_schedule = "constant";
+  std::int64_t lr_step_size = 0;             // step: epochs between decays
+  double lr_gamma = 0.1;                     // step, multistep, exponential; plateau's factor
+  std::vector<std::int64_t> lr_milestones;   // multistep: epochs, increasing
+  double lr_min = 0.0;                       // cosine's eta_min, plateau's min_lr
+  std::int64_t lr_patience = 10;             // plateau
+  std::int64_t warmup_steps = 0;             // LinearLR warm-up over the first N optimizer steps
+  // Gradients (optimizer_step.h): clipping (0: off) and accumulation over N micro-batches.
+  double clip_grad_norm = 0;
+  double clip_grad_value = 0;
+  std::int64_t grad_accum = 1;
   std::uint64_t seed = 0;
   bool drop_last = false;
   std::int64_t workers = 0;

@@ -7,6 +7,8 @@
 
 #include <ember/core/error.h>
 
+#include "monitor.h"
+
 namespace ember::cli {
 
 namespace {
@@ -39,6 +41,46 @@ std::string resolved_data_spec(const std::string& spec) {
   std::string text = path.lexically_normal().string();
   while (text.size() > 1 && text.back() == '/') text.pop_back();
   return spec.substr(0, 4) + text;
+}
+
+// --lr-schedule, its flags (those the schedule uses) and the gradient flags.
+template <class Differ>
+void schedule_differences(const TrainOptions& saved, const TrainOptions& now, Differ differ) {
+  if (saved.lr_schedule != now.lr_schedule) differ("--lr-schedule", saved.lr_schedule, now.lr_schedule);
+  const std::string& kind = now.lr_schedule;
+  if (kind == "step" && saved.lr_step_size != now.lr_step_size) {
+    differ("--lr-step-size", std::to_string(saved.lr_step_size), std::to_string(now.lr_step_size));
+  }
+  const bool uses_gamma = kind == "step" || kind == "multistep" || kind == "exponential" || kind == "plateau";
+  if (uses_gamma && saved.lr_gamma != now.lr_gamma) {
+    differ("--lr-gamma", number_text(saved.lr_gamma), number_text(now.lr_gamma));
+  }
+  if (kind == "multistep" && saved.lr_milestones != now.lr_milestones) {
+    differ("--lr-milestones", widths_text(saved.lr_milestones), widths_text(now.lr_milestones));
+  }
+  if ((kind == "cosine" || kind == "plateau") && saved.lr_min != now.lr_min) {
+    differ("--lr-min", number_text(saved.lr_min), number_text(now.lr_min));
+  }
+  if (kind == "plateau" && saved.lr_patience != now.lr_patience) {
+    differ("--lr-patience", std::to_string(saved.lr_patience), std::to_string(now.lr_patience));
+  }
+  if (kind == "plateau" && saved.monitor != now.monitor) differ("--monitor", monitor_name(saved.monitor), monitor_name(now.monitor));
+  if (saved.warmup_steps != now.warmup_steps) {
+    differ("--warmup-steps", std::to_string(saved.warmup_steps), std::to_string(now.warmup_steps));
+  }
+  // The number of optimizer steps (cosine's T_max, onecycle's total) follows from --epochs.
+  if ((kind == "cosine" || kind == "onecycle") && saved.epochs != now.epochs) {
+    differ("--epochs (the schedule's length)", std::to_string(saved.epochs), std::to_string(now.epochs));
+  }
+  if (saved.clip_grad_norm != now.clip_grad_norm) {
+    differ("--clip-grad-norm", number_text(saved.clip_grad_norm), number_text(now.clip_grad_norm));
+  }
+  if (saved.clip_grad_value != now.clip_grad_value) {
+    differ("--clip-grad-value", number_text(saved.clip_grad_value), number_text(now.clip_grad_value));
+  }
+  if (saved.grad_accum != now.grad_accum) {
+    differ("--grad-accum", std::to_string(saved.grad_accum), std::to_string(now.grad_accum));
+  }
 }
 
 }  // namespace
@@ -93,6 +135,7 @@ std::vector<std::string> config_differences(const TrainOptions& saved, const Tra
     differ("--weight-decay", number_text(was.weight_decay), number_text(is.weight_decay));
   }
   if (saved.seed != now.seed) differ("--seed", std::to_string(saved.seed), std::to_string(now.seed));
+  schedule_differences(saved, now, differ);
   // The effective batch is batch size x ranks: another world size is another run.
   if (saved.world_size != now.world_size) {
     differ("world size (ranks)", std::to_string(saved.world_size), std::to_string(now.world_size));

@@ -143,6 +143,10 @@ struct EpochTotals {
   double loss_sum = 0;
   std::int64_t correct = 0, seen = 0, batches = 0;
   bool interrupted = false;  // distributed: a Ctrl-C agreed on at the last step
+  // --grad-accum: the losses of the micro-batches since the last optimizer step.
+  double group_loss_sum = 0;
+  std::int64_t group_batches = 0;
+  double last_lr = 0;  // the lr of the epoch's last optimizer step
 };
 
 EpochTotals start_epoch(TrainingRun& run, std::int64_t epoch) {
@@ -160,13 +164,19 @@ EpochTotals start_epoch(TrainingRun& run, std::int64_t epoch) {
   return totals;
 }
 
-// After each optimiser step: the loss (agreed over ranks), the stop on a non-finite loss,
-// accuracy, progress and the step log. Returns false when the epoch must stop now (a
-// Ctrl-C agreed on by the ranks).
+// Whether the next optimiser step is one the --log records (then its grad norm is read).
+bool next_step_logged(const TrainingRun& run) {
+  return run.log.enabled() && run.options.log_every > 0 && (run.step + 1) % run.options.log_every == 0;
+}
+
+// After each batch (a micro-batch with --grad-accum; `stepped` when the optimiser stepped
+// after it): the loss (agreed over ranks), the stop on a non-finite loss, accuracy,
+// progress and the step log. Returns false when the epoch must stop now (a Ctrl-C agreed
+// on by the ranks).
 bool record_step(TrainingRun& run, EpochTotals& totals, std::int64_t epoch, const Tensor& logits,
-                 const Tensor& labels, const Tensor& loss) {
+                 const Tensor& labels, const Tensor& loss, const std::optional<OptimizerStepper::Stepped>& stepped) {
   const TrainOptions& options = run.options;
-  ++run.step;
+  if (stepped) ++run.step;
   auto loss_value = loss.item<float>();
   std::int64_t batch_examples = labels.size(0);
   totals.loss_sum += static_cast<double>(loss_value) * static_cast<double>(batch_examples);
@@ -189,7 +199,17 @@ bool record_step(TrainingRun& run, EpochTotals& totals, std::int64_t epoch, cons
   }
   totals.seen += batch_examples;
   run.progress->batch_done(totals.batches, loss_value, batch_examples);
-  if (options.log_every > 0 && run.step % options.log_every == 0) run.log.step(epoch + 1, run.step, loss_value);
+  totals.group_loss_sum += static_cast<double>(loss_value);
+  ++totals.group_batches;
+  if (stepped) {
+    const double step_loss = totals.group_loss_sum / static_cast<double>(totals.group_batches);
+    totals.group_loss_sum = 0;
+    totals.group_batches = 0;
+    totals.last_lr = stepped->lr;
+    if (options.log_every > 0 && run.step % options.log_every == 0) {
+      run.log.step(epoch + 1, run.step, static_cast<float>(step_loss), stepped->lr, stepped->grad_norm);
+    }
+  }
   ++totals.batches;
   totals.interrupted = agreed.interrupted;
   return !agreed.interrupted;
@@ -218,6 +238,7 @@ Checkpoint checkpoint_now(const TrainingRun& run, std::int64_t epochs) {
   checkpoint.generator_state = default_generator().get_state();
   checkpoint.model_state = to_cpu(run.model->state_dict());
   checkpoint.optimizer_state = to_cpu(run.optimizer->state_dict());
+  checkpoint.scheduler_state = run.schedule.state_dict();
   if (run.early_stopping) checkpoint.early_stopping = run.early_stopping->state();
   return checkpoint;
 }
@@ -264,7 +285,9 @@ void finish_epoch(TrainingRun& run, EpochTotals& totals, std::int64_t epoch) {
   metrics.train_loss = totals.seen > 0 ? totals.loss_sum / seen : 0.0;
   metrics.train_acc = totals.seen > 0 ? static_cast<double>(totals.correct) / seen : 0.0;
   metrics.has_val = run.split.validation.has_value();
-  if (metrics.has_val && run.distributed.is_main()) {
+  metrics.lr = totals.last_lr;
+  // --lr-schedule plateau steps on every rank: each needs the monitored value.
+  if (metrics.has_val && (run.distributed.is_main() || run.options.lr_schedule == "plateau")) {
     Evaluation validation = evaluate(*run.model, *run.split.validation, run.device);
     metrics.val_acc = validation.accuracy();
     metrics.val_loss = validation.mean_loss();
@@ -275,6 +298,7 @@ void finish_epoch(TrainingRun& run, EpochTotals& totals, std::int64_t epoch) {
   constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
   run.progress->end_epoch(metrics.train_loss, metrics.train_acc, metrics.has_val ? metrics.val_loss : kNone,
                           metrics.has_val ? metrics.val_acc : kNone, metrics.samples_per_s);
+  run.schedule.after_epoch(metrics);  // per-epoch schedules (lr_schedule.h), before the checkpoint
   // --early-stop / --save-best (early_stopping_run.h): the best model so far, before the
   // epoch's checkpoint, which then records the rule's state after this epoch.
   if (early_stopping_after_epoch(run, metrics) && !run.options.save_best_path.empty()) {
@@ -378,11 +402,12 @@ int run_train(const TrainOptions& options) {
       Tensor labels = example.target.to(run.device);
       Tensor logits = (*run.trained)(features);
       Tensor loss = F::cross_entropy(logits, labels);
-      run.optimizer->zero_grad();
-      loss.backward();
-      run.optimizer->step();
-      if (!record_step(run, totals, epoch, logits, labels, loss)) break;  // a Ctrl-C, agreed
-      save_mid_epoch_checkpoint_if_due(run, totals, epoch);             // --save-every
+      // zero_grad, backward, step (with --grad-accum, --clip-grad-*, the lr schedule: optimizer_step.h)
+      const bool last_batch = totals.batches + 1 == static_cast<std::int64_t>(run.loader->size());
+      auto stepped = run.stepper->backward(loss, last_batch, next_step_logged(run));
+      if (!record_step(run, totals, epoch, logits, labels, loss, stepped)) break;  // a Ctrl-C, agreed
+      // --save-every, after an optimizer step (with --grad-accum, never between micro-batches).
+      if (stepped) save_mid_epoch_checkpoint_if_due(run, totals, epoch);
     }
     run.resume_position.reset();  // later epochs start at their first batch
     if (std::optional<int> code = interrupted_during_epoch(run, totals, epoch)) return *code;

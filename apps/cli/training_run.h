@@ -23,7 +23,9 @@
 #include "early_stopping.h"
 #include "loader_position.h"
 #include "metrics_log.h"
+#include "lr_schedule.h"
 #include "model.h"
+#include "optimizer_step.h"
 #include "options.h"
 #include "progress.h"
 
@@ -51,6 +53,8 @@ struct TrainingRun {
   std::unique_ptr<optim::Optimizer> optimizer;
   std::shared_ptr<distributed::DistributedSampler> sampler;  // distributed only
   std::unique_ptr<data::DataLoader> loader;
+  LrSchedule schedule;                       // --lr-schedule (lr_schedule.h)
+  std::optional<OptimizerStepper> stepper;  // accumulation, clipping, step (optimizer_step.h)
 
   // Where the run stands: the epoch it started after (the --resume checkpoint's, else 0),
   // optimiser steps so far (resumed ones included), the last epoch written to --save (0: none).

@@ -142,6 +142,9 @@ void build_model_and_loader(TrainingRun& run) {
   run.loader = std::make_unique<data::DataLoader>(train_set, loader_options);
   EMBER_CHECK(run.loader->size() > 0, ValueError, "--batch-size ", options.batch_size,
               " with --drop-last leaves no batch of the ", run.split.train.size(), " training examples");
+  run.schedule = LrSchedule(options, *run.optimizer,
+                            optimizer_steps_per_epoch(static_cast<std::int64_t>(run.loader->size()), options.grad_accum));
+  run.stepper.emplace(options, *run.optimizer, *run.trained, run.schedule);
 }
 
 // --resume: parameters, optimizer state and generator state, and where the run stands.
@@ -153,6 +156,11 @@ void restore_from_checkpoint(TrainingRun& run, const Checkpoint& resumed, bool o
   // from the checkpoint's, and the new checkpoint records what was used).
   if (optimizer_restored) {
     run.optimizer->load_state_dict(to_device(without_param_groups(resumed.optimizer_state), run.device));
+  }
+  // The schedule's state (and the lr it set) when the checkpoint ran the same schedule.
+  if (resumed.train.lr_schedule == run.options.lr_schedule && resumed.train.warmup_steps == run.options.warmup_steps &&
+      !resumed.scheduler_state.empty()) {
+    run.schedule.load_state_dict(resumed.scheduler_state);
   }
   default_generator().set_state(resumed.generator_state);
   run.first_epoch = resumed.epoch;

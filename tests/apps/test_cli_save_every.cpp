@@ -4,7 +4,8 @@
 // The promise: a run stopped inside an epoch (2.4 epochs, say) and resumed from its last
 // mid-epoch checkpoint ends with the uninterrupted run's parameters and optimizer state,
 // byte for byte, and logs the same step losses and the same epoch train_loss/train_acc —
-// alone, with --workers, and on 2 ranks under ember-run. The stop comes at a known step
+// alone, with --workers, with --grad-accum and a per-step lr schedule, and on 2 ranks
+// under ember-run. The stop comes at a known step
 // through the test seam EMBER_TEST_INTERRUPT_AT_STEP (interrupt.h: a SIGINT raised after
 // that step, handled as a Ctrl-C), and once through SIGKILL at a random moment while a
 // checkpoint is written every step (what is on disk is always a whole checkpoint).
@@ -85,6 +86,12 @@ TEST_CASE("ember train --save-every: stopped mid-epoch and resumed equals the un
       {idx + " --hidden 12,6 --batch-size 5 --lr 0.01 --optimizer adam --dropout 0.1 --val-split 0.25 --drop-last "
              "--workers 3 --seed 6",
        2, 9, 2, 2},
+      // --grad-accum 2 with a per-step cosine schedule after warm-up and clipping: 12 micro-batches,
+      // 6 optimizer steps per epoch; saves after steps 4, 8, 16 (12 ends epoch 2); stopped at
+      // 17: the checkpoint stands after micro-batch 8 of epoch 3, with the scheduler's state.
+      {idx + " --hidden 8 --batch-size 2 --grad-accum 2 --lr 0.2 --momentum 0.9 --lr-schedule cosine "
+             "--warmup-steps 3 --clip-grad-norm 1 --dropout 0.1 --seed 8",
+       4, 17, 2, 8},
       // The toy data (5 examples, batch 2: 3 batches, the last short), in the first epoch.
       {"--data toy --hidden 16,8 --batch-size 2 --lr 0.1 --momentum 0.9 --dropout 0.2 --seed 5", 1, 2, 0, 1},
   };

@@ -1,0 +1,57 @@
+// apps/cli/lr_schedule.h — `ember train --lr-schedule ...`: the optim::lr_scheduler a run
+// uses, built from the flags, and when it steps.
+//
+//   constant     no scheduler (with --warmup-steps: LinearLR alone, per optimizer step)
+//   step         StepLR(step_size=--lr-step-size, gamma=--lr-gamma), per epoch
+//   multistep    MultiStepLR(milestones=--lr-milestones, gamma=--lr-gamma), per epoch
+//   exponential  ExponentialLR(gamma=--lr-gamma), per epoch
+//   cosine       CosineAnnealingLR(T_max=optimizer steps after the warm-up, eta_min=--lr-min), per step
+//   onecycle     OneCycleLR(max_lr=--lr, total_steps=optimizer steps) with PyTorch's other
+//                defaults, per step; it cycles SGD's momentum only when --momentum > 0
+//                (else the run would gain a momentum it was not given) and Adam's beta1
+//   plateau      ReduceLROnPlateau(mode from --monitor, factor=--lr-gamma,
+//                patience=--lr-patience, min_lr=--lr-min), per epoch, on the monitored value
+//   --warmup-steps N (constant and cosine): LinearLR(start_factor=1/N, end_factor=1,
+//                total_iters=N-1), then the schedule through SequentialLR at milestone N.
+// "Per step" means after every optimizer step (one per --grad-accum micro-batches), as in
+// PyTorch's `optimizer.step(); scheduler.step()`; "per epoch" after the epoch's evaluation.
+// The optimizer steps of a run: epochs x ceil(batches per epoch / --grad-accum).
+// tests/reference/gen_cli_schedules.py is the same loop in PyTorch.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include <ember/nn/lr_scheduler.h>
+
+#include "metrics_log.h"
+#include "options.h"
+
+namespace ember::cli {
+
+// Optimizer steps per epoch: an epoch's last, incomplete accumulation group steps too.
+std::int64_t optimizer_steps_per_epoch(std::int64_t batches_per_epoch, std::int64_t grad_accum);
+
+class LrSchedule {
+ public:
+  LrSchedule() = default;  // constant: nothing to do
+  // Builds the scheduler on `optimizer` (which already has --lr). UsageError when the
+  // flags leave the schedule no step (a warm-up as long as the whole run).
+  LrSchedule(const TrainOptions& options, optim::Optimizer& optimizer, std::int64_t steps_per_epoch);
+
+  void after_optimizer_step();                    // per-step schedules step
+  void after_epoch(const EpochMetrics& metrics);  // per-epoch schedules step
+  bool active() const { return scheduler_ != nullptr; }
+  // For the checkpoint ("scheduler.<key>" tensors; empty for constant).
+  nn::StateDict state_dict() const;
+  // --resume: the scheduler's state, and the lr (and OneCycleLR's momentum) it had set put
+  // back into the optimizer, whose hyper-parameters come from the command line.
+  void load_state_dict(const nn::StateDict& state);
+
+ private:
+  std::unique_ptr<optim::lr_scheduler::LRScheduler> scheduler_;
+  bool per_step_ = false;
+  Monitor monitor_ = Monitor::TrainLoss;
+};
+
+}  // namespace ember::cli
