@@ -32,9 +32,12 @@ class DataLoader::Pass {
  public:
   Pass(std::shared_ptr<Dataset> dataset, CollateFunction collate, std::vector<std::vector<std::int64_t>> batches,
        std::int64_t num_workers, std::int64_t prefetch_factor, bool pin_memory, std::int64_t sampler_ends_at,
-       std::function<void()> end_sampler_pass)
+       std::function<void()> end_sampler_pass, std::int64_t first_batch)
       : dataset_(std::move(dataset)), collate_(std::move(collate)), batches_(std::move(batches)),
-        pin_memory_(pin_memory), sampler_ends_at_(sampler_ends_at), end_sampler_pass_(std::move(end_sampler_pass)) {
+        pin_memory_(pin_memory), next_to_deliver_(first_batch), sampler_ends_at_(sampler_ends_at),
+        end_sampler_pass_(std::move(end_sampler_pass)), next_to_claim_(first_batch), delivered_(first_batch) {
+    // A pass resumed past the point where the sampler ends: that happened before the skip.
+    if (first_batch > sampler_ends_at_) requested(sampler_ends_at_);
     prefetch_limit_ = num_workers * std::max<std::int64_t>(prefetch_factor, 1);
     // A thread that cannot start (the system's thread or memory limit) throws
     // std::system_error; the workers already running are stopped and joined before the
@@ -181,7 +184,11 @@ std::int64_t DataLoader::size() const {
   return options_.drop_last || n % options_.batch_size == 0 ? full_batches : full_batches + 1;
 }
 
-DataLoader::Iterator DataLoader::begin() {
+DataLoader::Iterator DataLoader::begin() { return begin_at(0); }
+
+DataLoader::Iterator DataLoader::begin_at(std::int64_t first_batch) {
+  EMBER_CHECK(first_batch >= 0 && first_batch <= size(), ValueError, "DataLoader::begin_at: first_batch ", first_batch,
+              " is outside [0, ", size(), "] (the batches of one pass)");
   // PyTorch's _BaseDataLoaderIter draws its base seed first, then the sampler its own.
   (void)draw_seed(options_.generator);
   const std::vector<std::int64_t> order = sampler_->begin_pass();
@@ -209,7 +216,7 @@ DataLoader::Iterator DataLoader::begin() {
   const std::int64_t sampler_ends_at = short_last_batch ? batch_count - 1 : batch_count;
   auto pass = std::make_shared<Pass>(dataset_, options_.collate, std::move(batches), options_.num_workers,
                                      options_.prefetch_factor, pin, sampler_ends_at,
-                                     [sampler = sampler_] { sampler->end_pass(); });
+                                     [sampler = sampler_] { sampler->end_pass(); }, first_batch);
   return Iterator(std::move(pass));
 }
 

@@ -99,6 +99,15 @@ class DataLoader {
 
   // Starts a new pass: draws the seeds and (with workers) starts the threads.
   Iterator begin();
+  // Starts a new pass that skips its first `first_batch` batches without loading them:
+  // the same draws as begin() (seeds, the sampler's order), so a pass resumed mid-way
+  // (`ember train --save-every`) yields exactly the batches the whole pass would have
+  // yielded from there on, with any num_workers (the workers start at that batch). The
+  // sampler's end_pass runs where a whole pass would run it, or at once when the skipped
+  // batches include that point. first_batch in [0, size()] (size(): an empty pass).
+  // PyTorch's DataLoader has no such call (torchdata's StatefulDataLoader does this with
+  // its state_dict).
+  Iterator begin_at(std::int64_t first_batch);
   Iterator end() { return Iterator(); }
 
  private:

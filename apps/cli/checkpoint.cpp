@@ -136,6 +136,8 @@ void save_checkpoint(const Checkpoint& checkpoint, const std::string& path) {
                        {"step", std::to_string(checkpoint.step)},
                        {"generator", to_hex(checkpoint.generator_state)},
                        {"config", config_json(checkpoint).dump()}};
+  if (checkpoint.position.mid_epoch()) metadata["position"] = position_to_text(checkpoint.position);
+  if (checkpoint.early_stopping) metadata["early_stopping"] = early_stopping_to_text(*checkpoint.early_stopping);
   save(tensors, path, metadata);
 }
 
@@ -208,6 +210,14 @@ Checkpoint load_checkpoint(const std::string& path) {
               ": the checkpoint has ", checkpoint.class_names.size(), " class names for ", checkpoint.model.num_classes,
               " classes");
   checkpoint.generator_state = from_hex(field("generator"), path);
+  if (metadata.count("position") != 0) {
+    checkpoint.position = position_from_text(metadata.at("position"), path);
+    EMBER_CHECK(checkpoint.epoch < checkpoint.train.epochs, IOError, path, ": the checkpoint stands inside epoch ",
+                checkpoint.epoch + 1, ", beyond its run's ", checkpoint.train.epochs, " epochs");
+  }
+  if (metadata.count("early_stopping") != 0) {
+    checkpoint.early_stopping = early_stopping_from_text(metadata.at("early_stopping"), path);
+  }
   checkpoint.model_state = with_prefix_removed(tensors, "model.");
   checkpoint.optimizer_state = with_prefix_removed(tensors, "optimizer.");
   checkpoint.scheduler_state = with_prefix_removed(tensors, "scheduler.");

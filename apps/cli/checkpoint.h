@@ -23,6 +23,11 @@
 //             and eval/predict apply exactly it. Checkpoints written before it existed get
 //             the rule they were trained with: 1 for toy data, 1/255 for everything else.
 //             "world_size" (absent in older files: 1) is the number of ranks that trained it.
+//             "position"          only in a mid-epoch checkpoint (--save-every): the batches
+//                                 of epoch "epoch" + 1 trained, the generator state at that
+//                                 epoch's start and its running totals (loader_position.h)
+//             "early_stopping"    with --early-stop / --save-best: the monitor, its best
+//                                 value and epoch, the epochs since (early_stopping.h)
 // Loading validates everything before any model is built: epoch and step are non-negative
 // whole numbers (epoch at most the run's epochs), the config's layer sizes are sane and
 // match the model tensors' shapes and dtype (model.h check_config_fits_state), there is one
@@ -32,11 +37,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <ember/nn/module.h>
 
+#include "early_stopping.h"
+#include "loader_position.h"
 #include "model.h"
 #include "options.h"
 
@@ -55,6 +63,9 @@ struct Checkpoint {
   std::vector<std::uint8_t> generator_state;
   nn::StateDict model_state;
   nn::StateDict optimizer_state;
+  // A mid-epoch checkpoint's place in epoch `epoch` + 1 (batches_done 0: an epoch's end).
+  LoaderPosition position;
+  std::optional<EarlyStoppingState> early_stopping;
   // "scheduler.<key>" tensors: the --lr-schedule scheduler's state_dict (lr_schedule.h;
   // empty for a constant lr and in checkpoints written before schedules existed).
   nn::StateDict scheduler_state;

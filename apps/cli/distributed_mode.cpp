@@ -78,6 +78,40 @@ void DistributedMode::sum_epoch_totals(double& loss_sum, std::int64_t& correct, 
   seen = counts.data_ptr<std::int64_t>()[1];
 }
 
+void DistributedMode::gather_epoch_totals(double loss_sum, std::int64_t correct, std::int64_t seen,
+                                          std::vector<double>& loss_sums, std::vector<std::int64_t>& corrects,
+                                          std::vector<std::int64_t>& seens) const {
+  if (!active_) {
+    loss_sums = {loss_sum};
+    corrects = {correct};
+    seens = {seen};
+    return;
+  }
+  // A gather as a sum: each rank fills its own slot, the others are 0, and x + 0 is x.
+  const auto ranks = static_cast<std::int64_t>(world_size_);
+  Tensor sums = zeros({ranks}, kFloat64);
+  sums.data_ptr<double>()[rank_] = loss_sum;
+  all_reduce_on_backend(sums);
+  Tensor counts = zeros({2 * ranks}, kInt64);
+  counts.data_ptr<std::int64_t>()[2 * rank_] = correct;
+  counts.data_ptr<std::int64_t>()[2 * rank_ + 1] = seen;
+  all_reduce_on_backend(counts);
+  loss_sums.assign(sums.data_ptr<double>(), sums.data_ptr<double>() + ranks);
+  corrects.clear();
+  seens.clear();
+  for (std::int64_t r = 0; r < ranks; ++r) {
+    corrects.push_back(counts.data_ptr<std::int64_t>()[2 * r]);
+    seens.push_back(counts.data_ptr<std::int64_t>()[2 * r + 1]);
+  }
+}
+
+bool DistributedMode::any_rank(bool flag) const {
+  if (!active_) return flag;
+  Tensor value = tensor({flag ? 1.0 : 0.0}, kFloat64);
+  all_reduce_on_backend(value);
+  return value.data_ptr<double>()[0] > 0;
+}
+
 void DistributedMode::barrier() const {
   if (active_) distributed::barrier();
 }

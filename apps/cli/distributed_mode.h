@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <ember/core/device.h>
 #include <ember/core/tensor.h>
@@ -57,6 +58,12 @@ class DistributedMode {
   StepAgreement agree_on_step(double loss, bool interrupted) const;
   // Sums the epoch's totals over ranks, in place.
   void sum_epoch_totals(double& loss_sum, std::int64_t& correct, std::int64_t& seen) const;
+  // Every rank's totals, indexed by rank (a mid-epoch checkpoint keeps each rank's own sum,
+  // so the resumed ranks add to exactly what they had). Alone: one entry each.
+  void gather_epoch_totals(double loss_sum, std::int64_t correct, std::int64_t seen, std::vector<double>& loss_sums,
+                           std::vector<std::int64_t>& corrects, std::vector<std::int64_t>& seens) const;
+  // Whether `flag` is true on any rank (one all-reduce; alone: the flag).
+  bool any_rank(bool flag) const;
   // Every rank waits for the others (before rank 0's summary leaves the group).
   void barrier() const;
 

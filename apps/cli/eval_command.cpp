@@ -70,9 +70,14 @@ int run_eval(const EvalOptions& options) {
 
   const std::vector<std::string>& names = checkpoint.class_names;
   auto name_of = [&](std::int64_t c) { return c < static_cast<std::int64_t>(names.size()) ? names[c] : std::to_string(c); };
-  std::printf("checkpoint: %s (%s, epoch %lld, trained on %s, input scale %s)\n",
-              options.checkpoint_path.c_str(), describe_model(checkpoint.model).c_str(),
-              static_cast<long long>(checkpoint.epoch), checkpoint.data_spec.c_str(),
+  // A mid-epoch checkpoint (--save-every) says how far into its epoch it stands.
+  const LoaderPosition& position = checkpoint.position;
+  const std::string epoch = position.mid_epoch()
+                                ? make_message("epoch ", checkpoint.epoch + 1, " at batch ", position.batches_done, " of ",
+                                               position.batches_in_epoch)
+                                : make_message("epoch ", checkpoint.epoch);
+  std::printf("checkpoint: %s (%s, %s, trained on %s, input scale %s)\n", options.checkpoint_path.c_str(),
+              describe_model(checkpoint.model).c_str(), epoch.c_str(), checkpoint.data_spec.c_str(),
               describe_input_scale(checkpoint.input_scale).c_str());
   std::printf("data:       %s (%lld examples) on %s\n", source.c_str(), static_cast<long long>(result.total),
               device.str().c_str());

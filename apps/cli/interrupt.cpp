@@ -3,6 +3,9 @@
 
 #include <signal.h>
 
+#include <cstdlib>
+#include <string>
+
 namespace ember::cli {
 
 namespace {
@@ -34,5 +37,13 @@ bool interrupt_requested() { return received_signal != 0; }
 int interrupt_signal() { return received_signal; }
 int interrupted_exit_code() { return 128 + (received_signal != 0 ? received_signal : SIGINT); }
 std::string interrupted_word() { return received_signal == SIGTERM ? "terminated by SIGTERM" : "interrupted"; }
+
+void interrupt_at_test_step(std::int64_t step) {
+  static const std::int64_t test_step = [] {
+    const char* text = std::getenv("EMBER_TEST_INTERRUPT_AT_STEP");
+    return text != nullptr ? std::strtoll(text, nullptr, 10) : -1;
+  }();
+  if (step == test_step) raise(SIGINT);
+}
 
 }  // namespace ember::cli

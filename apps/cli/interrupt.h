@@ -12,6 +12,7 @@
 // its own loop and throws Interrupted, which train_command.cpp turns into that exit code.
 #pragma once
 
+#include <cstdint>
 #include <exception>
 #include <string>
 
@@ -30,5 +31,11 @@ int interrupt_signal();
 int interrupted_exit_code();
 // How the stop is told: "interrupted" (Ctrl-C) or "terminated by SIGTERM".
 std::string interrupted_word();
+
+// Test seam: with EMBER_TEST_INTERRUPT_AT_STEP=N in the environment, raises SIGINT (through
+// the real handler) when called with step N, so a test can stop a run at a known optimiser
+// step — the exact mid-epoch --resume tests need one; a real Ctrl-C lands wherever it
+// lands. The training loop calls it after each step. Not for production use.
+void interrupt_at_test_step(std::int64_t step);
 
 }  // namespace ember::cli

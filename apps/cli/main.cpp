@@ -204,6 +204,31 @@ void add_model_data_options(CLI::App& command, TrainOptions& train) {
                             "Keep training when the loss becomes nan or inf (default: stop with an error)");
 }
 
+// Early stopping and checkpoints (issue 20): --save-every, --save-best, --early-stop, --min-delta.
+void add_checkpoint_options(CLI::App& command, TrainOptions& train) {
+  command.add_option("--save-every", train.save_every,
+                     "Also write --save every N optimiser steps inside an epoch (exact --resume from there)")
+      ->check(whole_number_at_least(1));
+  command.add_option("--save-best", train.save_best_path,
+                     "Keep the model of the best epoch so far (by --monitor) in this checkpoint");
+  command.add_option("--early-stop", train.early_stop_patience,
+                     "Stop when --monitor has not improved by more than --min-delta for N epochs")
+      ->check(whole_number_at_least(1));
+  command.add_option("--min-delta", train.min_delta,
+                     "Early stopping and --save-best: the least change that counts as an improvement (default 0)")
+      ->check(real_number(/*allow_zero=*/true));
+}
+
+// The combinations of those flags that mean nothing.
+void check_checkpoint_options(const TrainOptions& train, const CLI::App& command) {
+  if (train.save_every > 0 && train.save_path.empty()) {
+    throw CLI::ValidationError("--save-every", "needs --save PATH (the checkpoint it writes)");
+  }
+  if (command.count("--min-delta") > 0 && train.early_stop_patience == 0 && train.save_best_path.empty()) {
+    throw CLI::ValidationError("--min-delta", "only means something with --early-stop or --save-best");
+  }
+}
+
 // --- Learning-rate schedules and gradients (issue 20; lr_schedule.h, optimizer_step.h) ---
 void add_schedule_options(CLI::App& command, TrainOptions& train) {
   command.add_option("--lr-schedule", train.lr_schedule,
@@ -337,6 +362,7 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
   command->add_option("--workers", train.workers, "DataLoader worker threads")
       ->check(whole_number_in(0, kMaxWorkers));
   add_model_data_options(*command, train);
+  add_checkpoint_options(*command, train);
   add_schedule_options(*command, train);
   add_device_option(*command, train.device);
   command->add_option("--timeout", train.timeout_s,
@@ -381,6 +407,7 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
     if (train.allow_config_change && train.resume_path.empty()) {
       throw CLI::ValidationError("--allow-config-change", "only means something with --resume");
     }
+    check_checkpoint_options(train, *command);
     run = [&train] { return run_train(train); };
   });
 }

@@ -60,20 +60,29 @@ std::int64_t cut_back_to_checkpoint(const std::string& path, std::int64_t epoch,
 }
 }  // namespace
 
-MetricsLog::MetricsLog(const std::string& path, std::int64_t resumed_epoch, std::int64_t resumed_step) : path_(path) {
+MetricsLog::MetricsLog(const std::string& path, std::int64_t resumed_epoch, std::int64_t resumed_step,
+                       std::int64_t resumed_batch)
+    : path_(path) {
   std::error_code error;
   const bool regular = std::filesystem::is_regular_file(path, error);
-  if (resumed_epoch > 0 && regular) {
+  // A mid-epoch checkpoint of the first epoch (--save-every) has epoch 0 and steps.
+  const bool resumed = resumed_epoch > 0 || resumed_step > 0;
+  if (resumed && regular) {
     std::int64_t removed = cut_back_to_checkpoint(path, resumed_epoch, resumed_step);
     if (removed > 0) {
       std::cerr << "ember: note: --log " << path << ": removed " << removed << " line" << (removed == 1 ? "" : "s")
-                << " written after step " << resumed_step << " (the end of epoch " << resumed_epoch
-                << ", where the --resume checkpoint stands)\n"
+                << " written after step " << resumed_step;
+      if (resumed_batch > 0) {
+        std::cerr << " (batch " << resumed_batch << " of epoch " << resumed_epoch + 1;
+      } else {
+        std::cerr << " (the end of epoch " << resumed_epoch;
+      }
+      std::cerr << ", where the --resume checkpoint stands)\n"
                 << std::flush;
     }
   }
   // A resumed run appends; a fresh one starts the file anew (a FIFO or device is only written to).
-  file_.open(path, resumed_epoch > 0 || !regular ? std::ios::app : std::ios::trunc);
+  file_.open(path, resumed || !regular ? std::ios::app : std::ios::trunc);
   EMBER_CHECK(file_.is_open(), IOError, path, ": cannot open the metrics log for writing (", std::strerror(errno),
               ")");
 }
@@ -115,6 +124,19 @@ void MetricsLog::epoch(const EpochMetrics& m) {
                          {"lr", m.lr},
                          {"samples_per_s", m.samples_per_s},
                          {"elapsed_s", m.elapsed_s}};
+  write_line(line.dump());
+}
+
+void MetricsLog::early_stop(std::int64_t epoch, const std::string& monitor, double best, std::int64_t best_epoch,
+                            std::int64_t patience, double min_delta) {
+  if (!enabled()) return;
+  nlohmann::json line = {{"event", "early_stop"},
+                         {"epoch", epoch},
+                         {"monitor", monitor},
+                         {"best", optional_number(best_epoch > 0, best)},
+                         {"best_epoch", best_epoch},
+                         {"patience", patience},
+                         {"min_delta", min_delta}};
   write_line(line.dump());
 }
 

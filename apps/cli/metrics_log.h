@@ -54,12 +54,19 @@ class MetricsLog {
   // Opens `path`, emptied for a fresh run (resumed_epoch 0), or, for a run resumed from a
   // checkpoint of `resumed_epoch` epochs and `resumed_step` steps, cut back to that point
   // (see above) and appended to. IOError when it cannot.
-  MetricsLog(const std::string& path, std::int64_t resumed_epoch, std::int64_t resumed_step);
+  // resumed_batch: a mid-epoch checkpoint's batch in epoch resumed_epoch + 1 (--save-every).
+  MetricsLog(const std::string& path, std::int64_t resumed_epoch, std::int64_t resumed_step,
+             std::int64_t resumed_batch = 0);
 
   bool enabled() const { return file_.is_open(); }
   void step(std::int64_t epoch, std::int64_t step, float loss, double lr, std::optional<double> grad_norm);
   void epoch(const EpochMetrics& metrics);
   void summary(const SummaryMetrics& metrics);
+  // --early-stop ended the run after `epoch` (early_stopping.h):
+  //   {"event": "early_stop", "epoch": 7, "monitor": "val_loss", "best": 0.41, "best_epoch": 4,
+  //    "patience": 3, "min_delta": 0}
+  void early_stop(std::int64_t epoch, const std::string& monitor, double best, std::int64_t best_epoch,
+                  std::int64_t patience, double min_delta);
 
  private:
   void write_line(const std::string& line);  // IOError when the write fails

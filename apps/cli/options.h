@@ -95,6 +95,14 @@ struct TrainOptions {
   std::string log_path;     // JSON lines metrics log
   std::int64_t log_every = 0;  // also log every N optimiser steps (0: epochs only)
   bool quiet = false;
+  // Early stopping and checkpoints (issue 20): --save-every N also writes --save every N
+  // optimiser steps inside an epoch (loader_position.h; 0: at epoch ends only);
+  // --early-stop PATIENCE (0: off) and --min-delta (early_stopping.h); --save-best PATH
+  // keeps the model of the best epoch so far.
+  std::int64_t save_every = 0;
+  std::int64_t early_stop_patience = 0;
+  double min_delta = 0;
+  std::string save_best_path;
 
   // Hardening (issue 16): a non-finite training loss stops the run unless --no-stop-on-nan;
   // world_size is the number of ranks (recorded in checkpoints, compared on --resume).

@@ -89,23 +89,23 @@ std::vector<Role> inputs(const TrainOptions& options) {
 
 }  // namespace
 
-void check_save_path(const std::string& path) {
+void check_save_path(const std::string& path, const std::string& flag) {
   std::error_code error;
-  if (fs::is_directory(path, error)) throw UsageError(make_message("--save ", path, ": is a directory (expected a file name)"));
+  if (fs::is_directory(path, error)) throw UsageError(make_message(flag, " ", path, ": is a directory (expected a file name)"));
   const std::string target = resolve_symlinks(path);
   fs::file_status status = fs::status(target, error);
   if (!error && status.type() != fs::file_type::not_found && status.type() != fs::file_type::regular) {
-    throw UsageError(make_message("--save ", path, ": is ", kind_of(status.type()),
+    throw UsageError(make_message(flag, " ", path, ": is ", kind_of(status.type()),
                                   ", not a regular file (a checkpoint replaces its file, so it must be a regular file "
                                   "or a new name)"));
   }
-  check_directory(path, target, "--save");
-  EMBER_CHECK(!fs::exists(target, error) || access(target.c_str(), W_OK) == 0, IOError, "--save ", path,
+  check_directory(path, target, flag);
+  EMBER_CHECK(!fs::exists(target, error) || access(target.c_str(), W_OK) == 0, IOError, flag, " ", path,
               ": the file is not writable (", std::strerror(errno), ")");
   try {
     check_atomic_write(path);
   } catch (const IOError& failure) {
-    throw IOError(make_message("--save ", path, ": ", failure.what()));
+    throw IOError(make_message(flag, " ", path, ": ", failure.what()));
   }
 }
 
@@ -134,7 +134,17 @@ void check_distinct_paths(const TrainOptions& options) {
     refuse_same("--log", log, {"the --save checkpoint", save},
                 "the metrics log and the checkpoint would overwrite each other");
   }
+  const std::string& best = options.save_best_path;
+  if (!best.empty() && !save.empty() && same_target(best, save)) {
+    refuse_same("--save-best", best, {"the --save checkpoint", save},
+                "the best model and the latest checkpoint would overwrite each other");
+  }
+  if (!best.empty() && !log.empty() && same_target(best, log)) {
+    refuse_same("--log", log, {"the --save-best checkpoint", best},
+                "the metrics log and the best checkpoint would overwrite each other");
+  }
   for (const Role& input : inputs(options)) {
+    if (!best.empty() && same_file(best, input.path)) refuse_same("--save-best", best, input, "the best model would replace it");
     if (!log.empty() && same_file(log, input.path)) {
       refuse_same("--log", log, input, "the metrics log would overwrite it");
     }

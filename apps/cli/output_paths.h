@@ -20,6 +20,8 @@
 //     symlinks, hard links included), so "./a", "dir/../a" and a link to a are all "a".
 //     --save equal to --resume is allowed: it is how a run continues in place (the
 //     checkpoint is read completely before anything is written, and replaced atomically).
+//     --save-best must differ from all of them, --resume included (the best model would
+//     replace the latest one, or the checkpoint the run started from).
 #pragma once
 
 #include <string>
@@ -29,8 +31,9 @@
 namespace ember::cli {
 
 // IOError "--save out/model.st: directory out does not exist" and the like; UsageError
-// for a target that is not a regular file.
-void check_save_path(const std::string& path);
+// for a target that is not a regular file. `flag`: --save, or --save-best (the same rules:
+// both are checkpoints written atomically).
+void check_save_path(const std::string& path, const std::string& flag = "--save");
 void check_log_path(const std::string& path);
 
 // UsageError "--log data.csv is the same file as the --data file data.csv: the metrics log

@@ -15,6 +15,10 @@
 // provided the loop is the same, which is why the checkpoint's options are checked against
 // the current ones first (resume_check.h).
 //
+// Issue 20: --save-every also checkpoints inside an epoch, with the loader's position, and
+// --resume continues there exactly (loader_position.h); --early-stop and --save-best apply
+// Keras's early-stopping rule to --monitor after each epoch (early_stopping_run.h).
+//
 // What the tool says about checkpoints must be true: on Ctrl-C and in the summary it names
 // only files this run wrote, or the --resume file it started from, with their epochs.
 //
@@ -31,6 +35,7 @@
 #include <iostream>
 #include <limits>
 #include <optional>
+#include <utility>
 
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
@@ -39,6 +44,7 @@
 #include <ember/nn/functional.h>
 
 #include "checkpoint.h"
+#include "early_stopping_run.h"
 #include "evaluation.h"
 #include "interrupt.h"
 #include "options.h"
@@ -72,27 +78,42 @@ std::string percent(double fraction) {
 // path that is an input (or the other output) would destroy it (output_paths.h).
 void check_output_paths(const TrainOptions& options) {
   if (!options.save_path.empty()) check_save_path(options.save_path);
+  if (!options.save_best_path.empty()) check_save_path(options.save_best_path, "--save-best");
   if (!options.log_path.empty()) check_log_path(options.log_path);
   check_distinct_paths(options);
 }
 
-// Where the checkpoints stand when a run stops early. saved_epoch: the last epoch this run
-// wrote to --save (0: none); resumed_epoch: the epoch of the --resume checkpoint.
-std::string kept_checkpoint_note(const TrainOptions& options, std::int64_t resumed_epoch, std::int64_t saved_epoch) {
+// "of epoch 3", or for a mid-epoch checkpoint (--save-every) "of epoch 4 at batch 5 of 12":
+// `epochs` completed, `batch` batches into the next.
+std::string checkpoint_place(const TrainingRun& run, std::int64_t epochs, std::int64_t batch) {
+  if (batch == 0) return make_message("of epoch ", epochs);
+  return make_message("of epoch ", epochs + 1, " at batch ", batch, " of ", run.loader->size());
+}
+
+// Where the checkpoints stand when a run stops early: the last one this run wrote to --save
+// (run.saved_epoch / saved_batch; none: both 0), else the --resume checkpoint's.
+std::string kept_checkpoint_note(const TrainingRun& run) {
+  const TrainOptions& options = run.options;
   const std::string& save = options.save_path;
+  const std::string resumed = checkpoint_place(run, run.first_epoch, run.resumed_batch);
   if (save.empty()) return "nothing was saved (no --save)";
-  if (saved_epoch > 0) return make_message("the checkpoint of epoch ", saved_epoch, " in ", save, " is intact");
+  if (run.saved_epoch > 0 || run.saved_batch > 0) {
+    return make_message("the checkpoint ", checkpoint_place(run, run.saved_epoch, run.saved_batch), " in ", save,
+                        " is intact");
+  }
   if (options.resume_path.empty()) return "no epoch was completed, so no checkpoint was written";
   if (same_file(save, options.resume_path)) {
-    return make_message("the checkpoint of epoch ", resumed_epoch, " in ", save,
-                        " is intact (no epoch was completed in this run)");
+    return make_message("the checkpoint ", resumed, " in ", save, " is intact (no epoch was completed in this run)");
   }
+  // "holds epoch 3" / "holds epoch 4 at batch 5 of 12" (the text after "of ").
   return make_message("no epoch was completed in this run, so ", save, " was not written (", options.resume_path,
-                      " still holds epoch ", resumed_epoch, ")");
+                      " still holds ", resumed.substr(3), ")");
 }
 
 // The summary's "checkpoint:" line.
-std::string checkpoint_summary(const TrainOptions& options, std::int64_t resumed_epoch, std::int64_t saved_epoch) {
+std::string checkpoint_summary(const TrainingRun& run) {
+  const TrainOptions& options = run.options;
+  const std::int64_t resumed_epoch = run.first_epoch, saved_epoch = run.saved_epoch;
   const std::string& save = options.save_path;
   if (save.empty()) return "not saved (use --save PATH)";
   if (saved_epoch > 0) return make_message(save, " (epoch ", saved_epoch, ")");
@@ -110,7 +131,7 @@ std::string checkpoint_summary(const TrainOptions& options, std::int64_t resumed
 int stop_interrupted(const TrainingRun& run, const std::string& when) {
   std::cout.flush();
   std::cerr << "\nember: " << interrupted_word() << " " << when << "; "
-            << kept_checkpoint_note(run.options, run.first_epoch, run.saved_epoch) << "\n";
+            << kept_checkpoint_note(run) << "\n";
   return interrupted_exit_code();  // 130 (SIGINT) or 143 (SIGTERM)
 }
 
@@ -130,6 +151,13 @@ struct EpochTotals {
 
 EpochTotals start_epoch(TrainingRun& run, std::int64_t epoch) {
   EpochTotals totals;
+  if (run.resume_position) {  // a mid-epoch --resume: this rank's totals so far (loader_position.h)
+    const auto rank = static_cast<std::size_t>(run.distributed.rank());
+    totals.loss_sum = run.resume_position->loss_sums[rank];
+    totals.correct = run.resume_position->correct[rank];
+    totals.seen = run.resume_position->seen[rank];
+    totals.batches = run.resume_position->batches_done;
+  }
   if (run.sampler) run.sampler->set_epoch(epoch);
   run.trained->train();
   run.progress->start_epoch(epoch);
@@ -154,6 +182,7 @@ bool record_step(TrainingRun& run, EpochTotals& totals, std::int64_t epoch, cons
   totals.loss_sum += static_cast<double>(loss_value) * static_cast<double>(batch_examples);
   // Distributed: progress and log show the mean over ranks (the loss of the whole step),
   // and a Ctrl-C seen by any rank stops all of them after the same step.
+  interrupt_at_test_step(run.step);  // tests only (interrupt.h)
   DistributedMode::StepAgreement agreed = run.distributed.agree_on_step(loss_value, interrupt_requested());
   loss_value = static_cast<float>(agreed.loss);
   // A nan/inf loss (the agreed mean, so every rank stops together) has already made
@@ -161,7 +190,7 @@ bool record_step(TrainingRun& run, EpochTotals& totals, std::int64_t epoch, cons
   if (options.stop_on_nan && !std::isfinite(agreed.loss)) {
     throw ValueError(make_message("the training loss is ", agreed.loss, " at epoch ", epoch + 1, ", step ", run.step,
                                   " (batch ", totals.batches + 1, " of ", run.loader->size(), "); stopping: ",
-                                  kept_checkpoint_note(options, run.first_epoch, run.saved_epoch),
+                                  kept_checkpoint_note(run),
                                   ". Try a smaller --lr, check the data, or add --no-stop-on-nan"));
   }
   {
@@ -196,21 +225,49 @@ std::optional<int> interrupted_during_epoch(const TrainingRun& run, const EpochT
                                             run.loader->size(), ")"));
 }
 
-void save_epoch_checkpoint(TrainingRun& run, std::int64_t epoch) {
+// Everything a checkpoint holds of the run now, `epochs` epochs completed.
+Checkpoint checkpoint_now(const TrainingRun& run, std::int64_t epochs) {
   Checkpoint checkpoint;
   checkpoint.model = run.config;
   checkpoint.data_spec = run.data.spec;
   checkpoint.input_scale = run.data.input_scale;
   checkpoint.class_names = run.data.class_names;
   checkpoint.train = run.effective;  // its hyperparameters: the optimizer's own options object
-  checkpoint.epoch = epoch + 1;
+  checkpoint.epoch = epochs;
   checkpoint.step = run.step;
   checkpoint.generator_state = default_generator().get_state();
   checkpoint.model_state = to_cpu(run.model->state_dict());
   checkpoint.optimizer_state = to_cpu(run.optimizer->state_dict());
   checkpoint.scheduler_state = run.schedule.state_dict();
-  save_checkpoint(checkpoint, run.options.save_path);
+  if (run.early_stopping) checkpoint.early_stopping = run.early_stopping->state();
+  return checkpoint;
+}
+
+void save_epoch_checkpoint(TrainingRun& run, std::int64_t epoch) {
+  save_checkpoint(checkpoint_now(run, epoch + 1), run.options.save_path);
   run.saved_epoch = epoch + 1;
+  run.saved_batch = 0;
+}
+
+// --save-every: every N optimiser steps a checkpoint inside the epoch, with the loader's
+// position and every rank's running totals (loader_position.h) — not after the epoch's
+// last batch, whose checkpoint follows with the epoch's end.
+void save_mid_epoch_checkpoint_if_due(TrainingRun& run, const EpochTotals& totals, std::int64_t epoch) {
+  const std::int64_t every = run.options.save_every;
+  if (every == 0 || run.step % every != 0 || totals.batches >= run.loader->size()) return;
+  LoaderPosition position;
+  position.batches_done = totals.batches;
+  position.batches_in_epoch = run.loader->size();
+  position.epoch_start_generator = run.epoch_start_generator;
+  // A collective: every rank reaches it at the same step.
+  run.distributed.gather_epoch_totals(totals.loss_sum, totals.correct, totals.seen, position.loss_sums,
+                                      position.correct, position.seen);
+  if (!run.distributed.is_main()) return;
+  Checkpoint checkpoint = checkpoint_now(run, epoch);
+  checkpoint.position = std::move(position);
+  save_checkpoint(checkpoint, run.options.save_path);
+  run.saved_epoch = epoch;
+  run.saved_batch = totals.batches;
 }
 
 // The epoch's end: the whole job's totals, the validation accuracy, the log line, the
@@ -242,6 +299,12 @@ void finish_epoch(TrainingRun& run, EpochTotals& totals, std::int64_t epoch) {
   run.progress->end_epoch(metrics.train_loss, metrics.train_acc, metrics.has_val ? metrics.val_loss : kNone,
                           metrics.has_val ? metrics.val_acc : kNone, metrics.samples_per_s);
   run.schedule.after_epoch(metrics);  // per-epoch schedules (lr_schedule.h), before the checkpoint
+  // --early-stop / --save-best (early_stopping_run.h): the best model so far, before the
+  // epoch's checkpoint, which then records the rule's state after this epoch.
+  if (early_stopping_after_epoch(run, metrics) && !run.options.save_best_path.empty()) {
+    save_checkpoint(checkpoint_now(run, epoch + 1), run.options.save_best_path);
+    run.best_saved_epoch = epoch + 1;
+  }
   if (!run.options.save_path.empty() && run.distributed.is_main()) save_epoch_checkpoint(run, epoch);
 }
 
@@ -276,7 +339,10 @@ void print_summary(const TrainingRun& run, const SummaryMetrics& summary) {
   }
   std::printf("  device:          %s\n", summary.device.c_str());
   std::printf("  checkpoint:      %s\n",
-              checkpoint_summary(run.options, run.first_epoch, run.saved_epoch).c_str());
+              checkpoint_summary(run).c_str());
+  const std::string best = best_checkpoint_summary(run), stopping = early_stopping_summary(run);
+  if (!best.empty()) std::printf("  best checkpoint: %s\n", best.c_str());
+  if (!stopping.empty()) std::printf("  early stopping:  %s\n", stopping.c_str());
 }
 
 // Training is over: the accuracy of the final model on every split, logged and printed by
@@ -321,13 +387,16 @@ int run_train(const TrainOptions& options) {
   set_up_training(run);  // data, model, optimizer, loader; --resume's state (training_setup.cpp)
 
   for (std::int64_t epoch = run.first_epoch; epoch < options.epochs; ++epoch) {
+    if (run.stopped_early) break;  // --early-stop, after the last epoch (or in the resumed run)
     // A Ctrl-C during the last epoch's validation or checkpoint stops here, that epoch
     // saved. (Distributed, stops are agreed on at a step: record_step.)
     if (!distributed.active() && interrupt_requested()) {
       return stop_interrupted(run, make_message("before epoch ", epoch + 1, " started"));
     }
     EpochTotals totals = start_epoch(run, epoch);
-    for (data::Example& example : *run.loader) {
+    // The epoch's batches; after a mid-epoch --resume, the rest of its first epoch.
+    const LoaderPosition* resume = run.resume_position ? &*run.resume_position : nullptr;
+    for (data::Example& example : EpochBatches(*run.loader, run.epoch_start_generator, resume)) {
       // --- Tutorial §7: forward, loss, zero_grad, backward, step ---------------------------
       Tensor features = example.data.to(run.device);
       Tensor labels = example.target.to(run.device);
@@ -337,7 +406,10 @@ int run_train(const TrainOptions& options) {
       const bool last_batch = totals.batches + 1 == static_cast<std::int64_t>(run.loader->size());
       auto stepped = run.stepper->backward(loss, last_batch, next_step_logged(run));
       if (!record_step(run, totals, epoch, logits, labels, loss, stepped)) break;  // a Ctrl-C, agreed
+      // --save-every, after an optimizer step (with --grad-accum, never between micro-batches).
+      if (stepped) save_mid_epoch_checkpoint_if_due(run, totals, epoch);
     }
+    run.resume_position.reset();  // later epochs start at their first batch
     if (std::optional<int> code = interrupted_during_epoch(run, totals, epoch)) return *code;
     finish_epoch(run, totals, epoch);  // evaluation, log line, progress, checkpoint
   }

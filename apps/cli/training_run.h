@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include <ember/core/device.h>
 #include <ember/data/dataloader.h>
@@ -19,6 +20,8 @@
 
 #include "datasets.h"
 #include "distributed_mode.h"
+#include "early_stopping.h"
+#include "loader_position.h"
 #include "metrics_log.h"
 #include "lr_schedule.h"
 #include "model.h"
@@ -58,6 +61,20 @@ struct TrainingRun {
   std::int64_t first_epoch = 0;
   std::int64_t step = 0;
   std::int64_t saved_epoch = 0;
+  // Mid-epoch checkpoints (--save-every, loader_position.h): the batch of epoch saved_epoch + 1
+  // the last --save checkpoint stands after (0: an epoch's end); a mid-epoch --resume's
+  // position (its first epoch starts there; resumed_batch keeps where, for the messages);
+  // the default generator's state at the current epoch's start.
+  std::int64_t saved_batch = 0;
+  std::optional<LoaderPosition> resume_position;
+  std::int64_t resumed_batch = 0;
+  std::vector<std::uint8_t> epoch_start_generator;
+  // --early-stop / --save-best (early_stopping.h): the rule, whether it stopped the run,
+  // and the epoch last written to --save-best (0: none).
+  std::optional<EarlyStopping> early_stopping;
+  bool stopped_early = false;
+  std::int64_t stopped_after_epoch = 0;
+  std::int64_t best_saved_epoch = 0;
   std::int64_t examples_trained = 0;  // in this run, for the summary's throughput
   double training_seconds = 0;
 

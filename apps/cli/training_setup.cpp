@@ -12,6 +12,7 @@
 
 #include "checkpoint.h"
 #include "device_choice.h"
+#include "early_stopping_run.h"
 #include "resume_check.h"
 #include "training_run.h"
 #include "usage_error.h"
@@ -72,6 +73,10 @@ void load_run_data(TrainingRun& run, const std::optional<Checkpoint>& resumed) {
 // state can be restored (only --allow-config-change gets here with another optimizer).
 bool check_resumed_config(const TrainingRun& run, const Checkpoint& resumed) {
   const TrainOptions& options = run.options;
+  // A mid-epoch checkpoint (--save-every) first: what decides its epoch's batches may not change at all.
+  if (resumed.position.mid_epoch()) {
+    check_mid_epoch_resume(resumed.train, run.effective, resumed.position, resumed.epoch, options.resume_path);
+  }
   std::vector<std::string> changed = check_resume(resumed.train, resumed.epoch, run.effective, options.resume_path);
   const bool optimizer_restored = resumed.train.optimizer == options.optimizer;
   if (!changed.empty() && run.distributed.is_main()) {
@@ -161,6 +166,13 @@ void restore_from_checkpoint(TrainingRun& run, const Checkpoint& resumed, bool o
   default_generator().set_state(resumed.generator_state);
   run.first_epoch = resumed.epoch;
   run.step = resumed.step;
+  // A mid-epoch checkpoint (--save-every): its epoch resumes at the next batch, if it still
+  // has the same batches (loader_position.h; the options were checked before).
+  if (resumed.position.mid_epoch()) {
+    check_mid_epoch_batches(run.effective, resumed.position, resumed.epoch, run.loader->size(), run.options.resume_path);
+    run.resume_position = resumed.position;
+    run.resumed_batch = resumed.position.batches_done;
+  }
 }
 
 void print_run_header(const TrainingRun& run) {
@@ -171,7 +183,12 @@ void print_run_header(const TrainingRun& run) {
             << run.device.str() << "\n";
   std::cout << "  " << options.optimizer << " lr " << options.hyperparameters.lr << ", batch size "
             << options.batch_size << ", " << options.epochs << " epochs, seed " << options.seed;
-  if (run.first_epoch > 0) std::cout << ", resuming after epoch " << run.first_epoch;
+  if (run.resumed_batch > 0) {
+    std::cout << ", resuming in epoch " << run.first_epoch + 1 << " after batch " << run.resumed_batch << " of "
+              << run.loader->size();
+  } else if (run.first_epoch > 0) {
+    std::cout << ", resuming after epoch " << run.first_epoch;
+  }
   std::cout << "\n";
   if (std::string extras = describe_schedule(options); !extras.empty()) std::cout << "  " << extras << "\n";
   if (run.distributed.active()) {
@@ -199,11 +216,12 @@ void set_up_training(TrainingRun& run) {
   check_model_fits_memory(run.config);  // before anything is allocated
   build_model_and_loader(run);
   if (resumed) restore_from_checkpoint(run, *resumed, optimizer_restored);
+  set_up_early_stopping(run, resumed ? &*resumed : nullptr);
 
   ProgressReporter::Style style = ProgressReporter::detect_style(options.quiet || !run.distributed.is_main());
   if (style != ProgressReporter::Style::Quiet) print_run_header(run);
   if (!options.log_path.empty() && run.distributed.is_main()) {
-    run.log = MetricsLog(options.log_path, run.first_epoch, run.step);
+    run.log = MetricsLog(options.log_path, run.first_epoch, run.step, run.resumed_batch);
   }
   run.progress.emplace(style, options.epochs, run.loader->size());
 }
