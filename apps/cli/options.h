@@ -76,6 +76,7 @@ struct TrainOptions {
   bool allow_config_change = false;
   std::string log_path;     // JSON lines metrics log
   std::int64_t log_every = 0;  // also log every N optimiser steps (0: epochs only)
+  std::string tensorboard_dir;  // --tensorboard: the log's events as TensorBoard scalars
   bool quiet = false;
 
   // Hardening (issue 16): a non-finite training loss stops the run unless --no-stop-on-nan;

@@ -43,6 +43,7 @@
 #include "interrupt.h"
 #include "options.h"
 #include "output_paths.h"
+#include "tensorboard_writer.h"
 #include "training_run.h"
 
 namespace ember::cli {
@@ -73,6 +74,7 @@ std::string percent(double fraction) {
 void check_output_paths(const TrainOptions& options) {
   if (!options.save_path.empty()) check_save_path(options.save_path);
   if (!options.log_path.empty()) check_log_path(options.log_path);
+  if (!options.tensorboard_dir.empty()) check_tensorboard_dir(options.tensorboard_dir);
   check_distinct_paths(options);
 }
 
@@ -212,6 +214,7 @@ void finish_epoch(TrainingRun& run, EpochTotals& totals, std::int64_t epoch) {
   }
   metrics.samples_per_s = epoch_seconds > 0 ? seen / epoch_seconds : 0.0;
   metrics.elapsed_s = seconds_since(run.start);
+  metrics.step = run.step;
   run.log.epoch(metrics);
   run.progress->end_epoch(metrics.train_loss, metrics.train_acc,
                           metrics.has_val ? metrics.val_acc : std::numeric_limits<double>::quiet_NaN(),
