@@ -95,7 +95,12 @@ FigureLayout layout_figure(const FigureData& figure, double width) {
   const bool by_step = figure.x_kind == XAxisKind::Step;
   if (x_range.empty()) x_range = Range{0, 1};
   // Steps start at 0 (before training), epochs at 0 too: the axis shows the whole run.
-  const Axis x_template = nice_axis(std::min(0.0, x_range.low), x_range.high, false, /*integer=*/true);
+  // The x axis ends at the last point (ticks stop before it): no empty band after the run.
+  Axis x_template = nice_axis(std::min(0.0, x_range.low), x_range.high, false, /*integer=*/true);
+  if (x_range.high > x_template.low) {
+    x_template.high = x_range.high;
+    std::erase_if(x_template.ticks, [&](double tick) { return tick > x_range.high; });
+  }
 
   const std::size_t columns = figure.panels.size() > 1 ? 2 : 1;
   const double cell_width = (width - 2 * kOuterMargin) / static_cast<double>(columns);

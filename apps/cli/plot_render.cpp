@@ -156,9 +156,10 @@ void draw_panel(cairo_t* cr, const PanelLayout& panel) {
   text_at(cr, panel.y_label, 0, 0, 0.5);
   cairo_restore(cr);
 
-  // The series, clipped to the frame: per-step lines first, so epoch lines stay on top.
+  // The series, clipped to the frame (with room for a marker on its edge): per-step lines
+  // first, so epoch lines stay on top.
   cairo_save(cr);
-  cairo_rectangle(cr, frame.x, frame.y, frame.width, frame.height);
+  cairo_rectangle(cr, frame.x - 5, frame.y - 5, frame.width + 10, frame.height + 10);
   cairo_clip(cr);
   for (SeriesStyle layer : {SeriesStyle::PerStep, SeriesStyle::Train, SeriesStyle::Validation}) {
     for (const SeriesLayout& series : panel.series) {
@@ -172,6 +173,7 @@ void draw_legend(cairo_t* cr, const std::vector<LegendItem>& legend) {
   for (const LegendItem& item : legend) {
     line_style(cr, item.style, item.is_run ? run_colour(item.run) : Colour{0.35, 0.35, 0.35});
     if (item.is_run) cairo_set_line_width(cr, 4.0);
+    if (item.style == SeriesStyle::PerStep) cairo_set_source_rgba(cr, 0.35, 0.35, 0.35, 0.7);
     cairo_move_to(cr, item.x, item.y);
     cairo_line_to(cr, item.x + kLegendSampleLength, item.y);
     cairo_stroke(cr);
