@@ -9,11 +9,18 @@
 #include "plot_data.h"
 #include "plot_layout.h"
 #include "plot_render.h"
+#include "output_paths.h"
+#include "usage_error.h"
 
 namespace ember::cli {
 
 int run_plot(const PlotOptions& options) {
   const ImageFormat format = image_format_of(options.output_path);  // a usage error comes first
+  for (const std::string& log : options.log_paths) {  // the image would replace the log it shows
+    if (same_file(log, options.output_path)) {
+      throw UsageError(make_message("-o ", options.output_path, " is the log ", log, ": choose another output name"));
+    }
+  }
   if (!plotting_available()) throw NotImplementedError(plotting_unavailable());
   std::vector<RunLog> runs;
   for (const std::string& path : options.log_paths) runs.push_back(read_run_log(path));

@@ -14,7 +14,8 @@ struct PlotOptions {
   double width = 1200;                 // --width: pixels (PNG) or points (SVG)
 };
 
-// 0 on success; UsageError (exit 2) for an output that is neither .svg nor .png, IOError
+// 0 on success; UsageError (exit 2) for an output that is neither .svg nor .png or that is
+// one of the logs, IOError
 // (exit 1) for a log that is missing or malformed (naming the file and line) or an output
 // that cannot be written, NotImplementedError (exit 1) in a build without cairo.
 int run_plot(const PlotOptions& options);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -167,6 +168,10 @@ TEST_CASE("plot: bad output names are usage errors, bad logs failed runs", "[app
   std::string output = run_ember("plot " + good + " -o " + (scratch / "curves.pdf"), &code);
   CHECK(code == 2);
   CHECK_THAT(output, Contains("unknown image format '.pdf' (expected a file name ending in .svg or .png)"));
+  std::filesystem::copy_file(good, scratch / "log.svg");
+  output = run_ember("plot " + (scratch / "log.svg") + " -o " + (scratch / "log.svg"), &code);
+  CHECK(code == 2);
+  CHECK_THAT(output, Contains("-o " + (scratch / "log.svg") + " is the log " + (scratch / "log.svg")));
   output = run_ember("plot " + good, &code);  // no -o
   CHECK(code == 2);
   CHECK_THAT(output, Contains("--output is required"));
