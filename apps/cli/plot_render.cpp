@@ -50,6 +50,7 @@ std::string plotting_unavailable() { return "ember was built without cairo: inst
 // so this build tells it to ignore leaks made inside fontconfig only.
 #if defined(__SANITIZE_ADDRESS__)
 extern "C" const char* __lsan_default_suppressions() { return "leak:libfontconfig.so\n"; }
+extern "C" const char* __lsan_default_options() { return "print_suppressions=0"; }  // quiet stderr
 #endif
 
 namespace {
