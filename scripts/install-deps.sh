@@ -14,6 +14,9 @@ PACKAGES=(
   zlib1g-dev           # gzipped IDX files
   dataset-fashion-mnist  # the trainer's default data
   libopenblas-dev      # the CPU GEMM peer, linked only into benchmarks/
+  libcairo2-dev        # `ember plot`: SVG and PNG curves (optional at build time)
+  libprotobuf-dev protobuf-compiler  # `ember train --tensorboard`: Event messages (optional)
+  libboost-dev         # --tensorboard: Boost.CRC's CRC32C (headers only; optional)
 )
 
 # libFuzzer and the sanitizer runtimes for clang: Debian's clang only recommends them.

@@ -4,6 +4,7 @@
 //   ember eval    --checkpoint PATH [--data ...]
 //   ember predict --checkpoint PATH --input FILE [--json]
 //   ember info
+//   ember plot    LOG.jsonl [LOG ...] -o curves.svg|png   (plot_command.h)
 // This is the only file that includes CLI11 (a slow header). It turns the command line
 // into the plain structs of options.h and maps outcomes to exit codes:
 //   0  success
@@ -33,6 +34,7 @@
 #include "monitor.h"
 #include "options.h"
 #include "output_paths.h"
+#include "plot_command.h"
 #include "usage_error.h"
 
 namespace {
@@ -308,7 +310,7 @@ bool unknown_command(CLI::App& app, int argc, char** argv) {
   for (const CLI::App* command : app.get_subcommands({})) {
     if (command->check_name(name)) return false;
   }
-  std::cerr << "ember: error: unknown command '" << name << "' (expected train, eval, predict or info)\n"
+  std::cerr << "ember: error: unknown command '" << name << "' (expected train, eval, predict, info or plot)\n"
             << app.help() << std::flush;
   return true;
 }
@@ -377,6 +379,8 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
   command->add_option("--log", train.log_path, "Metrics log: one JSON object per line");
   command->add_option("--log-every", train.log_every, "Also log the loss every N optimiser steps")
       ->check(whole_number_at_least(0));
+  command->add_option("--tensorboard", train.tensorboard_dir,
+                      "Also write the log's metrics as TensorBoard scalars to an event file in this directory");
   command->add_flag("-q,--quiet", train.quiet, "No progress output, only the summary");
   command->callback([&train, &run, command] {
     // Combinations PyTorch's constructors refuse are usage errors too (exit code 2).
@@ -446,6 +450,15 @@ void add_predict_command(CLI::App& app, PredictOptions& predict, Command& run) {
   command->callback([&predict, &run] { run = [&predict] { return run_predict(predict); }; });
 }
 
+void add_plot_command(CLI::App& app, PlotOptions& plot, Command& run) {
+  CLI::App* command = app.add_subcommand("plot", "Draw the curves of one or more --log files (SVG or PNG)");
+  command->add_option("logs", plot.log_paths, "Metrics logs written by ember train --log (one run each)")->required();
+  command->add_option("-o,--output", plot.output_path, "The image to write: a .svg or .png file")->required();
+  command->add_flag("--log-loss", plot.log_loss, "Draw the loss on a logarithmic axis");
+  command->add_option("--width", plot.width, "Width of the figure in pixels")->check(whole_number_in(400, 8000));
+  command->callback([&plot, &run] { run = [&plot] { return run_plot(plot); }; });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -457,10 +470,12 @@ int main(int argc, char** argv) {
   TrainOptions train;
   EvalOptions eval;
   PredictOptions predict;
+  PlotOptions plot;
   Command run;
   add_train_command(app, train, run);
   add_eval_command(app, eval, run);
   add_predict_command(app, predict, run);
+  add_plot_command(app, plot, run);
   app.add_subcommand("info", "Version, build options, devices and CPU features")->callback([&run] {
     run = [] { return run_info(); };
   });

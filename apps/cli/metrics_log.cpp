@@ -88,6 +88,8 @@ MetricsLog::MetricsLog(const std::string& path, std::int64_t resumed_epoch, std:
 }
 
 void MetricsLog::write_line(const std::string& line) {
+  for (const Sink& sink : sinks_) sink(line);
+  if (!file_.is_open()) return;  // sinks only (--tensorboard without --log)
   errno = 0;
   file_ << line << "\n" << std::flush;
   if (!file_) {
@@ -123,7 +125,8 @@ void MetricsLog::epoch(const EpochMetrics& m) {
                          {"val_acc", optional_number(m.has_val, m.val_acc)},
                          {"lr", m.lr},
                          {"samples_per_s", m.samples_per_s},
-                         {"elapsed_s", m.elapsed_s}};
+                         {"elapsed_s", m.elapsed_s},
+                         {"step", m.step}};
   write_line(line.dump());
 }
 

@@ -5,7 +5,7 @@
 //   (lr: the rate that optimizer step used; grad_norm: the gradients' total 2-norm before
 //   any clipping; loss: with --grad-accum the mean of the step's micro-batch losses)
 //   {"event": "epoch", "epoch": 1, "train_loss": ..., "train_acc": ..., "val_loss": ..., "val_acc": ...,
-//    "samples_per_s": ..., "elapsed_s": ...}
+//    "samples_per_s": ..., "elapsed_s": ..., "step": 1875}   (step: the epoch's last step)
 //   {"event": "summary", "train_acc": ..., "val_acc": ..., "test_acc": ..., "elapsed_s": ...,
 //    "device": "cpu"}
 // Epochs are 1-based, steps count optimiser steps from the start of training (so they keep
@@ -23,12 +23,17 @@
 // the first line that is not is removed, with a note on stderr) before new lines are
 // appended: the log of an interrupted and resumed run has the lines of an uninterrupted one,
 // with no step twice. A log that is not a regular file (a FIFO, /dev/stdout) is appended to.
+//
+// Sinks (--tensorboard, tensorboard_writer.h) receive every line as it is written, also
+// when there is no --log file; `ember plot` (plot_data.h) reads the file back.
 #pragma once
 
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ember::cli {
 
@@ -39,6 +44,7 @@ struct EpochMetrics {
   bool has_val = false;
   double samples_per_s = 0, elapsed_s = 0;
   double lr = 0;  // the rate of the epoch's last optimizer step (--lr-schedule)
+  std::int64_t step = 0;  // optimiser steps at the epoch's end (the x of its values in plots)
 };
 
 struct SummaryMetrics {
@@ -58,7 +64,10 @@ class MetricsLog {
   MetricsLog(const std::string& path, std::int64_t resumed_epoch, std::int64_t resumed_step,
              std::int64_t resumed_batch = 0);
 
-  bool enabled() const { return file_.is_open(); }
+  bool enabled() const { return file_.is_open() || !sinks_.empty(); }
+  // Also hands every line (one JSON object, no newline) to `sink`.
+  using Sink = std::function<void(const std::string& json_line)>;
+  void add_sink(Sink sink) { sinks_.push_back(std::move(sink)); }
   void step(std::int64_t epoch, std::int64_t step, float loss, double lr, std::optional<double> grad_norm);
   void epoch(const EpochMetrics& metrics);
   void summary(const SummaryMetrics& metrics);
@@ -72,6 +81,7 @@ class MetricsLog {
   void write_line(const std::string& line);  // IOError when the write fails
   std::string path_;
   std::ofstream file_;
+  std::vector<Sink> sinks_;
 };
 
 }  // namespace ember::cli

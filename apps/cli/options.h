@@ -94,6 +94,7 @@ struct TrainOptions {
   bool allow_config_change = false;
   std::string log_path;     // JSON lines metrics log
   std::int64_t log_every = 0;  // also log every N optimiser steps (0: epochs only)
+  std::string tensorboard_dir;  // --tensorboard: the log's events as TensorBoard scalars
   bool quiet = false;
   // Early stopping and checkpoints (issue 20): --save-every N also writes --save every N
   // optimiser steps inside an epoch (loader_position.h; 0: at epoch ends only);

@@ -49,6 +49,7 @@
 #include "interrupt.h"
 #include "options.h"
 #include "output_paths.h"
+#include "tensorboard_writer.h"
 #include "training_run.h"
 
 namespace ember::cli {
@@ -80,6 +81,7 @@ void check_output_paths(const TrainOptions& options) {
   if (!options.save_path.empty()) check_save_path(options.save_path);
   if (!options.save_best_path.empty()) check_save_path(options.save_best_path, "--save-best");
   if (!options.log_path.empty()) check_log_path(options.log_path);
+  if (!options.tensorboard_dir.empty()) check_tensorboard_dir(options.tensorboard_dir);
   check_distinct_paths(options);
 }
 
@@ -294,6 +296,7 @@ void finish_epoch(TrainingRun& run, EpochTotals& totals, std::int64_t epoch) {
   }
   metrics.samples_per_s = epoch_seconds > 0 ? seen / epoch_seconds : 0.0;
   metrics.elapsed_s = seconds_since(run.start);
+  metrics.step = run.step;
   run.log.epoch(metrics);
   constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
   run.progress->end_epoch(metrics.train_loss, metrics.train_acc, metrics.has_val ? metrics.val_loss : kNone,

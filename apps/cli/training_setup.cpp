@@ -2,6 +2,7 @@
 // does before its first epoch — data, model, optimizer and loader as the tutorial's §7
 // builds them, and exact --resume (parameters, optimizer state, generator state).
 #include <iostream>
+#include <memory>
 #include <utility>
 
 #include <ember/core/error.h>
@@ -14,6 +15,7 @@
 #include "device_choice.h"
 #include "early_stopping_run.h"
 #include "resume_check.h"
+#include "tensorboard_writer.h"
 #include "training_run.h"
 #include "usage_error.h"
 
@@ -222,6 +224,10 @@ void set_up_training(TrainingRun& run) {
   if (style != ProgressReporter::Style::Quiet) print_run_header(run);
   if (!options.log_path.empty() && run.distributed.is_main()) {
     run.log = MetricsLog(options.log_path, run.first_epoch, run.step, run.resumed_batch);
+  }
+  if (!options.tensorboard_dir.empty() && run.distributed.is_main()) {  // every log line, as scalars
+    auto writer = std::make_shared<TensorBoardWriter>(options.tensorboard_dir);
+    run.log.add_sink([writer](const std::string& line) { writer->write_metrics_event(line); });
   }
   run.progress.emplace(style, options.epochs, run.loader->size());
 }
