@@ -70,6 +70,11 @@ nlohmann::json config_json(const Checkpoint& c) {
     config["channels"] = c.model.channels;
     config["input_shape"] = c.model.input_shape;
   }
+  if (c.model.kind == "spec") {  // --model spec:FILE: the resolved layers, so no file is needed to rebuild
+    config["spec"] = nlohmann::json::parse(c.model.spec);
+    config["spec_model"] = t.model;
+    if (!c.model.input_shape.empty()) config["input_shape"] = c.model.input_shape;
+  }
   return config;
 }
 
@@ -103,6 +108,8 @@ void save_checkpoint(const Checkpoint& checkpoint, const std::string& path) {
                        {"step", std::to_string(checkpoint.step)},
                        {"generator", to_hex(checkpoint.generator_state)},
                        {"config", config_json(checkpoint).dump()}};
+  // The run's options as a --config file (config_file.h): `ember info --checkpoint --print-config`.
+  if (!checkpoint.train.config_json.empty()) metadata["train_config"] = checkpoint.train.config_json;
   save(tensors, path, metadata);
 }
 
@@ -128,6 +135,10 @@ Checkpoint load_checkpoint(const std::string& path) {
       checkpoint.model.channels = config.at("channels").get<std::vector<std::int64_t>>();
       checkpoint.model.input_shape = config.at("input_shape").get<std::vector<std::int64_t>>();
     }
+    if (checkpoint.model.kind == "spec") {
+      checkpoint.model.spec = config.at("spec").dump();
+      checkpoint.model.input_shape = config.value("input_shape", std::vector<std::int64_t>{});
+    }
     checkpoint.model.hidden = config.at("hidden").get<std::vector<std::int64_t>>();
     checkpoint.model.num_classes = config.at("num_classes").get<std::int64_t>();
     checkpoint.model.dropout = config.at("dropout").get<double>();
@@ -137,7 +148,8 @@ Checkpoint load_checkpoint(const std::string& path) {
     checkpoint.train.data.spec = checkpoint.data_spec;
     checkpoint.train.data.csv_label_column = train.at("csv_label_column").get<std::int64_t>();
     checkpoint.train.data.csv_header = train.at("csv_header").get<bool>() ? CsvHeader::Yes : CsvHeader::No;
-    checkpoint.train.model = checkpoint.model.kind;
+    checkpoint.train.model = checkpoint.model.kind == "spec" ? config.at("spec_model").get<std::string>()
+                                                             : checkpoint.model.kind;
     checkpoint.train.channels = checkpoint.model.channels;
     checkpoint.train.input_shape = checkpoint.model.input_shape;
     checkpoint.train.hidden = checkpoint.model.hidden;
@@ -174,6 +186,7 @@ Checkpoint load_checkpoint(const std::string& path) {
               ": the checkpoint has ", checkpoint.class_names.size(), " class names for ", checkpoint.model.num_classes,
               " classes");
   checkpoint.generator_state = from_hex(field("generator"), path);
+  if (auto found = metadata.find("train_config"); found != metadata.end()) checkpoint.train.config_json = found->second;
   checkpoint.model_state = with_prefix_removed(tensors, "model.");
   checkpoint.optimizer_state = with_prefix_removed(tensors, "optimizer.");
   return checkpoint;

@@ -12,6 +12,7 @@
 
 #include "checkpoint.h"
 #include "device_choice.h"
+#include "model_spec.h"
 #include "resume_check.h"
 #include "training_run.h"
 #include "usage_error.h"
@@ -88,6 +89,7 @@ bool check_resumed_config(const TrainingRun& run, const Checkpoint& resumed) {
 // images bring {1, rows, cols}, CSV rows need --input-shape (a usage error without it or
 // when it does not hold the row's features).
 ModelConfig model_config_for(const TrainOptions& options, const LoadedData& data) {
+  if (is_spec_model(options.model)) return spec_model_config(options.model, options.input_shape, data);
   ModelConfig config;
   config.in_features = data.num_features;
   config.hidden = options.hidden;
@@ -160,6 +162,7 @@ void print_run_header(const TrainingRun& run) {
             << run.split.train.size() << " training, " << (run.split.validation ? run.split.validation->size() : 0)
             << " validation, " << (run.data.test ? run.data.test->size() : 0) << " test examples) on "
             << run.device.str() << "\n";
+  if (run.config.kind == "spec") std::cout << run.model->repr() << "\n";  // as print(model) shows it
   std::cout << "  " << options.optimizer << " lr " << options.hyperparameters.lr << ", batch size "
             << options.batch_size << ", " << options.epochs << " epochs, seed " << options.seed;
   if (run.first_epoch > 0) std::cout << ", resuming after epoch " << run.first_epoch;
