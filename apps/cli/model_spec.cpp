@@ -509,6 +509,10 @@ std::vector<StateEntry> spec_state_entries(const std::string& resolved_spec) {
   return entries;
 }
 
+bool same_spec(const std::string& a, const std::string& b) {
+  return nlohmann::json::parse(a) == nlohmann::json::parse(b);
+}
+
 std::string spec_layer_types(const std::string& resolved_spec) {
   std::string text;
   for (const Json& layer : Json::parse(resolved_spec)) {

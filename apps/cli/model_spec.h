@@ -69,6 +69,9 @@ std::vector<StateEntry> spec_state_entries(const std::string& resolved_spec);
 // "--model spec:FILE: layer 2 (Conv2d): ..." on any problem (spec_model_config.cpp).
 ModelConfig spec_model_config(const std::string& model_flag, const Shape& input_shape_flag, const LoadedData& data);
 
+// Whether two resolved specs describe the same layers (JSON equality: key order aside).
+bool same_spec(const std::string& a, const std::string& b);
+
 // "Conv2d-ReLU-MaxPool2d-Flatten-Linear": the layer types, for the summary lines.
 std::string spec_layer_types(const std::string& resolved_spec);
 

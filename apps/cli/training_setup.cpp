@@ -189,6 +189,13 @@ void set_up_training(TrainingRun& run) {
   const bool optimizer_restored = !resumed || check_resumed_config(run, *resumed);
   run.split = split_validation(run.data.train, options.val_split, options.seed);
   run.config = model_config_for(options, run.data);
+  // A spec file edited since the checkpoint: the same --model text, another model.
+  if (resumed && run.config.kind == "spec" && resumed->model.kind == "spec" && !options.allow_config_change &&
+      !same_spec(run.config.spec, resumed->model.spec)) {
+    throw ValueError(make_message("--resume ", options.resume_path, ": the layers of --model ", options.model,
+                                  " differ from the checkpoint's (resume with the spec it was trained with, or add "
+                                  "--allow-config-change)"));
+  }
   check_model_fits_memory(run.config);  // before anything is allocated
   build_model_and_loader(run);
   if (resumed) restore_from_checkpoint(run, *resumed, optimizer_restored);

@@ -127,6 +127,21 @@ TEST_CASE("ember train --model spec: BatchNorm2d and AvgPool2d train, save their
   run_ok(common + " --epochs 3 --save " + scratch / "resumed.st" + " --resume " + scratch / "resumed.st");
   CHECK(model_bytes(scratch / "resumed.st") == model_bytes(scratch / "straight.st"));
 
+  // The same --model text with other layers (the file edited since) is not an exact resume.
+  write_bytes(scratch / "bn.json", R"([
+    {"type": "Conv2d", "out_channels": 3, "kernel_size": 3, "padding": 1},
+    {"type": "BatchNorm2d", "momentum": 0.5},
+    {"type": "ReLU"},
+    {"type": "AvgPool2d", "kernel_size": 2},
+    {"type": "Flatten"},
+    {"type": "Linear"}])");
+  int code = -1;
+  std::string refused =
+      run_ember(common + " --epochs 4 --save " + scratch / "resumed.st" + " --resume " + scratch / "resumed.st", &code);
+  CHECK(code == 1);
+  CHECK_THAT(refused, Catch::Contains("the layers of --model spec:" + scratch / "bn.json" +
+                                      " differ from the checkpoint's"));
+
   // eval rebuilds it from the checkpoint alone (the spec file may be gone).
   std::filesystem::remove(scratch / "bn.json");
   CHECK_THAT(run_ok("eval --device cpu --checkpoint " + scratch / "straight.st"), Catch::Contains("accuracy:"));
