@@ -223,3 +223,42 @@ TEST_CASE("ember train --model spec: mistakes are usage errors naming the layer 
   run_ok("train --device cpu --data csv:" + fixtures_dir() + "/tiny.csv " + spec("cnn.json") +
          " --input-shape 1,4,4 --epochs 1 --quiet");
 }
+
+TEST_CASE("a spec checkpoint whose layers do not fit its tensors is refused before anything is built",
+          "[cli][spec][hostile]") {
+  ScratchDir scratch("spec_hostile");
+  run_ok("train " + idx_data() + " " + spec("all_layers.json") + " --epochs 1 --batch-size 4 --quiet --save " +
+         scratch / "ck.st");
+  struct Case {
+    std::string layer_json;  // replaces layer 8, Linear(6, 8)
+    std::string message;
+  };
+  const Case cases[] = {
+      {R"({"type": "Linear", "in_features": 6, "out_features": 9, "bias": true})",
+       "layer 9 (BatchNorm1d): \"num_features\" is 8 but the layer before gives 9 features"},
+      {R"({"type": "Linear", "in_features": 6, "out_features": 8, "bias": false})",
+       "unexpected tensor model.8.bias [8]"},
+      {R"({"type": "Linear", "in_features": 6, "out_features": 4611686018427387904, "bias": true})",
+       "\"out_features\" must be an integer in [1, 2147483647]"},
+      {R"({"type": "Linear", "in_features": 6})", "the spec: layer 8 (Linear): needs \"out_features\""},
+      // Every argument must be written out (here "bias"): what was saved is what is built.
+      {R"({"type": "Linear", "in_features": 6, "out_features": 8})", "the spec is not resolved"},
+      {R"({"type": "LSTM"})", "unknown type \"LSTM\""},
+  };
+  for (const Case& c : cases) {
+    INFO(c.layer_json);
+    ember::Metadata metadata;
+    ember::nn::StateDict tensors = ember::load(scratch / "ck.st", &metadata);
+    nlohmann::json config = nlohmann::json::parse(metadata.at("config"));
+    REQUIRE(config.at("model") == "spec");
+    config["spec"][8] = nlohmann::json::parse(c.layer_json);
+    metadata["config"] = config.dump();
+    ember::save(tensors, scratch / "bad.st", metadata);
+    int code = -1;
+    std::string output = run_ember("eval --device cpu --checkpoint " + scratch / "bad.st", &code);
+    INFO(output);
+    CHECK(code == 1);
+    CHECK_THAT(output, Catch::Contains("the checkpoint's model config does not match its tensors"));
+    CHECK_THAT(output, Catch::Contains(c.message));
+  }
+}
