@@ -110,20 +110,20 @@ class JsonConfig : public CLI::Config {
     }
     if (!document.is_object()) {
       throw CLI::ConfigError(file + ": expected a JSON object of options ({\"epochs\": 10, ...}), got " +
-                             document.dump());
+                             document.dump().substr(0, 80));
     }
     std::vector<CLI::ConfigItem> items;
     for (const auto& [key, value] : document.items()) {
       CLI::Option* option = option_for_key(train_, key);
       if (option == nullptr) throw CLI::ConfigError(unknown_key_message(file, key));
       if (value.is_null()) continue;  // "not given": the flag's default
+      std::vector<std::string> inputs = inputs_of(*option, key, value, file);  // checks the type
+      if (inputs.empty()) continue;  // a switch set to false
       // A value equal to the flag's default is taken as not given: --print-config writes every
       // default (e.g. "channels" of an mlp, "momentum" 0 with adam), and a flag given where it
       // means nothing would be refused.
       auto found = defaults_.find(key);
       if (found != defaults_.end() && nlohmann::json::parse(found->second.dump()) == value) continue;
-      std::vector<std::string> inputs = inputs_of(*option, key, value, file);
-      if (inputs.empty()) continue;  // a switch set to false
       items.push_back(CLI::ConfigItem{{train_.get_name()}, key, std::move(inputs)});
     }
     return items;

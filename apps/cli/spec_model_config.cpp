@@ -34,8 +34,9 @@ ModelConfig spec_model_config(const std::string& model_flag, const Shape& input_
                                       " features form an image)"));
       }
       std::int64_t product = 1;
-      for (std::int64_t size : config.input_shape) product *= size;  // each in [1, 2^31 - 1]: checked flags
-      if (product != data.num_features) {
+      bool overflow = false;
+      for (std::int64_t size : config.input_shape) overflow = overflow || __builtin_mul_overflow(product, size, &product);
+      if (overflow || product != data.num_features) {
         throw UsageError(make_message(context, "the input shape ", config.input_shape[0], "x", config.input_shape[1],
                                       "x", config.input_shape[2], " does not hold ", data.num_features, " features"));
       }

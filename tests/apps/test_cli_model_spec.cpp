@@ -219,6 +219,12 @@ TEST_CASE("ember train --model spec: mistakes are usage errors naming the layer 
     CHECK(code == 2);
     CHECK_THAT(output, Catch::Contains(c.message));
   }
+  int code = -1;
+  std::string output = run_ember("train --device cpu --data csv:" + fixtures_dir() + "/tiny.csv " + spec("cnn.json") +
+                                     " --input-shape 2147483647,2147483647,2147483647 --epochs 1",
+                                 &code);
+  CHECK(code == 2);
+  CHECK_THAT(output, Catch::Contains("the input shape 2147483647x2147483647x2147483647 does not hold 16 features"));
   // --input-shape makes CSV rows images for a spec, as for --model cnn.
   run_ok("train --device cpu --data csv:" + fixtures_dir() + "/tiny.csv " + spec("cnn.json") +
          " --input-shape 1,4,4 --epochs 1 --quiet");
