@@ -22,6 +22,11 @@
 //             and eval/predict apply exactly it. Checkpoints written before it existed get
 //             the rule they were trained with: 1 for toy data, 1/255 for everything else.
 //             "world_size" (absent in older files: 1) is the number of ranks that trained it.
+//             --model spec:FILE: "model": "spec", "spec" (the resolved layer list, model_spec.h),
+//             "spec_model" (the --model value) and, for a model of images, "input_shape".
+//             "train_config"      (absent in older files) the run's options as a --config file
+//                                 (TrainOptions::config_json, config_file.h), printed by
+//                                 `ember info --checkpoint C --print-config`
 // Loading validates everything before any model is built: epoch and step are non-negative
 // whole numbers (epoch at most the run's epochs), the config's layer sizes are sane and
 // match the model tensors' shapes and dtype (model.h check_config_fits_state), there is one

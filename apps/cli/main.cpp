@@ -3,8 +3,9 @@
 //   ember train   [--data fashion-mnist|toy|idx:DIR|csv:FILE] [--model mlp|cnn] [--hidden 256,128] ...
 //   ember eval    --checkpoint PATH [--data ...]
 //   ember predict --checkpoint PATH --input FILE [--json]
-//   ember info
-// This is the only file that includes CLI11 (a slow header). It turns the command line
+//   ember info    [--checkpoint PATH [--print-config]]
+//   ember train --config FILE.json [flags that override it] [--print-config]   (config_file.h)
+// This is the only file besides config_file.cpp that includes CLI11 (a slow header). It turns the command line
 // into the plain structs of options.h and maps outcomes to exit codes:
 //   0  success
 //   1  the command failed: missing or corrupt data, a checkpoint that does not fit, no GPU

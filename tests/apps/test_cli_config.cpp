@@ -170,8 +170,21 @@ TEST_CASE("ember info --checkpoint C --print-config: the run's options, which --
   run_ok("train --config " + scratch / "run.json" + " --save " + scratch / "again.st");
   CHECK(model_bytes(checkpoint) == model_bytes(scratch / "again.st"));
 
+  // A checkpoint from before train_config existed: nothing to print, said so (exit 1).
+  ember::Metadata metadata;
+  ember::nn::StateDict tensors = ember::load(checkpoint, &metadata);
+  metadata.erase("train_config");
+  ember::save(tensors, scratch / "old.st", metadata);
   int code = -1;
-  std::string output = run_ember("info --print-config", &code);
+  std::string output = run_ember("info --checkpoint " + scratch / "old.st" + " --print-config", &code);
+  CHECK(code == 1);
+  CHECK_THAT(output, Catch::Contains("old.st: the checkpoint has no \"train_config\""));
+  // Without --print-config: the model as PyTorch prints it.
+  CHECK_THAT(run_ok("info --checkpoint " + scratch / "old.st"),
+             Catch::Contains("Sequential(\n  (0): Linear(in_features=16, out_features=8, bias=True)\n  (1): ReLU()\n"
+                             "  (2): Dropout(p=0.25, inplace=False)\n"));
+
+  output = run_ember("info --print-config", &code);
   CHECK(code == 2);
   CHECK_THAT(output, Catch::Contains("--print-config: needs --checkpoint"));
 }
