@@ -115,7 +115,13 @@ class JsonConfig : public CLI::Config {
     std::vector<CLI::ConfigItem> items;
     for (const auto& [key, value] : document.items()) {
       CLI::Option* option = option_for_key(train_, key);
-      if (option == nullptr) throw CLI::ConfigError(unknown_key_message(file, key));
+      if (option == nullptr) {
+        const CLI::Option* other = train_.get_option_no_throw("--" + key);
+        if (other != nullptr && !other->get_configurable() && !key.empty() && key[0] != '-') {
+          throw CLI::ConfigError(file + ": \"" + key + "\" cannot be set in a config file (only on the command line)");
+        }
+        throw CLI::ConfigError(unknown_key_message(file, key));
+      }
       if (value.is_null()) continue;  // "not given": the flag's default
       std::vector<std::string> inputs = inputs_of(*option, key, value, file);  // checks the type
       if (inputs.empty()) continue;  // a switch set to false

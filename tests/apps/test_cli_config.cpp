@@ -124,7 +124,9 @@ TEST_CASE("ember train --config: unknown keys and wrong types are usage errors n
       {R"({"epochs": 2, "frobnicate": 1})", "unknown key \"frobnicate\""},
       {R"({"--epochs": 2})", "unknown key \"--epochs\""},
       {R"({"q": true})", "unknown key \"q\""},  // only long names
-      {R"({"config": "other.json"})", "unknown key \"config\""},
+      {R"({"config": "other.json"})", "\"config\" cannot be set in a config file (only on the command line)"},
+      {R"({"print-config": true})", "\"print-config\" cannot be set in a config file"},
+      {R"({"help": true})", "\"help\" cannot be set in a config file"},
       {R"({"epochs": "ten"})", "--epochs expects an integer, got \"ten\""},
       {R"({"epochs": 2.5})", "--epochs expects an integer, got 2.5"},
       {R"({"lr": "0.1"})", "--lr expects a number, got \"0.1\""},
