@@ -145,6 +145,14 @@ TEST_CASE("ember train --model spec: BatchNorm2d and AvgPool2d train, save their
   // eval rebuilds it from the checkpoint alone (the spec file may be gone).
   std::filesystem::remove(scratch / "bn.json");
   CHECK_THAT(run_ok("eval --device cpu --checkpoint " + scratch / "straight.st"), Catch::Contains("accuracy:"));
+  // predict too (the model in eval mode: BatchNorm normalises with its running statistics).
+  const nlohmann::json predicted = nlohmann::json::parse(run_ok(
+      "predict --device cpu --json --checkpoint " + scratch / "straight.st" + " --input " + fixtures_dir() +
+      "/idx/t10k-images-idx3-ubyte"));
+  REQUIRE(predicted.at("predictions").size() == 8);
+  double total = 0;
+  for (const auto& p : predicted.at("predictions")[0].at("probabilities")) total += p.get<double>();
+  CHECK(std::abs(total - 1.0) < 1e-5);
 }
 
 TEST_CASE("ember train --model spec: mistakes are usage errors naming the layer and the argument (exit 2)",
