@@ -84,6 +84,11 @@ nlohmann::json config_json(const Checkpoint& c) {
     config["channels"] = c.model.channels;
     config["input_shape"] = c.model.input_shape;
   }
+  if (c.model.kind == "spec") {  // --model spec:FILE: the resolved layers, so no file is needed to rebuild
+    config["spec"] = nlohmann::json::parse(c.model.spec);
+    config["spec_model"] = t.model;
+    if (!c.model.input_shape.empty()) config["input_shape"] = c.model.input_shape;
+  }
   return config;
 }
 
@@ -138,6 +143,8 @@ void save_checkpoint(const Checkpoint& checkpoint, const std::string& path) {
                        {"config", config_json(checkpoint).dump()}};
   if (checkpoint.position.mid_epoch()) metadata["position"] = position_to_text(checkpoint.position);
   if (checkpoint.early_stopping) metadata["early_stopping"] = early_stopping_to_text(*checkpoint.early_stopping);
+  // The run's options as a --config file (config_file.h): `ember info --checkpoint --print-config`.
+  if (!checkpoint.train.config_json.empty()) metadata["train_config"] = checkpoint.train.config_json;
   save(tensors, path, metadata);
 }
 
@@ -163,6 +170,10 @@ Checkpoint load_checkpoint(const std::string& path) {
       checkpoint.model.channels = config.at("channels").get<std::vector<std::int64_t>>();
       checkpoint.model.input_shape = config.at("input_shape").get<std::vector<std::int64_t>>();
     }
+    if (checkpoint.model.kind == "spec") {
+      checkpoint.model.spec = config.at("spec").dump();
+      checkpoint.model.input_shape = config.value("input_shape", std::vector<std::int64_t>{});
+    }
     checkpoint.model.hidden = config.at("hidden").get<std::vector<std::int64_t>>();
     checkpoint.model.num_classes = config.at("num_classes").get<std::int64_t>();
     checkpoint.model.dropout = config.at("dropout").get<double>();
@@ -172,7 +183,8 @@ Checkpoint load_checkpoint(const std::string& path) {
     checkpoint.train.data.spec = checkpoint.data_spec;
     checkpoint.train.data.csv_label_column = train.at("csv_label_column").get<std::int64_t>();
     checkpoint.train.data.csv_header = train.at("csv_header").get<bool>() ? CsvHeader::Yes : CsvHeader::No;
-    checkpoint.train.model = checkpoint.model.kind;
+    checkpoint.train.model = checkpoint.model.kind == "spec" ? config.at("spec_model").get<std::string>()
+                                                             : checkpoint.model.kind;
     checkpoint.train.channels = checkpoint.model.channels;
     checkpoint.train.input_shape = checkpoint.model.input_shape;
     checkpoint.train.hidden = checkpoint.model.hidden;
@@ -218,6 +230,7 @@ Checkpoint load_checkpoint(const std::string& path) {
   if (metadata.count("early_stopping") != 0) {
     checkpoint.early_stopping = early_stopping_from_text(metadata.at("early_stopping"), path);
   }
+  if (auto found = metadata.find("train_config"); found != metadata.end()) checkpoint.train.config_json = found->second;
   checkpoint.model_state = with_prefix_removed(tensors, "model.");
   checkpoint.optimizer_state = with_prefix_removed(tensors, "optimizer.");
   checkpoint.scheduler_state = with_prefix_removed(tensors, "scheduler.");

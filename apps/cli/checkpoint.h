@@ -28,6 +28,11 @@
 //                                 epoch's start and its running totals (loader_position.h)
 //             "early_stopping"    with --early-stop / --save-best: the monitor, its best
 //                                 value and epoch, the epochs since (early_stopping.h)
+//             --model spec:FILE: "model": "spec", "spec" (the resolved layer list, model_spec.h),
+//             "spec_model" (the --model value) and, for a model of images, "input_shape".
+//             "train_config"      (absent in older files) the run's options as a --config file
+//                                 (TrainOptions::config_json, config_file.h), printed by
+//                                 `ember info --checkpoint C --print-config`
 // Loading validates everything before any model is built: epoch and step are non-negative
 // whole numbers (epoch at most the run's epochs), the config's layer sizes are sane and
 // match the model tensors' shapes and dtype (model.h check_config_fits_state), there is one

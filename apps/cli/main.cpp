@@ -3,9 +3,10 @@
 //   ember train   [--data fashion-mnist|toy|idx:DIR|csv:FILE] [--model mlp|cnn] [--hidden 256,128] ...
 //   ember eval    --checkpoint PATH [--data ...]
 //   ember predict --checkpoint PATH --input FILE [--json]
-//   ember info
+//   ember info    [--checkpoint PATH [--print-config]]
 //   ember plot    LOG.jsonl [LOG ...] -o curves.svg|png   (plot_command.h)
-// This is the only file that includes CLI11 (a slow header). It turns the command line
+//   ember train --config FILE.json [flags that override it] [--print-config]   (config_file.h)
+// This is the only file besides config_file.cpp that includes CLI11 (a slow header). It turns the command line
 // into the plain structs of options.h and maps outcomes to exit codes:
 //   0  success
 //   1  the command failed: missing or corrupt data, a checkpoint that does not fit, no GPU
@@ -30,7 +31,9 @@
 #include <ember/core/error.h>
 #include <ember/core/kernel_mode.h>
 
+#include "config_file.h"
 #include "model.h"
+#include "model_spec.h"
 #include "monitor.h"
 #include "options.h"
 #include "output_paths.h"
@@ -51,6 +54,12 @@ std::string check_data_spec(const std::string& spec) {
   if (spec == "fashion-mnist" || spec == "toy") return "";
   if ((spec.rfind("idx:", 0) == 0 || spec.rfind("csv:", 0) == 0) && spec.size() > 4) return "";
   return "expected fashion-mnist, toy, idx:DIR or csv:FILE, got '" + spec + "'";
+}
+
+// --model: "mlp", "cnn" or "spec:FILE" (the file is read when training starts, model_spec.h).
+std::string check_model_choice(const std::string& model) {
+  if (model == "mlp" || model == "cnn" || (is_spec_model(model) && model.size() > 5)) return "";
+  return "expected mlp, cnn or spec:FILE.json, got '" + model + "'";
 }
 
 // --device: "auto", "cpu", "cuda" or "cuda:N" (N a device index that fits an int; whether
@@ -331,8 +340,10 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
             return "expected val_loss, val_acc or train_loss, got '" + name + "'";
           },
           "METRIC"));
-  command->add_option("--model", train.model, "mlp (default) or cnn (two Conv2d/ReLU/MaxPool2d stages, then Linear)")
-      ->check(CLI::IsMember({"mlp", "cnn"}));
+  command->add_option("--model", train.model,
+                      "mlp (default), cnn (two Conv2d/ReLU/MaxPool2d stages, then Linear) or spec:FILE.json (a list "
+                      "of PyTorch layers, docs/cli.md)")
+      ->check(CLI::Validator(check_model_choice, "MODEL"));
   command->add_option("--hidden", train.hidden,
                       "Hidden Linear widths, e.g. 256,128 (default 256,128 for mlp, 128 for cnn)")
       ->delimiter(',')
@@ -395,11 +406,20 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
     }
     // The CNN's own flags, and its default head (PyTorch's MNIST example: one Linear of 128).
     const bool cnn = train.model == "cnn";
+    for (const char* flag : {"--hidden", "--dropout", "--channels"}) {  // a spec file has its own layers
+      if (is_spec_model(train.model) && command->count(flag) > 0) {
+        throw CLI::ValidationError(flag, "--model spec:FILE takes its layers from the file");
+      }
+    }
     for (const char* flag : {"--channels", "--input-shape"}) {
-      if (!cnn && command->count(flag) > 0) throw CLI::ValidationError(flag, "only --model cnn takes it");
+      if (!cnn && !is_spec_model(train.model) && command->count(flag) > 0) {
+        throw CLI::ValidationError(flag, "only --model cnn takes it");
+      }
     }
     if (cnn && train.dropout > 0) throw CLI::ValidationError("--dropout", "--model cnn has no dropout layers");
-    if (cnn && command->count("--hidden") == 0) train.hidden = {128};
+    if (train.hidden.empty() && !is_spec_model(train.model)) {
+      train.hidden = cnn ? std::vector<std::int64_t>{128} : std::vector<std::int64_t>{256, 128};
+    }
     // --monitor (monitor.h): a validation metric needs a validation split.
     if (command->count("--monitor") == 0) {
       train.monitor = train.val_split > 0 ? Monitor::ValLoss : Monitor::TrainLoss;
@@ -459,6 +479,27 @@ void add_plot_command(CLI::App& app, PlotOptions& plot, Command& run) {
   command->callback([&plot, &run] { run = [&plot] { return run_plot(plot); }; });
 }
 
+// `ember info`, and with --checkpoint what a checkpoint holds (its model, its options).
+void add_info_command(CLI::App& app, InfoOptions& info, Command& run) {
+  CLI::App* command = app.add_subcommand("info", "Version, build options, devices and CPU features; or a checkpoint's "
+                                                 "model and options (--checkpoint)");
+  command->add_option("--checkpoint", info.checkpoint_path, "Describe this checkpoint: its model and options")
+      ->check(CLI::ExistingFile);
+  command->add_flag("--print-config", info.print_config,
+                    "With --checkpoint: print the options it was trained with, as a --config file");
+  command->callback([&info, &run, command] {
+    if (info.print_config && info.checkpoint_path.empty()) {
+      throw CLI::ValidationError("--print-config", "needs --checkpoint (ember train --print-config prints a run's)");
+    }
+    run = [&info] { return info.checkpoint_path.empty() ? run_info() : run_checkpoint_info(info); };
+  });
+}
+
+int print_text(const std::string& text) {
+  std::cout << text << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -471,14 +512,15 @@ int main(int argc, char** argv) {
   EvalOptions eval;
   PredictOptions predict;
   PlotOptions plot;
+  InfoOptions info;
   Command run;
   add_train_command(app, train, run);
   add_eval_command(app, eval, run);
   add_predict_command(app, predict, run);
   add_plot_command(app, plot, run);
-  app.add_subcommand("info", "Version, build options, devices and CPU features")->callback([&run] {
-    run = [] { return run_info(); };
-  });
+  add_info_command(app, info, run);
+  CLI::App& train_command = *app.get_subcommand("train");
+  add_config_file_options(app, train_command);  // --config, --print-config (config_file.h)
 
   if (unknown_command(app, argc, argv)) return 2;
   try {
@@ -492,6 +534,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     app.exit(error);  // prints the message and the usage to stderr
     return 2;
+  }
+  if (train_command.parsed()) {  // the effective options, for --print-config and the checkpoints
+    train.config_json = effective_config_json(train_command);
+    if (print_config_requested(train_command)) run = [&train] { return print_text(train.config_json); };
   }
   try {
     // EMBER_KERNELS (core/kernel_mode.h) is read at the first op; a bad value is the user's

@@ -15,6 +15,10 @@
 
 #include <ember/core/error.h>
 
+#include <nlohmann/json.hpp>
+
+#include "model_spec.h"
+
 namespace ember::cli {
 
 namespace {
@@ -27,6 +31,34 @@ std::string shape_text(const Shape& sizes) {
 }  // namespace
 
 namespace {
+
+// A spec config: its input and its layers (model_spec.h checks every layer against the one before).
+void spec_problems(const ModelConfig& config, std::vector<std::string>& problems) {
+  if (!problems.empty()) return;  // in_features or num_classes out of range
+  Shape example = {config.in_features};
+  if (!config.input_shape.empty()) {
+    std::int64_t product = 1;
+    bool fits = config.input_shape.size() == 3;
+    for (std::int64_t size : config.input_shape) {
+      fits = fits && size >= 1 && size <= kMaxLayerWidth && !__builtin_mul_overflow(product, size, &product);
+    }
+    if (!fits || product != config.in_features) {
+      problems.push_back(make_message("the input shape does not hold ", config.in_features, " features as C, H, W"));
+      return;
+    }
+    example = config.input_shape;
+  }
+  try {
+    if (config.spec.empty() || spec_takes_images(config.spec) != !config.input_shape.empty()) {
+      problems.push_back("the spec's first layer does not fit its input shape");
+    } else if (nlohmann::json::parse(resolve_model_spec(config.spec, example, config.num_classes)) !=
+               nlohmann::json::parse(config.spec)) {
+      problems.push_back("the spec is not resolved (every argument written out)");
+    }
+  } catch (const ValueError& error) {
+    problems.push_back(std::string("the spec: ") + error.what());
+  }
+}
 
 // Every problem with the config's numbers, before any size is multiplied.
 std::vector<std::string> config_problems(const ModelConfig& config) {
@@ -64,8 +96,10 @@ std::vector<std::string> config_problems(const ModelConfig& config) {
                                         config.input_shape[2], " does not hold ", config.in_features, " features"));
       }
     }
+  } else if (config.kind == "spec") {
+    spec_problems(config, problems);
   } else if (config.kind != "mlp") {
-    problems.push_back("unknown model \"" + config.kind + "\" (expected mlp or cnn)");
+    problems.push_back("unknown model \"" + config.kind + "\" (expected mlp, cnn or spec)");
   }
   return problems;
 }
@@ -103,6 +137,10 @@ Head head_of(const ModelConfig& config) {
 
 std::vector<std::pair<std::string, Shape>> expected_parameters(const ModelConfig& config) {
   std::vector<std::pair<std::string, Shape>> parameters;
+  if (config.kind == "spec") {
+    for (StateEntry& entry : spec_state_entries(config.spec)) parameters.emplace_back(entry.name, entry.shape);
+    return parameters;
+  }
   auto add = [&](std::int64_t index, Shape weight, std::int64_t out) {
     parameters.emplace_back(std::to_string(index) + ".weight", std::move(weight));
     parameters.emplace_back(std::to_string(index) + ".bias", Shape{out});
@@ -136,6 +174,10 @@ void check_config_fits_state(const ModelConfig& config, const nn::StateDict& che
       problems.push_back(error.what());
     }
     std::vector<std::string> expected_names;
+    // Float32 everywhere, but BatchNorm's step counter (a spec's num_batches_tracked) is int64.
+    auto expected_dtype = [](const std::string& name) {
+      return name.size() > 20 && name.compare(name.size() - 20, 20, ".num_batches_tracked") == 0 ? kInt64 : kFloat32;
+    };
     for (const auto& [name, shape] : expected) {
       expected_names.push_back(name);
       const Tensor* found = checkpoint_state.find(name);
@@ -144,8 +186,9 @@ void check_config_fits_state(const ModelConfig& config, const nn::StateDict& che
       } else if (found->sizes() != shape) {
         problems.push_back("model." + name + " is " + shape_text(found->sizes()) + " but the config says " +
                            shape_text(shape));
-      } else if (found->dtype() != kFloat32) {
-        problems.push_back("model." + name + " has dtype " + dtype_name(found->dtype()) + ", expected float32");
+      } else if (found->dtype() != expected_dtype(name)) {
+        problems.push_back("model." + name + " has dtype " + dtype_name(found->dtype()) + ", expected " +
+                           dtype_name(expected_dtype(name)));
       }
     }
     for (const auto& [name, tensor] : checkpoint_state) {
@@ -208,43 +251,58 @@ class ImageSequential : public nn::Sequential {
   Shape image_shape_;
 };
 
-void append_head(nn::Sequential& model, const ModelConfig& config) {
-  const std::vector<std::int64_t> widths = head_of(config).widths;
-  for (std::size_t layer = 0; layer + 1 < widths.size(); ++layer) {
-    model.push_back(std::make_shared<nn::Linear>(widths[layer], widths[layer + 1]));
-    bool is_output_layer = layer + 2 == widths.size();
-    if (is_output_layer) break;
-    model.push_back(std::make_shared<nn::ReLU>());
-    // Dropout only when asked: a Dropout(0) layer would still shift the Sequential's
-    // indices and so the state_dict names.
-    if (config.dropout > 0) model.push_back(std::make_shared<nn::Dropout>(config.dropout));
-  }
-}
-
 }  // namespace
 
+std::shared_ptr<nn::Sequential> make_image_sequential(Shape image_shape) {
+  return std::make_shared<ImageSequential>(std::move(image_shape));
+}
+
+std::string preset_spec(const ModelConfig& config) {
+  using Json = nlohmann::ordered_json;
+  Json layers = Json::array();
+  if (config.kind == "cnn") {
+    std::int64_t in_channels = config.input_shape[0];
+    for (std::int64_t out_channels : config.channels) {
+      layers.push_back({{"type", "Conv2d"}, {"in_channels", in_channels}, {"out_channels", out_channels},
+                        {"kernel_size", 3}, {"padding", 1}});
+      layers.push_back({{"type", "ReLU"}});
+      layers.push_back({{"type", "MaxPool2d"}, {"kernel_size", 2}});
+      in_channels = out_channels;
+    }
+    layers.push_back({{"type", "Flatten"}});
+  }
+  // The head: Linear(in, h1), ReLU, [Dropout], ..., Linear(hk, num_classes). Dropout only
+  // when asked: a Dropout(0) layer would still shift the indices and so the state_dict names.
+  for (std::int64_t width : config.hidden) {
+    layers.push_back({{"type", "Linear"}, {"out_features", width}});
+    layers.push_back({{"type", "ReLU"}});
+    if (config.dropout > 0) layers.push_back({{"type", "Dropout"}, {"p", config.dropout}});
+  }
+  layers.push_back({{"type", "Linear"}, {"out_features", config.num_classes}});
+  return layers.dump();
+}
+
 std::shared_ptr<nn::Sequential> build_model(const ModelConfig& config) {
-  if (config.kind != "cnn") {
-    auto model = std::make_shared<nn::Sequential>();
-    append_head(*model, config);
-    return model;
-  }
-  auto model = std::make_shared<ImageSequential>(config.input_shape);
-  std::int64_t in_channels = config.input_shape[0];
-  for (std::int64_t out_channels : config.channels) {
-    model->push_back(std::make_shared<nn::Conv2d>(in_channels, out_channels, 3, nn::Conv2dOptions{.padding = 1}));
-    model->push_back(std::make_shared<nn::ReLU>());
-    model->push_back(std::make_shared<nn::MaxPool2d>(2));
-    in_channels = out_channels;
-  }
-  model->push_back(std::make_shared<nn::Flatten>());
-  append_head(*model, config);
-  return model;
+  if (config.kind == "spec") return build_spec_model(config.spec, config.input_shape);
+  const bool cnn = config.kind == "cnn";
+  const Shape example = cnn ? Shape(config.input_shape) : Shape{config.in_features};
+  const std::string resolved = resolve_model_spec(preset_spec(config), example, config.num_classes);
+  return build_spec_model(resolved, cnn ? Shape(config.input_shape) : Shape{});
 }
 
 std::string describe_model(const ModelConfig& config) {
   // Appends one piece at a time ("-" + std::to_string(...) trips GCC 12's -Wrestrict false positive).
   std::string text;
+  if (config.kind == "spec") {  // "1x4x4-Conv2d-ReLU-Flatten-Linear-3 model"
+    if (config.input_shape.size() == 3) {
+      text.append(std::to_string(config.input_shape[0])).append("x").append(std::to_string(config.input_shape[1]));
+      text.append("x").append(std::to_string(config.input_shape[2]));
+    } else {
+      text = std::to_string(config.in_features);
+    }
+    text.append("-").append(spec_layer_types(config.spec)).append("-").append(std::to_string(config.num_classes));
+    return text.append(" model");
+  }
   if (config.kind == "cnn") {
     text.append(std::to_string(config.input_shape[0])).append("x").append(std::to_string(config.input_shape[1]));
     text.append("x").append(std::to_string(config.input_shape[2]));

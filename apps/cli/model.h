@@ -1,5 +1,5 @@
-// apps/cli/model.h — the models `ember train` builds: an MLP (--hidden, --dropout) or a CNN
-// (--model cnn: --channels, --hidden).
+// apps/cli/model.h — the models `ember train` builds: an MLP (--hidden, --dropout), a CNN
+// (--model cnn: --channels, --hidden) or any list of layers (--model spec:FILE, model_spec.h).
 //
 // mlp: tutorial §5's NeuralNetwork generalised: Linear(in, h1), ReLU, [Dropout], ...,
 //      Linear(hk, out).
@@ -12,6 +12,8 @@
 // tests/reference/cli_reference.py can be compared parameter by parameter. The layers are
 // constructed in order, so after manual_seed(seed) they consume the generator exactly as
 // PyTorch's constructors do (weight then bias of each Linear and Conv2d).
+// mlp and cnn are presets of --model spec: build_model writes them as a layer list and builds
+// that with model_spec.h's builder, the one a spec file goes through.
 #pragma once
 
 #include <cstdint>
@@ -29,10 +31,18 @@ struct ModelConfig {
   std::vector<std::int64_t> hidden;
   std::int64_t num_classes = 0;
   double dropout = 0.0;
-  std::string kind = "mlp";                // "mlp" or "cnn"
+  std::string kind = "mlp";                // "mlp", "cnn" or "spec"
   std::vector<std::int64_t> channels;      // cnn: one Conv2d/ReLU/MaxPool2d stage per width
-  std::vector<std::int64_t> input_shape;   // cnn: {C, H, W}, C * H * W == in_features
+  // cnn, and a spec that takes images: {C, H, W}, C * H * W == in_features
+  std::vector<std::int64_t> input_shape;
+  std::string spec;  // spec: the resolved layer list (JSON, model_spec.h)
 };
+
+// The layer list of an mlp or cnn config (JSON, in --model spec's schema).
+std::string preset_spec(const ModelConfig& config);
+
+// An nn::Sequential that views flat examples [N, C*H*W] as images [N, C, H, W] first.
+std::shared_ptr<nn::Sequential> make_image_sequential(Shape image_shape);
 
 // The model `config` describes, its layers constructed in order (see above).
 std::shared_ptr<nn::Sequential> build_model(const ModelConfig& config);

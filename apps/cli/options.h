@@ -47,7 +47,9 @@ struct TrainOptions {
   // Model (model.h): "mlp", Linear/ReLU(/Dropout) layers with these hidden widths, or "cnn",
   // two Conv2d/ReLU/MaxPool2d stages of `channels` then Linear(hidden[0]) and the output layer.
   std::string model = "mlp";
-  std::vector<std::int64_t> hidden = {256, 128};  // main.cpp: {128} for --model cnn unless given
+  // main.cpp: {256, 128} for mlp, {128} for cnn unless given (empty until then, so that an
+  // explicit 256,128 in a --config file is not mistaken for the default: config_file.h)
+  std::vector<std::int64_t> hidden;
   double dropout = 0.0;
   std::vector<std::int64_t> channels = {32, 64};
   // --input-shape C,H,W: how a CSV row's features form an image (a CNN on CSV data needs it;
@@ -109,6 +111,10 @@ struct TrainOptions {
   // world_size is the number of ranks (recorded in checkpoints, compared on --resume).
   bool stop_on_nan = true;
   std::int64_t world_size = 1;
+
+  // The effective options as a --config file (JSON, config_file.h), made by main.cpp from
+  // the parsed command line; checkpoints keep it for `ember info --checkpoint C --print-config`.
+  std::string config_json;
 };
 
 struct EvalOptions {
@@ -128,11 +134,18 @@ struct PredictOptions {
   std::string device = "auto";
 };
 
+// `ember info --checkpoint PATH [--print-config]` (checkpoint_info.cpp).
+struct InfoOptions {
+  std::string checkpoint_path;  // empty: plain `ember info`
+  bool print_config = false;
+};
+
 // Each returns the process exit code (0 success; errors are thrown as ember::Error and
 // turned into exit code 1 by main.cpp).
 int run_train(const TrainOptions& options);
 int run_eval(const EvalOptions& options);
 int run_predict(const PredictOptions& options);
 int run_info();
+int run_checkpoint_info(const InfoOptions& options);
 
 }  // namespace ember::cli

@@ -14,6 +14,7 @@
 #include "checkpoint.h"
 #include "device_choice.h"
 #include "early_stopping_run.h"
+#include "model_spec.h"
 #include "resume_check.h"
 #include "tensorboard_writer.h"
 #include "training_run.h"
@@ -95,6 +96,7 @@ bool check_resumed_config(const TrainingRun& run, const Checkpoint& resumed) {
 // images bring {1, rows, cols}, CSV rows need --input-shape (a usage error without it or
 // when it does not hold the row's features).
 ModelConfig model_config_for(const TrainOptions& options, const LoadedData& data) {
+  if (is_spec_model(options.model)) return spec_model_config(options.model, options.input_shape, data);
   ModelConfig config;
   config.in_features = data.num_features;
   config.hidden = options.hidden;
@@ -183,6 +185,7 @@ void print_run_header(const TrainingRun& run) {
             << run.split.train.size() << " training, " << (run.split.validation ? run.split.validation->size() : 0)
             << " validation, " << (run.data.test ? run.data.test->size() : 0) << " test examples) on "
             << run.device.str() << "\n";
+  if (run.config.kind == "spec") std::cout << run.model->repr() << "\n";  // as print(model) shows it
   std::cout << "  " << options.optimizer << " lr " << options.hyperparameters.lr << ", batch size "
             << options.batch_size << ", " << options.epochs << " epochs, seed " << options.seed;
   if (run.resumed_batch > 0) {
@@ -215,6 +218,13 @@ void set_up_training(TrainingRun& run) {
   const bool optimizer_restored = !resumed || check_resumed_config(run, *resumed);
   run.split = split_validation(run.data.train, options.val_split, options.seed);
   run.config = model_config_for(options, run.data);
+  // A spec file edited since the checkpoint: the same --model text, another model.
+  if (resumed && run.config.kind == "spec" && resumed->model.kind == "spec" && !options.allow_config_change &&
+      !same_spec(run.config.spec, resumed->model.spec)) {
+    throw ValueError(make_message("--resume ", options.resume_path, ": the layers of --model ", options.model,
+                                  " differ from the checkpoint's (resume with the spec it was trained with, or add "
+                                  "--allow-config-change)"));
+  }
   check_model_fits_memory(run.config);  // before anything is allocated
   build_model_and_loader(run);
   if (resumed) restore_from_checkpoint(run, *resumed, optimizer_restored);

@@ -31,7 +31,7 @@ TEST_CASE("ember train --model cnn: flags that do not fit are usage errors (exit
       {"train --device cpu --data toy --channels 4", "--channels: only --model cnn takes it"},
       {"train --device cpu --data toy --input-shape 1,1,2", "--input-shape: only --model cnn takes it"},
       {"train --model cnn --dropout 0.5 " + idx_data(), "--dropout: --model cnn has no dropout layers"},
-      {"train --model rnn " + idx_data(), "--model: rnn not in {mlp,cnn}"},
+      {"train --model rnn " + idx_data(), "--model: expected mlp, cnn or spec:FILE.json, got 'rnn'"},
       {"train --model cnn --input-shape 1,16 " + csv_data(), "--input-shape"},
       {"train --model cnn --channels 0 " + idx_data(), "--channels"},
       // Found when the data is read: still the command line's fault.
@@ -171,7 +171,7 @@ TEST_CASE("a CNN checkpoint whose config does not fit its tensors is refused bef
       {"channels", {4611686018427387904LL, 3}, "a channel width 4611686018427387904 is outside [1, 2147483647]"},
       {"input_shape", {1, 4, 8}, "the input shape 1x4x8 does not hold 16 features"},
       {"input_shape", {1, 4}, "the input shape has 2 sizes, expected C, H, W"},
-      {"model", "transformer", "unknown model \"transformer\" (expected mlp or cnn)"},
+      {"model", "transformer", "unknown model \"transformer\" (expected mlp, cnn or spec)"},
   };
   for (const Case& c : cases) {
     INFO(c.key << " = " << c.value.dump());
