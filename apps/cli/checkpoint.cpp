@@ -9,6 +9,7 @@
 #include <ember/core/error.h>
 #include <ember/nn/serialize.h>
 
+#include "hex_text.h"
 #include "monitor.h"
 
 namespace ember::cli {
@@ -16,31 +17,6 @@ namespace ember::cli {
 namespace {
 
 constexpr const char* kFormat = "ember-cli-checkpoint/1";
-
-std::string to_hex(const std::vector<std::uint8_t>& bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string text;
-  text.reserve(bytes.size() * 2);
-  for (std::uint8_t byte : bytes) {
-    text += digits[byte >> 4];
-    text += digits[byte & 15];
-  }
-  return text;
-}
-
-std::vector<std::uint8_t> from_hex(const std::string& text, const std::string& path) {
-  auto value = [&](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    throw IOError(path + ": the checkpoint's generator state is not hexadecimal");
-  };
-  EMBER_CHECK(text.size() % 2 == 0, IOError, path, ": the checkpoint's generator state has an odd length");
-  std::vector<std::uint8_t> bytes(text.size() / 2);
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    bytes[i] = static_cast<std::uint8_t>(value(text[2 * i]) * 16 + value(text[2 * i + 1]));
-  }
-  return bytes;
-}
 
 nlohmann::json config_json(const Checkpoint& c) {
   const TrainOptions& t = c.train;
@@ -221,7 +197,7 @@ Checkpoint load_checkpoint(const std::string& path) {
   EMBER_CHECK(static_cast<std::int64_t>(checkpoint.class_names.size()) == checkpoint.model.num_classes, IOError, path,
               ": the checkpoint has ", checkpoint.class_names.size(), " class names for ", checkpoint.model.num_classes,
               " classes");
-  checkpoint.generator_state = from_hex(field("generator"), path);
+  checkpoint.generator_state = from_hex(field("generator"), path, "generator state");
   if (metadata.count("position") != 0) {
     checkpoint.position = position_from_text(metadata.at("position"), path);
     EMBER_CHECK(checkpoint.epoch < checkpoint.train.epochs, IOError, path, ": the checkpoint stands inside epoch ",

@@ -9,35 +9,12 @@
 #include <ember/core/error.h>
 #include <ember/core/random.h>
 
+#include "hex_text.h"
 #include "resume_check.h"
 
 namespace ember::cli {
 
 namespace {
-
-std::string to_hex(const std::vector<std::uint8_t>& bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string text;
-  for (std::uint8_t byte : bytes) {
-    text += digits[byte >> 4];
-    text += digits[byte & 15];
-  }
-  return text;
-}
-
-std::vector<std::uint8_t> from_hex(const std::string& text, const std::string& path) {
-  auto value = [&](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    throw IOError(path + ": the checkpoint's epoch-start generator state is not hexadecimal");
-  };
-  EMBER_CHECK(text.size() % 2 == 0, IOError, path, ": the checkpoint's epoch-start generator state has an odd length");
-  std::vector<std::uint8_t> bytes(text.size() / 2);
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    bytes[i] = static_cast<std::uint8_t>(value(text[2 * i]) * 16 + value(text[2 * i + 1]));
-  }
-  return bytes;
-}
 
 // Every digit, and nan/inf (a run with --no-stop-on-nan), which JSON numbers cannot hold.
 std::string exact_text(double value) {
@@ -83,7 +60,7 @@ LoaderPosition position_from_text(const std::string& text, const std::string& pa
     nlohmann::json json = nlohmann::json::parse(text);
     position.batches_done = json.at("batches_done").get<std::int64_t>();
     position.batches_in_epoch = json.at("batches_in_epoch").get<std::int64_t>();
-    position.epoch_start_generator = from_hex(json.at("epoch_start_generator").get<std::string>(), path);
+    position.epoch_start_generator = from_hex(json.at("epoch_start_generator").get<std::string>(), path, "epoch-start generator state");
     for (const auto& sum : json.at("loss_sums")) position.loss_sums.push_back(number_from_text(sum.get<std::string>(), path));
     position.correct = json.at("correct").get<std::vector<std::int64_t>>();
     position.seen = json.at("seen").get<std::vector<std::int64_t>>();
