@@ -248,7 +248,10 @@ TEST_CASE("SIGTERM while the data set loads stops ember train before the first e
   rows += "\n";
   for (int r = 0; r < 150000; ++r) {
     rows += std::to_string(r % 3);
-    for (int c = 0; c < 24; ++c) rows += "," + std::to_string((r * 7 + c * 13) % 256);
+    for (int c = 0; c < 24; ++c) {  // appended piece by piece: `"," + to_string(...)` trips GCC 12's -Wrestrict
+      rows += ',';
+      rows += std::to_string((r * 7 + c * 13) % 256);
+    }
     rows += "\n";
   }
   write_bytes(data, rows);

@@ -22,19 +22,9 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-bool running_in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string(ci) == "true";
-}
-
 // cairo is optional (apps/cli/cli_curves.cmake); CI installs it, so there it must be present.
-#define REQUIRE_PLOTTING()                                                                          \
-  do {                                                                                              \
-    if (!plotting_available()) {                                                                    \
-      if (running_in_ci()) FAIL("CI=true but ember was built without cairo (install libcairo2-dev)"); \
-      EMBER_SKIP("ember was built without cairo: install libcairo2-dev and rebuild");               \
-    }                                                                                               \
-  } while (false)
+#define REQUIRE_PLOTTING() \
+  EMBER_REQUIRE_IN_CI(plotting_available(), "ember was built without cairo: install libcairo2-dev and rebuild")
 
 // A run of three epochs, steps logged every other step. (No three points in a row lie on
 // one line, except where the lr stays constant: see as_cairo_stores.)

@@ -25,32 +25,9 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-bool running_in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string(ci) == "true";
-}
-
-#define REQUIRE_TENSORBOARD_BUILD()                                                                  \
-  do {                                                                                               \
-    if (!tensorboard_available()) {                                                                  \
-      if (running_in_ci()) FAIL("CI=true but ember was built without libprotobuf and Boost");        \
-      EMBER_SKIP("ember was built without libprotobuf and Boost (install libprotobuf-dev "           \
-                 "protobuf-compiler libboost-dev)");                                                 \
-    }                                                                                                \
-  } while (false)
-
-// The interpreter for the reader, found as tests/nn/test_serialize.cpp finds one with
-// safetensors: $EMBER_PYTHON when set (and only it), else the first of `python3` on PATH
-// (where .ci/run installs tensorboard) and Debian's /usr/bin/python3 that imports it.
-std::optional<std::string> find_python(const std::string& modules) {
-  std::vector<std::string> candidates{"python3", "/usr/bin/python3"};
-  if (const char* chosen = std::getenv("EMBER_PYTHON"); chosen && *chosen) candidates = {chosen};
-  for (const auto& python : candidates) {
-    const std::string command = "'" + python + "' -c 'import " + modules + "' > /dev/null 2>&1";
-    if (std::system(command.c_str()) == 0) return python;
-  }
-  return std::nullopt;
-}
+#define REQUIRE_TENSORBOARD_BUILD()                                                      \
+  EMBER_REQUIRE_IN_CI(tensorboard_available(), "ember was built without libprotobuf and Boost (install " \
+                                               "libprotobuf-dev protobuf-compiler libboost-dev)")
 
 // The standard output of a shell command, and its exit code.
 std::string command_output(const std::string& command, int* exit_code) {
@@ -97,11 +74,9 @@ TEST_CASE("tensorboard: a record is length, its CRC, the data, the data's CRC", 
 
 TEST_CASE("tensorboard: TensorBoard's reader finds the --log values as scalars", "[apps][tensorboard][interop]") {
   REQUIRE_TENSORBOARD_BUILD();
-  const std::optional<std::string> python = find_python("tensorboard.backend.event_processing.event_accumulator");
-  if (!python) {
-    if (running_in_ci()) FAIL("CI=true but no python3 can import tensorboard (.ci/run installs it)");
-    EMBER_SKIP("no python3 can import tensorboard (pip install tensorboard)");
-  }
+  const std::optional<std::string> python =
+      ember::testing::find_python("tensorboard.backend.event_processing.event_accumulator");
+  EMBER_REQUIRE_IN_CI(python.has_value(), "no python3 can import tensorboard (pip install tensorboard; .ci/run installs it)");
   ScratchDir scratch("tensorboard");
   int code = -1;
   const std::string log_path = scratch / "run.jsonl";

@@ -49,28 +49,6 @@ nn::StateDict sample_tensors() {
   return tensors;
 }
 
-// Whether `python` runs `code` successfully (output discarded).
-bool python_runs(const std::string& python, const std::string& code) {
-  const std::string command = "'" + python + "' -c '" + code + "' > /dev/null 2>&1";
-  return std::system(command.c_str()) == 0;
-}
-
-// The interpreter for an interop test: $EMBER_PYTHON when set (and only it), otherwise the
-// first of `python3` on PATH (where .ci/run installs safetensors) and Debian's
-// /usr/bin/python3 that can import `modules`.
-std::optional<std::string> find_python(const std::string& modules) {
-  std::vector<std::string> candidates{"python3", "/usr/bin/python3"};
-  if (const char* chosen = std::getenv("EMBER_PYTHON"); chosen && *chosen) candidates = {chosen};
-  for (const auto& python : candidates)
-    if (python_runs(python, "import " + modules)) return python;
-  return std::nullopt;
-}
-
-bool running_in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string(ci) == "true";
-}
-
 // Every file directly in `dir`, by name.
 std::vector<std::string> directory_listing(const std::filesystem::path& dir) {
   std::vector<std::string> names;
@@ -284,13 +262,9 @@ TEST_CASE("a failed save leaves the previous checkpoint intact and no temporary 
 }
 
 TEST_CASE("files interoperate with Python's safetensors (numpy side)", "[nn][serialize][interop]") {
-  const std::optional<std::string> python = find_python("safetensors.numpy, numpy");
-  if (!python) {
-    // CI installs safetensors (.ci/run): there a missing module is a broken setup, not a skip.
-    if (running_in_ci()) FAIL("CI=true but no python3 can import safetensors and numpy (.ci/run installs them)");
-    ember::testing::mark_skipped("no python3 can import safetensors and numpy (pip install safetensors numpy)");
-    return;
-  }
+  const std::optional<std::string> python = ember::testing::find_python("safetensors.numpy, numpy");
+  // CI installs safetensors (.ci/run): there a missing module is a broken setup, not a skip.
+  EMBER_REQUIRE_IN_CI(python.has_value(), "no python3 can import safetensors and numpy (pip install safetensors numpy)");
   auto dir = scratch_dir("interop");
   const auto ember_file = (dir / "from_ember.safetensors").string();
   const auto python_file = (dir / "from_python.safetensors").string();
@@ -338,7 +312,7 @@ print("ok")
 }
 
 TEST_CASE("files load in safetensors.torch when Debian's PyTorch has it", "[nn][serialize][interop]") {
-  const std::optional<std::string> python = find_python("safetensors.torch, torch");
+  const std::optional<std::string> python = ember::testing::find_python("safetensors.torch, torch");
   if (!python) {
     ember::testing::mark_skipped("no python3 has both torch and safetensors; the numpy-side interop test covers the format");
     return;

@@ -3,11 +3,13 @@
 
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 #include <sys/wait.h>
 
 #include <ember/core/factories.h>
@@ -89,6 +91,21 @@ std::string run_program(const std::string& name, const std::string& arguments, i
   int status = pclose(pipe);
   if (exit_code != nullptr) *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return output;
+}
+
+bool running_in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && std::string(ci) == "true";
+}
+
+std::optional<std::string> find_python(const std::string& modules) {
+  std::vector<std::string> candidates{"python3", "/usr/bin/python3"};
+  if (const char* chosen = std::getenv("EMBER_PYTHON"); chosen && *chosen) candidates = {chosen};
+  for (const auto& python : candidates) {
+    const std::string command = "'" + python + "' -c 'import " + modules + "' > /dev/null 2>&1";
+    if (std::system(command.c_str()) == 0) return python;
+  }
+  return std::nullopt;
 }
 
 }  // namespace ember::testing

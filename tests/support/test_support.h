@@ -7,6 +7,7 @@
 // (non-finite floats are the strings "nan", "inf", "-inf").
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,10 +36,29 @@ std::string read_file(const std::string& path);
 // CTest lists such a test as skipped rather than passed. Use EMBER_SKIP, which also returns.
 void mark_skipped(const std::string& reason);
 
+// Whether the suite runs under CI (CI=true, as .ci/run sets): what .ci/run installs (cairo,
+// libprotobuf, a python3 with safetensors or tensorboard) must then be there.
+bool running_in_ci();
+
+// The interpreter for an interop test: $EMBER_PYTHON when set (and only it), otherwise the
+// first of `python3` on PATH (where .ci/run installs safetensors and tensorboard) and
+// Debian's /usr/bin/python3 that can `import modules`; nullopt when none can.
+std::optional<std::string> find_python(const std::string& modules);
+
 }  // namespace ember::testing
 
 #define EMBER_SKIP(reason)                   \
   do {                                       \
     ::ember::testing::mark_skipped(reason);  \
     return;                                  \
+  } while (false)
+
+// Skips the test case, with `reason`, unless `available`; under CI fails instead, since CI
+// installs what the test needs (an optional library of the build, a Python reader).
+#define EMBER_REQUIRE_IN_CI(available, reason)                                   \
+  do {                                                                           \
+    if (!(available)) {                                                          \
+      if (::ember::testing::running_in_ci()) FAIL(std::string("CI=true: ") + (reason)); \
+      EMBER_SKIP(reason);                                                        \
+    }                                                                            \
   } while (false)
