@@ -9,7 +9,7 @@
 #include <ember/core/error.h>
 #include <ember/nn/serialize.h>
 
-#include "hex_text.h"
+#include "metadata_text.h"
 #include "monitor.h"
 
 namespace ember::cli {

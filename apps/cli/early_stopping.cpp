@@ -10,19 +10,9 @@
 
 #include <ember/core/error.h>
 
+#include "metadata_text.h"
+
 namespace ember::cli {
-
-namespace {
-
-// Every digit (the shortest text is not needed: the value is only read back), and "inf",
-// "-inf", "nan" where JSON numbers cannot say them.
-std::string exact_text(double value) {
-  char text[40];
-  std::snprintf(text, sizeof text, "%.17g", value);
-  return text;
-}
-
-}  // namespace
 
 EarlyStopping::EarlyStopping(std::string monitor, MonitorMode mode, std::int64_t patience, double min_delta)
     : mode_(mode), patience_(patience), min_delta_(min_delta) {
@@ -66,10 +56,7 @@ EarlyStoppingState early_stopping_from_text(const std::string& text, const std::
     nlohmann::json json = nlohmann::json::parse(text);
     state.monitor = json.at("monitor").get<std::string>();
     const std::string best = json.at("best").get<std::string>();
-    char* end = nullptr;
-    state.best = std::strtod(best.c_str(), &end);
-    EMBER_CHECK(!best.empty() && end == best.c_str() + best.size(), IOError, path,
-                ": the checkpoint's early_stopping best value \"", best, "\" is not a number");
+    state.best = number_from_text(best, path, "early_stopping best value");
     state.best_epoch = json.at("best_epoch").get<std::int64_t>();
     state.wait = json.at("wait").get<std::int64_t>();
   } catch (const nlohmann::json::exception& error) {

@@ -9,27 +9,12 @@
 #include <ember/core/error.h>
 #include <ember/core/random.h>
 
-#include "hex_text.h"
+#include "metadata_text.h"
 #include "resume_check.h"
 
 namespace ember::cli {
 
 namespace {
-
-// Every digit, and nan/inf (a run with --no-stop-on-nan), which JSON numbers cannot hold.
-std::string exact_text(double value) {
-  char text[40];
-  std::snprintf(text, sizeof text, "%.17g", value);
-  return text;
-}
-
-double number_from_text(const std::string& text, const std::string& path) {
-  char* end = nullptr;
-  double value = std::strtod(text.c_str(), &end);
-  EMBER_CHECK(!text.empty() && end == text.c_str() + text.size(), IOError, path,
-              ": the checkpoint's position has a loss sum \"", text, "\" that is not a number");
-  return value;
-}
 
 // The flags whose change alters an epoch's batches (config_differences names them so).
 bool decides_batches(const std::string& difference) {
@@ -61,7 +46,7 @@ LoaderPosition position_from_text(const std::string& text, const std::string& pa
     position.batches_done = json.at("batches_done").get<std::int64_t>();
     position.batches_in_epoch = json.at("batches_in_epoch").get<std::int64_t>();
     position.epoch_start_generator = from_hex(json.at("epoch_start_generator").get<std::string>(), path, "epoch-start generator state");
-    for (const auto& sum : json.at("loss_sums")) position.loss_sums.push_back(number_from_text(sum.get<std::string>(), path));
+    for (const auto& sum : json.at("loss_sums")) position.loss_sums.push_back(number_from_text(sum.get<std::string>(), path, "position's loss sum"));
     position.correct = json.at("correct").get<std::vector<std::int64_t>>();
     position.seen = json.at("seen").get<std::vector<std::int64_t>>();
   } catch (const nlohmann::json::exception& error) {

@@ -1,5 +1,8 @@
-// apps/cli/hex_text.cpp — see hex_text.h.
-#include "hex_text.h"
+// apps/cli/metadata_text.cpp — see metadata_text.h.
+#include "metadata_text.h"
+
+#include <cstdio>
+#include <cstdlib>
 
 #include <ember/core/error.h>
 
@@ -28,6 +31,20 @@ std::vector<std::uint8_t> from_hex(const std::string& text, const std::string& p
     bytes[i] = static_cast<std::uint8_t>(value(text[2 * i]) * 16 + value(text[2 * i + 1]));
   }
   return bytes;
+}
+
+std::string exact_text(double value) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+double number_from_text(const std::string& text, const std::string& path, const std::string& what) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  EMBER_CHECK(!text.empty() && end == text.c_str() + text.size(), IOError, path, ": the checkpoint's ", what, " \"",
+              text, "\" is not a number");
+  return value;
 }
 
 }  // namespace ember::cli
