@@ -13,10 +13,14 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <map>
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+
+#include <ember/nn/serialize.h>
 
 #include "test_support.h"
 
@@ -149,6 +153,27 @@ inline std::vector<nlohmann::json> log_entries(const std::string& log_path) {
   std::string line;
   while (std::getline(file, line)) entries.push_back(nlohmann::json::parse(line));
   return entries;
+}
+
+// `ember ARGUMENTS`, which must succeed (exit 0); its stdout and stderr.
+inline std::string run_ok(const std::string& arguments) {
+  int code = -1;
+  std::string output = run_ember(arguments, &code);
+  INFO("ember " << arguments << "\n" << output);
+  REQUIRE(code == 0);
+  return output;
+}
+
+// The model tensors of a checkpoint ("model.*"), as raw bytes by name: equal maps mean
+// byte-identical parameters.
+inline std::map<std::string, std::string> model_bytes(const std::string& checkpoint) {
+  std::map<std::string, std::string> bytes;
+  for (const auto& [name, tensor] : ember::load(checkpoint)) {
+    if (std::string(name).rfind("model.", 0) != 0) continue;
+    ember::Tensor t = tensor.contiguous();
+    bytes[name] = std::string(static_cast<const char*>(t.data_ptr()), t.numel() * t.element_size());
+  }
+  return bytes;
 }
 
 }  // namespace ember::testing::cli

@@ -24,25 +24,6 @@ namespace {
 std::string idx_data() { return "--device cpu --data idx:" + fixtures_dir() + "/idx"; }
 std::string spec(const std::string& name) { return "--model spec:" + fixtures_dir() + "/specs/" + name; }
 
-std::string run_ok(const std::string& arguments) {
-  int code = -1;
-  std::string output = run_ember(arguments, &code);
-  INFO("ember " << arguments << "\n" << output);
-  REQUIRE(code == 0);
-  return output;
-}
-
-// The model tensors of a checkpoint, as raw bytes by name.
-std::map<std::string, std::string> model_bytes(const std::string& checkpoint) {
-  std::map<std::string, std::string> bytes;
-  for (const auto& [name, tensor] : ember::load(checkpoint)) {
-    if (std::string(name).rfind("model.", 0) != 0) continue;
-    ember::Tensor t = tensor.contiguous();
-    bytes[name] = std::string(static_cast<const char*>(t.data_ptr()), t.numel() * t.element_size());
-  }
-  return bytes;
-}
-
 // What `ember info --checkpoint` prints after its three header lines: the model's repr.
 std::string printed_repr(const std::string& checkpoint) {
   std::string output = run_ok("info --checkpoint " + checkpoint);
