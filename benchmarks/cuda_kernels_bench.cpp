@@ -3,7 +3,8 @@
 // Run by scripts/gpu-check.sh on an H200. Each figure times ember and the peer that sets
 // its ceiling, in the same run, with the GPU synchronised around each timed loop (warm-up
 // first, so allocator and cuBLAS set-up are excluded):
-//   * GEMM fp32 (square, tall-skinny, addmm with its bias epilogue): ember's tiled kernel vs
+//   * GEMM fp32 (square, tall-skinny, addmm with its bias epilogue): ember's kernels (the fast
+//     128×128 one where ember picks it, and the 64×64 reading kernel beside it) vs
 //     cuBLAS SGEMM, in GFLOP/s;
 //   * memory-bound kernels (elementwise add, strided copy/clone, softmax, sum, Philox
 //     randn): GB/s of memory traffic vs cudaMemcpy device-to-device (2 × bytes / time), the
@@ -100,6 +101,11 @@ int main(int argc, char** argv) {
     Tensor a = ember::randn({n, n}, TensorOptions().device(kCUDA)), b = ember::randn({n, n}, TensorOptions().device(kCUDA));
     rows.push_back({"gemm fp32 " + std::to_string(n) + "^3", gemm_gflops(a, b, MatmulBackend::Ember), "GFLOP/s",
                     "cuBLAS", gemm_gflops(a, b, MatmulBackend::Cublas)});
+    // Where ember picks the fast 128×128 kernel, the 64×64 reading kernel beside it.
+    if (n >= 2048)
+      rows.push_back({"gemm fp32 " + std::to_string(n) + "^3, 64x64 reading kernel",
+                      gemm_gflops(a, b, MatmulBackend::EmberSimple), "GFLOP/s", "cuBLAS",
+                      gemm_gflops(a, b, MatmulBackend::Cublas)});
   }
   {
     // Tall-skinny (a batch of activations through a layer): many row tiles on grid.x.
@@ -108,6 +114,8 @@ int main(int argc, char** argv) {
     Tensor bias = ember::randn({128}, TensorOptions().device(kCUDA));
     rows.push_back({"gemm fp32 262144x256x128", gemm_gflops(a, b, MatmulBackend::Ember), "GFLOP/s", "cuBLAS",
                     gemm_gflops(a, b, MatmulBackend::Cublas)});
+    rows.push_back({"gemm fp32 262144x256x128, 64x64 reading kernel", gemm_gflops(a, b, MatmulBackend::EmberSimple),
+                    "GFLOP/s", "cuBLAS", gemm_gflops(a, b, MatmulBackend::Cublas)});
     rows.push_back({"addmm fp32 262144x256x128 (bias epilogue)", gemm_gflops(a, b, MatmulBackend::Ember, bias), "GFLOP/s",
                     "cuBLAS", gemm_gflops(a, b, MatmulBackend::Cublas, bias)});
   }
@@ -129,9 +137,9 @@ int main(int argc, char** argv) {
   bandwidth("sum fp32 (1 read)", 4.0 * elements, [&] { (void)x.sum(); });
   bandwidth("randn fp32, Philox on the device (1 write)", 4.0 * elements, [&] { ember::normal_(y); });
 
-  std::printf("\n%-44s %12s %-8s %-10s %12s %7s\n", "kernel", "ember", "unit", "peer", "peer value", "ratio");
+  std::printf("\n%-50s %12s %-8s %-10s %12s %7s\n", "kernel", "ember", "unit", "peer", "peer value", "ratio");
   for (const Row& row : rows) {
-    std::printf("%-44s %12.1f %-8s %-10s %12.1f %6.1f%%\n", row.name.c_str(), row.ember, row.unit.c_str(),
+    std::printf("%-50s %12.1f %-8s %-10s %12.1f %6.1f%%\n", row.name.c_str(), row.ember, row.unit.c_str(),
                 row.peer.c_str(), row.peer_value, row.peer_value > 0 ? 100.0 * row.ember / row.peer_value : 0.0);
   }
   if (!tsv_path.empty()) {

@@ -147,6 +147,7 @@ EMBER_DECLARE_DISPATCH(scatter_add_kernel, void(const IndexPlan& plan));  // out
 EMBER_DECLARE_DISPATCH(cross_entropy_kernel, void(const CrossEntropyPlan& plan));
 EMBER_DECLARE_DISPATCH(sgd_step_kernel, void(const SgdPlan& plan));
 EMBER_DECLARE_DISPATCH(one_hot_kernel, void(const OneHotPlan& plan));
+EMBER_DECLARE_DISPATCH(foreach_norm_kernel, void(const ForeachNormPlan& plan));
 
 // Convolution and pooling (core/conv_plans.h; issue 19). The CPU's are im2col + GEMM
 // (core/cpu/conv_kernels.cpp), the reference loops the direct seven-loop convolution.

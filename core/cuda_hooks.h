@@ -20,8 +20,10 @@ struct DeviceProperties {
   int multiprocessors = 0;          // SM count
 };
 
-// Which GEMM implementation CUDA matmuls use: ember's own tiled kernel or cuBLAS.
-enum class MatmulBackend { Ember, Cublas };
+// Which GEMM implementation CUDA matmuls use: ember's own kernels (the 128×128 fast kernel
+// for large float32 products, the 64×64 reading kernel otherwise), ember's reading kernel
+// always (EmberSimple: to compare the two), or cuBLAS.
+enum class MatmulBackend { Ember, Cublas, EmberSimple };
 
 // The interface the CUDA layer implements. Every method may assume a CUDA build; the
 // free functions below handle the "no hooks registered" case.

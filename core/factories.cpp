@@ -122,7 +122,8 @@ Tensor full(IntArrayRef sizes, Scalar value, TensorOptions options) {
 // *_like: other's sizes, dtype and device unless options say otherwise.
 Tensor empty_like(const Tensor& other, std::optional<TensorOptions> options) {
   TensorOptions chosen = options.value_or(other.options());
-  Tensor result = empty(other.sizes(), TensorOptions().dtype(chosen.dtype_or(other.dtype())).device(chosen.device()));
+  const Device device = chosen.device_opt().value_or(other.device());
+  Tensor result = empty(other.sizes(), TensorOptions().dtype(chosen.dtype_or(other.dtype())).device(device));
   if (chosen.requires_grad()) result.requires_grad_(true);
   return result;
 }

@@ -1,5 +1,6 @@
 // core/fused.cpp — the native fused training ops: cross-entropy forward + backward over
-// rows, the SGD step, and ReLU written over a fresh tensor's memory. (ReLU's backward is a
+// rows, the SGD step, the norms of a list of tensors (clip_grad_norm_, issue 20), and ReLU
+// written over a fresh tensor's memory. (ReLU's backward is a
 // backward row of core/op_list.h, native::relu_backward.)
 //
 // Issue 8 ("fused where the training step benefits") and tutorial §7's training loop:
@@ -11,6 +12,8 @@
 // nn/sgd.cpp calls sgd_step_; relu_over_fresh serves the Linear + ReLU fusion.
 // docs/performance.md ("Fused ops") counts what each saves.
 #include <ember/core/native.h>
+
+#include <algorithm>
 
 #include <ember/core/backend.h>
 #include <ember/core/factories.h>
@@ -83,6 +86,42 @@ CrossEntropyRows cross_entropy_rows(const Tensor& logits, const Tensor& target, 
   plan.device = logits.device().index();
   cross_entropy_kernel(logits.device(), plan);
   return result;
+}
+
+// ------------------------------------------------------------------ foreach_norm
+
+Tensor foreach_norm(const std::vector<Tensor>& tensors, double p) {
+  EMBER_CHECK(p > 0, ValueError, "foreach_norm: the norm's order must be positive, got ", p);
+  EMBER_CHECK(!tensors.empty(), ValueError, "foreach_norm: expected at least one tensor");
+  const Device device = tensors.front().device();
+  const DType dtype = tensors.front().dtype();
+  EMBER_CHECK(is_floating_point(dtype), DTypeError, "foreach_norm: expected floating tensors, got ",
+              scalar_type_name(dtype));
+  for (const Tensor& tensor : tensors) {
+    check_same_device(tensors.front(), tensor);
+    EMBER_CHECK(tensor.dtype() == dtype, DTypeError, "foreach_norm: expected every tensor to be ",
+                scalar_type_name(dtype), ", got ", scalar_type_name(tensor.dtype()));
+  }
+  const auto count = static_cast<std::int64_t>(tensors.size());
+  Tensor norms = empty({count}, TensorOptions().dtype(dtype).device(device));
+  std::vector<Tensor> ready;  // contiguous operands, alive until the kernels have been queued
+  ready.reserve(tensors.size());
+  for (const Tensor& tensor : tensors) ready.push_back(contiguous(tensor));
+  const std::size_t item = itemsize(dtype);
+  for (std::int64_t first = 0; first < count; first += ForeachNormPlan::kMaxTensors) {
+    ForeachNormPlan plan;
+    plan.count = static_cast<int>(std::min<std::int64_t>(count - first, ForeachNormPlan::kMaxTensors));
+    for (int i = 0; i < plan.count; ++i) {
+      plan.data[i] = ready[first + i].data_ptr();
+      plan.numel[i] = ready[first + i].numel();
+    }
+    plan.output = static_cast<char*>(norms.data_ptr()) + first * static_cast<std::int64_t>(item);
+    plan.p = p;
+    plan.dtype = dtype;
+    plan.device = device.index();
+    foreach_norm_kernel(device, plan);
+  }
+  return norms;
 }
 
 // ------------------------------------------------------------------ SGD

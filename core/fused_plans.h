@@ -58,6 +58,25 @@ struct SgdPlan {
   int device = -1;          // as StridedPlan::device
 };
 
+// The p-norm of each of `count` contiguous tensors of one dtype on one device, in one
+// backend call (PyTorch's torch._foreach_norm; issue 20: clip_grad_norm_'s norms):
+//   output[i] = (Σ_j |x_i[j]|^p)^(1/p)      (p = 1: Σ |x|, p = 2: sqrt(Σ x²))
+//   output[i] = max_j |x_i[j]|              (p = inf; NaN if any element is NaN)
+// and 0 for an empty tensor. The sums run in double on the CPU and in the dtype's CUDA
+// accumulate type on the GPU (float for float32), so float32 norms may differ from PyTorch's
+// in the last bits. A call takes at most kMaxTensors tensors (the plan is a kernel argument,
+// passed by value); native::foreach_norm splits longer lists.
+struct ForeachNormPlan {
+  static constexpr int kMaxTensors = 48;
+  int count = 0;
+  const void* data[kMaxTensors] = {};
+  std::int64_t numel[kMaxTensors] = {};
+  void* output = nullptr;  // [count], dtype
+  double p = 2.0;          // > 0; +inf for the max norm
+  DType dtype = DType::Float32;
+  int device = -1;  // as StridedPlan::device
+};
+
 // one_hot: out[r, c] = (index[r] == c) as int64, for contiguous index [rows] and out
 // [rows, classes]; every index value is in [0, classes) (checked by native::one_hot).
 struct OneHotPlan {

@@ -169,6 +169,12 @@ CrossEntropyRows cross_entropy_rows(const Tensor& logits, const Tensor& target, 
 void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer,
                const optim::SGDOptions& options, bool first_step = false);
 
+// torch._foreach_norm: the p-norm of each tensor (p > 0, or +inf), as one 1-D tensor of
+// tensors.size() norms in the tensors' dtype, on their device: one backend call per 48
+// tensors (core/fused_plans.h, ForeachNormPlan). Every tensor must be floating, of one
+// dtype and on one device (clip_grad_norm_ groups them); non-contiguous ones are copied.
+Tensor foreach_norm(const std::vector<Tensor>& tensors, double p);
+
 // ----------------------------------------------------------------- checks shared by ops
 // "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
 void check_same_device(const Tensor& a, const Tensor& b);

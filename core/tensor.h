@@ -66,12 +66,15 @@ class TensorOptions {
 
   std::optional<DType> dtype_opt() const { return dtype_; }
   DType dtype_or(DType fallback) const { return dtype_.value_or(fallback); }
-  Device device() const { return device_; }
+  // The device, CPU when none was named; device_opt() says whether one was: the *_like
+  // factories keep the other tensor's device unless the options name one (as PyTorch).
+  Device device() const { return device_.value_or(kCPU); }
+  std::optional<Device> device_opt() const { return device_; }
   bool requires_grad() const { return requires_grad_; }
 
  private:
   std::optional<DType> dtype_;
-  Device device_ = kCPU;
+  std::optional<Device> device_;
   bool requires_grad_ = false;
 };
 

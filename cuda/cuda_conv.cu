@@ -7,20 +7,13 @@
 #include <ember/core/backend.h>
 #include <ember/core/dispatch.h>
 #include <ember/cuda/cuda_context.h>
+#include <ember/cuda/device_scratch.h>
 #include <ember/cuda/kernels/conv.cuh>
 #include <ember/cuda/kernels/pool.cuh>
 
 namespace ember::cuda {
 
 namespace {
-class DeviceScratch final : public kernels::ScratchAllocator {
- public:
-  void* allocate(std::size_t bytes) override { return allocator_for(DeviceType::CUDA).allocate(bytes, kCUDA); }
-  void release(void* pointer, std::size_t bytes) override {
-    allocator_for(DeviceType::CUDA).deallocate(pointer, bytes, kCUDA);
-  }
-};
-
 void conv2d_on_gpu(const Conv2dPlan& plan) {
   DeviceGuard guard(plan.device);
   DeviceScratch scratch;

@@ -1,6 +1,7 @@
 // cuda/cuda_gemm.cu — GPU GEMM entry points: ember's tiled kernel and the cuBLAS yardstick.
 //
-// ember's kernel (cuda/kernels/gemm.cuh) takes any strides. cuBLAS only takes column-major
+// ember's kernels (cuda/kernels/gemm.cuh, and gemm_fast.cuh for large float32 products) take
+// any strides. cuBLAS only takes column-major
 // matrices with a leading dimension, optionally transposed; gemm_cublas maps the plan's
 // strides onto that when it can (row-major C is computed as Cᵀ = Bᵀ·Aᵀ) and declines
 // otherwise, so ember's kernel runs instead. Both honour GemmPlan::bias, so the one entry
@@ -16,6 +17,7 @@
 #include <ember/core/dispatch.h>
 #include <ember/cuda/cuda_context.h>
 #include <ember/cuda/kernels/gemm.cuh>
+#include <ember/cuda/kernels/gemm_fast.cuh>
 
 namespace ember::cuda {
 
@@ -136,10 +138,16 @@ bool gemm_cublas(const GemmPlan& plan, cudaStream_t stream) {
   return false;
 }
 
-// cuBLAS when selected and the strides fit its layouts; ember's kernel otherwise.
+// cuBLAS when selected and the strides fit its layouts; ember's kernels otherwise: the fast
+// one (gemm_fast.cuh) for large float32 products, the reading one (gemm.cuh) for the rest.
 void gemm_on_gpu(const GemmPlan& plan) {
   DeviceGuard guard(plan.device);
-  if (selected_matmul_backend() == MatmulBackend::Cublas && gemm_cublas(plan, current_stream())) return;
+  const MatmulBackend backend = selected_matmul_backend();
+  if (backend == MatmulBackend::Cublas && gemm_cublas(plan, current_stream())) return;
+  if (backend != MatmulBackend::EmberSimple && kernels::gemm_uses_fast_kernel(plan)) {
+    kernels::dispatch_gemm_fast(plan, current_stream());
+    return;
+  }
   kernels::dispatch_gemm(plan, current_stream());
 }
 

@@ -5,20 +5,13 @@
 #include <ember/core/allocator.h>
 #include <ember/core/backend.h>
 #include <ember/cuda/cuda_context.h>
+#include <ember/cuda/device_scratch.h>
 #include <ember/cuda/kernels/reduce.cuh>
 #include <ember/cuda/kernels/softmax.cuh>
 
 namespace ember::cuda {
 
 namespace {
-class DeviceScratch final : public kernels::ScratchAllocator {
- public:
-  void* allocate(std::size_t bytes) override { return allocator_for(DeviceType::CUDA).allocate(bytes, kCUDA); }
-  void release(void* pointer, std::size_t bytes) override {
-    allocator_for(DeviceType::CUDA).deallocate(pointer, bytes, kCUDA);
-  }
-};
-
 void reduce_on_gpu(ReduceOp op, const ReducePlan& plan) {
   DeviceGuard guard(plan.device);
   DeviceScratch scratch;

@@ -1,8 +1,10 @@
 // nn/clip_grad.cpp — gradient clipping (see clip_grad.h), PyTorch's algorithm op for op:
-// per-gradient norms, the norm of their stack, clamp(max_norm / (norm + 1e-6), max=1),
-// and an in-place multiply of each gradient.
+// per-gradient norms (one fused backend call per device and dtype: native::foreach_norm),
+// the norm of those norms, clamp(max_norm / (norm + 1e-6), max=1), and an in-place multiply
+// of each gradient. Nothing is read back to the host unless error_if_nonfinite asks.
 #include <ember/nn/clip_grad.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -11,6 +13,7 @@
 #include <ember/core/dtype.h>
 #include <ember/core/error.h>
 #include <ember/core/factories.h>
+#include <ember/core/native.h>
 #include <ember/nn/python_format.h>
 
 namespace ember::nn::utils {
@@ -39,19 +42,36 @@ Tensor get_total_norm(const std::vector<Tensor>& tensors, double norm_type, bool
   NoGradGuard no_grad;  // clipping is not part of any graph
   EMBER_CHECK(norm_type > 0, ValueError, "norm_type must be positive, got ", nn::python_float(norm_type));
   if (tensors.empty()) return ember::zeros({});
-  std::vector<Tensor> norms;
-  norms.reserve(tensors.size());
-  const Device first_device = tensors.front().device();
-  DType common = tensors.front().dtype();
+  // As PyTorch: the tensors grouped by (device, dtype), each group's norms in one fused call
+  // (native::foreach_norm, torch._foreach_norm), then the norm of all the norms on the first
+  // tensor's device, in their promoted dtype (a float64 parameter among float32 ones).
+  struct Group {
+    Device device;
+    DType dtype;
+    std::vector<Tensor> members;
+  };
+  std::vector<Group> groups;
   for (const Tensor& tensor : tensors) {
-    norms.push_back(vector_norm(tensor, norm_type).to(first_device));
+    auto same = [&](const Group& g) { return g.device == tensor.device() && g.dtype == tensor.dtype(); };
+    auto found = std::find_if(groups.begin(), groups.end(), same);
+    if (found == groups.end()) groups.push_back({tensor.device(), tensor.dtype(), {tensor}});
+    else found->members.push_back(tensor);
+  }
+  const Device first_device = tensors.front().device();
+  std::vector<Tensor> norms;
+  DType common = tensors.front().dtype();
+  for (const Group& group : groups) {
+    if (is_floating_point(group.dtype)) {
+      norms.push_back(native::foreach_norm(group.members, norm_type).to(first_device));
+    } else {  // integer tensors (not gradients): one norm at a time, as vector_norm promotes them
+      for (const Tensor& member : group.members) norms.push_back(vector_norm(member, norm_type).reshape({1}).to(first_device));
+    }
     common = promote_types(common, norms.back().dtype());
   }
-  // torch.stack promotes mixed dtypes (a float64 parameter among float32 ones).
   for (Tensor& norm : norms) {
     if (norm.dtype() != common) norm = norm.to(common);
   }
-  Tensor total_norm = vector_norm(ember::stack(norms), norm_type);
+  Tensor total_norm = vector_norm(norms.size() == 1 ? norms.front() : ember::cat(norms, 0), norm_type);
   if (error_if_nonfinite) {
     const double value = total_norm.item<double>();  // the one host read, only when asked for
     EMBER_CHECK(std::isfinite(value), ValueError, "The total norm of order ", nn::python_float(norm_type),

@@ -1,6 +1,6 @@
 # tests/benchmarks.cmake — smoke tests of the ember-bench benchmark suite (issue 9).
 # They check what ember-bench writes, never how fast anything is: timing lives in benchmarks/.
-if(EXISTS ${CMAKE_SOURCE_DIR}/benchmarks/ember_bench/CMakeLists.txt)
+if(EMBER_BUILD_BENCHMARKS AND EXISTS ${CMAKE_SOURCE_DIR}/benchmarks/ember_bench/CMakeLists.txt)
   # A few fast figures that cover every record kind: ember + OpenBLAS (GEMM), ember + memcpy
   # (copy ceiling), an elementwise op, a training step and a DataLoader pass with a worker.
   set(EMBER_BENCH_SMOKE_FILTER

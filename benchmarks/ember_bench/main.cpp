@@ -246,7 +246,10 @@ int main(int argc, char** argv) {
   } else if (!pytorch_jobs.empty()) {
     std::fprintf(stderr, "ember-bench: running the PyTorch peer (%s) on %zu figures\n", python.c_str(),
                  pytorch_jobs.size());
-    PytorchOutcome outcome = run_pytorch_peer(pytorch_jobs, policy, pytorch_settings(threads), python, options.script);
+    const bool cpu_figures = std::any_of(pytorch_jobs.begin(), pytorch_jobs.end(),
+                                         [](const PytorchJob& job) { return job.device == "cpu"; });
+    PytorchOutcome outcome =
+        run_pytorch_peer(pytorch_jobs, policy, pytorch_settings(threads, cpu_figures), python, options.script);
     info.peers["pytorch"] = outcome.status;
     if (outcome.status == "ok") {
       info.versions["pytorch"] = outcome.torch_version;

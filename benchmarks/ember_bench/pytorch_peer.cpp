@@ -44,8 +44,11 @@ std::string find_python_with_torch(const std::string& choice) {
   return "";
 }
 
-std::vector<PeerSetting> pytorch_settings(int threads) {
+std::vector<PeerSetting> pytorch_settings(int threads, bool cpu_figures) {
   std::vector<PeerSetting> settings;
+  // OpenMP's wait policy and the thread count only change PyTorch's CPU kernels: GPU
+  // figures alone are measured once, at PyTorch's defaults (a GPU check has little time).
+  if (!cpu_figures) return {{"defaults", "", threads}};
   if (const char* policy = std::getenv("OMP_WAIT_POLICY")) {
     settings.push_back({std::string("OMP_WAIT_POLICY=") + policy + " (set by the user)", "", threads});
   } else {

@@ -34,8 +34,9 @@ struct PeerSetting {
 };
 
 // The settings to try for `threads` (0: PyTorch's own default). When the user has set
-// OMP_WAIT_POLICY, that choice is kept and only the thread count varies.
-std::vector<PeerSetting> pytorch_settings(int threads);
+// OMP_WAIT_POLICY, that choice is kept and only the thread count varies. They are CPU
+// settings: with no CPU figure among the jobs (--device cuda) only PyTorch's defaults run.
+std::vector<PeerSetting> pytorch_settings(int threads, bool cpu_figures = true);
 
 struct PytorchOutcome {
   std::string status = "not run";  // "ok", "absent: ...", "failed: ...", "disabled (--python none)"

@@ -5,7 +5,7 @@
 //   reduce_kernels.cpp       reductions, softmax / log_softmax
 //   gemm.cpp                 batched strided matrix multiply
 //   index_kernels.cpp        index_select, index_add, gather, scatter_add
-//   fused_kernels.cpp        fused cross-entropy, the SGD step, one_hot (core/fused_plans.h)
+//   fused_kernels.cpp        fused cross-entropy, the SGD step, one_hot, foreach_norm (core/fused_plans.h)
 //   conv_kernels.cpp         conv2d and its two gradients: im2col + gemm (core/conv_plans.h)
 //   pool_kernels.cpp         max / average / adaptive average pooling and their gradients
 //   batch_norm_kernels.cpp   batch norm forward and backward (core/batch_norm_plan.h)
@@ -35,6 +35,7 @@ void scatter_add(const IndexPlan& plan);
 void cross_entropy(const CrossEntropyPlan& plan);
 void sgd_step(const SgdPlan& plan);
 void one_hot(const OneHotPlan& plan);
+void foreach_norm(const ForeachNormPlan& plan);
 
 void conv2d(const Conv2dPlan& plan);
 void conv2d_backward_input(const Conv2dPlan& plan);

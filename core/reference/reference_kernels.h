@@ -14,7 +14,8 @@
 //   softmax_loops.cpp      softmax / log_softmax
 //   gemm_loops.cpp         the triple-loop matrix multiply
 //   index_loops.cpp        index_select, index_add, gather, scatter_add
-//   training_loops.cpp     the training ops' kernels: cross-entropy rows, the SGD step, one_hot
+//   training_loops.cpp     the training ops' kernels: cross-entropy rows, the SGD step, one_hot,
+//                          foreach_norm
 //   conv_loops.cpp         the direct seven-loop convolution and its two gradients
 //   pool_loops.cpp         max / average / adaptive average pooling and their gradients
 //   batch_norm_loops.cpp   batch norm forward and backward
@@ -46,6 +47,7 @@ void scatter_add(const IndexPlan& plan);
 void cross_entropy(const CrossEntropyPlan& plan);
 void sgd_step(const SgdPlan& plan);
 void one_hot(const OneHotPlan& plan);
+void foreach_norm(const ForeachNormPlan& plan);
 
 void conv2d(const Conv2dPlan& plan);
 void conv2d_backward_input(const Conv2dPlan& plan);

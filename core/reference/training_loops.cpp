@@ -1,5 +1,5 @@
 // core/reference/training_loops.cpp — the reference loops of the training ops' kernels:
-// cross-entropy over rows, the SGD step, one_hot (plans: core/fused_plans.h).
+// cross-entropy over rows, the SGD step, one_hot, foreach_norm (plans: core/fused_plans.h).
 //
 // Tutorial §7 (the training loop). In reference mode the training step does not reach the
 // first two at all: autograd/loss_ops.cpp computes cross_entropy as log_softmax then
@@ -14,6 +14,7 @@
 
 #include <ember/core/dispatch.h>
 #include <ember/core/error.h>
+#include <ember/core/norm_math.h>
 #include <ember/core/reference/reference_kernels.h>
 
 namespace ember::reference {
@@ -100,9 +101,30 @@ void one_hot(const OneHotPlan& plan) {
     for (std::int64_t c = 0; c < plan.classes; ++c) plan.out[r * plan.classes + c] = plan.index[r] == c ? 1 : 0;
 }
 
+// Each tensor's norm: its elements' terms added (or the largest kept) in order, in double,
+// then the root (core/norm_math.h).
+template <class T>
+void foreach_norm_typed(const ForeachNormPlan& plan) {
+  const bool max_norm = std::isinf(plan.p);
+  for (int i = 0; i < plan.count; ++i) {
+    const T* x = static_cast<const T*>(plan.data[i]);
+    double total = 0.0;
+    for (std::int64_t j = 0; j < plan.numel[i]; ++j) {
+      const double term = norm::term<double>(static_cast<double>(x[j]), plan.p, max_norm);
+      total = norm::combine(total, term, max_norm);
+    }
+    static_cast<T*>(plan.output)[i] = static_cast<T>(norm::finish(total, plan.p, max_norm));
+  }
+}
+
+void foreach_norm(const ForeachNormPlan& plan) {
+  EMBER_DISPATCH_FLOATING(plan.dtype, foreach_norm_typed<scalar_t>(plan));
+}
+
 // The CPUReference slots (core/dispatch.h): served when EMBER_KERNELS=reference.
 EMBER_REGISTER_KERNEL(::ember::cross_entropy_kernel, CPUReference, cross_entropy);
 EMBER_REGISTER_KERNEL(::ember::sgd_step_kernel, CPUReference, sgd_step);
 EMBER_REGISTER_KERNEL(::ember::one_hot_kernel, CPUReference, one_hot);
+EMBER_REGISTER_KERNEL(::ember::foreach_norm_kernel, CPUReference, foreach_norm);
 
 }  // namespace ember::reference

@@ -81,10 +81,11 @@ class SharedPtr {
   std::ptrdiff_t count_;
 };
 
-// The emulator's EMBER_SHARED_ARRAY(type, name, count).
+// The emulator's EMBER_SHARED_ARRAY(type, name, count) and, with an alignment, its
+// EMBER_SHARED_ARRAY_ALIGNED.
 template <class T>
-SharedPtr<T> shared_array(std::ptrdiff_t count) {
-  T* base = static_cast<T*>(shared_bytes(sizeof(T) * static_cast<std::size_t>(count), alignof(T)));
+SharedPtr<T> shared_array(std::ptrdiff_t count, std::size_t alignment = alignof(T)) {
+  T* base = static_cast<T*>(shared_bytes(sizeof(T) * static_cast<std::size_t>(count), alignment));
   return SharedPtr<T>(base, 0, count);
 }
 

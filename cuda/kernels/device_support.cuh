@@ -30,6 +30,15 @@
 #define EMBER_GLOBAL __global__
 #define EMBER_DEVICE __device__ __forceinline__
 #define EMBER_SHARED_ARRAY(type, name, count) __shared__ type name[count]
+// The same, its start aligned to `alignment` bytes: for 16-byte vector accesses
+// (shared_load_vector), which a float array's natural 4-byte alignment does not allow.
+#define EMBER_SHARED_ARRAY_ALIGNED(type, name, count, alignment) __shared__ __align__(alignment) type name[count]
+// Before a loop of constant trip count whose array indices must become registers (a
+// register tile): unrolled fully, or the arrays would live in slow local memory.
+#define EMBER_UNROLL _Pragma("unroll")
+// After EMBER_GLOBAL: at most THREADS threads per block, and registers few enough for
+// BLOCKS blocks per SM (ptxas spills rather than exceed them).
+#define EMBER_LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)
 #define EMBER_SYNCTHREADS() __syncthreads()
 // Launch, then check the launch (bad configuration, missing kernel image...) at once, so
 // the error names the kernel instead of surfacing at some later synchronisation. An error
@@ -48,6 +57,10 @@
 // the emulator see every access (initcheck, racecheck, bounds).
 #define EMBER_SHARED_ARRAY(type, name, count) \
   const ::ember::emulate::SharedPtr<type> name = ::ember::emulate::shared_array<type>(count)
+#define EMBER_SHARED_ARRAY_ALIGNED(type, name, count, alignment) \
+  const ::ember::emulate::SharedPtr<type> name = ::ember::emulate::shared_array<type>(count, alignment)
+#define EMBER_UNROLL
+#define EMBER_LAUNCH_BOUNDS(threads, blocks)
 #define EMBER_SYNCTHREADS() ::ember::emulate::syncthreads()
 // The emulator runs every launch to completion in order, so the stream is not needed (but
 // is still "used": the dispatch functions take it for the GPU build).

@@ -170,8 +170,12 @@ class ScratchAllocator {
 
 // When few outputs share a long reduce dim, one block per output would leave most SMs
 // idle (a full sum would run on one SM). Then the dim is split so that about
-// kSplitTargetBlocks blocks work, each on at least kMinChunk elements.
-constexpr std::int64_t kSplitTargetBlocks = 512;
+// kSplitTargetBlocks blocks work, each on at least kMinChunk elements. 2048 blocks of 256
+// threads fill an H200's 132 SMs twice over (8 such blocks are resident per SM): a memory-
+// bound fold needs that many loads in flight (512 blocks read at 27 % of copy bandwidth on
+// the first H200 run, docs/cuda.md). A constant, not the device's SM count: the chunking
+// fixes the summation order, so the same sum gives the same bits on every GPU.
+constexpr std::int64_t kSplitTargetBlocks = 2048;
 constexpr std::int64_t kMinChunk = 4096;
 
 inline std::int64_t reduce_chunks(const ReducePlan& plan) {

@@ -71,6 +71,21 @@ inline const std::vector<KnownFailure>& known_failures() {
     // formula (PyTorch's own float64 kernel, ember on every backend) gives -0.0.
     for (const std::string& comparison : {cpu, emulated})
       all.push_back({"gelu float32 *", comparison, "gelu(-0.0): ember -0.0, PyTorch's oneDNN kernel +0.0"});
+    // A real GPU ("cuda", present only where one is visible) runs the same CUDA kernels as the
+    // emulator, so it shares the emulator's differences (measured on an H200, 2026-12-04,
+    // scripts/gpu-check.sh), except two: its softmax float64 block-tree sums happened to round
+    // like PyTorch's (no difference seen), and its erf is CUDA's, not glibc's.
+    const std::size_t before_gpu = all.size();
+    for (std::size_t i = 0; i < before_gpu; ++i) {
+      const KnownFailure& k = all[i];
+      if (k.pattern == "softmax float64 *") continue;
+      if (k.comparison == emulated) all.push_back({k.pattern, "cuda vs PyTorch", k.what});
+      if (k.comparison == emulated_cpu) all.push_back({k.pattern, "cuda vs cpu", k.what});
+    }
+    all.push_back({"gelu float64 *", "cuda vs cpu",
+                   "up to 80 ulps at x = -2.5: CUDA's erf differs from glibc's by an ulp or two, and "
+                   "1 + erf(x / sqrt(2)) cancels for x below about -2, magnifying it (PyTorch's CUDA "
+                   "kernel has the same formula and the same gap)"});
     // The reference kernels (EMBER_KERNELS=reference) share the CPU's checks and semantics:
     // every difference from PyTorch listed for the CPU holds for them too.
     const std::size_t listed = all.size();

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include <ember/core/cuda_hooks.h>
 #include <ember/core/factories.h>
 #include <test_support.h>
 
@@ -144,6 +145,21 @@ TEST_CASE("*_like copy sizes, dtype and device unless told otherwise", "[factori
   REQUIRE_FALSE(e.storage() == base.storage());
   REQUIRE(zeros_like(base, TensorOptions().dtype(kFloat32).requires_grad(true)).requires_grad());
   REQUIRE(zeros_like(zeros({0})).numel() == 0);
+}
+
+TEST_CASE("*_like keeps the other tensor's device unless the options name one", "[factories]") {
+  // TensorOptions().dtype(kBool) names no device: ones_like(x, it) is on x's device (PyTorch).
+  // It was CPU once, and clamp's backward on a GPU then mixed devices (found on an H200).
+  REQUIRE_FALSE(TensorOptions().dtype(kBool).device_opt().has_value());
+  REQUIRE(TensorOptions().dtype(kBool).device() == kCPU);
+  REQUIRE(TensorOptions(Device("cuda:1")).device_opt() == Device("cuda:1"));
+  REQUIRE(ones_like(zeros({2}), TensorOptions().dtype(kBool)).device() == kCPU);
+  if (cuda::is_available()) {
+    Tensor on_gpu = zeros({2}, Device("cuda"));
+    REQUIRE(ones_like(on_gpu, TensorOptions().dtype(kBool)).device() == on_gpu.device());
+    REQUIRE(empty_like(on_gpu, kInt64).device() == on_gpu.device());
+    REQUIRE(zeros_like(on_gpu, TensorOptions().device(kCPU)).device() == kCPU);
+  }
 }
 
 TEST_CASE("arange matches torch.arange bit for bit, dtype inference included", "[factories]") {

@@ -2,15 +2,19 @@
 // relu_backward against PyTorch's threshold_backward and against the composite
 // gt + mul; cross_entropy_rows against the composite log_softmax + gather (losses bit for
 // bit, threads included); one_hot through the backend against F.one_hot; sgd_step_'s
-// checks; every error message (tests/reference/fused.json, from gen_fused.py).
+// checks; foreach_norm against long-double norms and the reference loop; every error message
+// (tests/reference/fused.json, from gen_fused.py).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
 #include <ember/core/factories.h>
 #include <ember/core/fused_plans.h>
+#include <ember/core/kernel_mode.h>
 #include <ember/core/native.h>
 #include <ember/core/random.h>
 
@@ -228,4 +232,87 @@ TEST_CASE("SgdPlan embeds optim::SGDOptions, plain data a kernel can take by val
   const std::vector<double> updated = to_vector(param);
   CHECK(updated[0] == Approx(1.2).epsilon(1e-6));
   CHECK(updated[1] == Approx(-1.775).epsilon(1e-6));
+}
+
+// ------------------------------------------------------------------ foreach_norm (issue 20)
+
+namespace {
+
+// The p-norm of `x` from its values in long double, element by element: the yardstick.
+double exact_norm(const Tensor& x, double p) {
+  long double total = 0;
+  for (double v : to_vector(x)) {
+    const long double magnitude = std::fabs(static_cast<long double>(v));
+    if (std::isnan(v)) return std::nan("");
+    if (std::isinf(p)) total = std::max(total, magnitude);
+    else total += std::pow(magnitude, static_cast<long double>(p));
+  }
+  if (std::isinf(p) || p == 1.0) return static_cast<double>(total);
+  return static_cast<double>(std::pow(total, 1.0L / static_cast<long double>(p)));
+}
+
+}  // namespace
+
+TEST_CASE("foreach_norm: each tensor's p-norm in one call, every p, dtype and layout", "[fused][foreach_norm]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (DType dtype : {kFloat32, kFloat64}) {
+    // A vector, a matrix, a transposed (non-contiguous) view, an empty tensor, one longer than
+    // the CPU kernel's 32768-element blocks, and a 0-d one.
+    const std::vector<Tensor> tensors{spread({7}, dtype, 0.1), spread({30, 40}, dtype, 0.2),
+                                      spread({40, 30}, dtype, 0.3).t(), empty({0, 3}, TensorOptions().dtype(dtype)),
+                                      spread({70001}, dtype, 0.4), spread({}, dtype, 0.5)};
+    for (double p : {1.0, 2.0, 3.0, 0.5, inf}) {
+      INFO("dtype " << scalar_type_name(dtype) << " p " << p);
+      const Tensor norms = native::foreach_norm(tensors, p);
+      REQUIRE(norms.sizes() == Shape{static_cast<std::int64_t>(tensors.size())});
+      REQUIRE(norms.dtype() == dtype);
+      const std::vector<double> got = to_vector(norms);
+      const double rtol = dtype == kFloat64 ? 1e-13 : 1e-6;
+      for (std::size_t i = 0; i < tensors.size(); ++i) {
+        INFO("tensor " << i);
+        const double want = exact_norm(tensors[i], p);
+        REQUIRE(std::abs(got[i] - want) <= rtol * std::abs(want));
+      }
+      REQUIRE(got[3] == 0.0);  // the empty tensor
+    }
+  }
+}
+
+TEST_CASE("foreach_norm: NaN and inf elements, lists longer than one call's 48 tensors", "[fused][foreach_norm]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  const Tensor with_nan = tensor({1.0, std::nan(""), -3.0}), with_inf = tensor({1.0, -inf, 2.0});
+  for (double p : {1.0, 2.0, inf}) {
+    const std::vector<double> got = to_vector(native::foreach_norm({with_nan, with_inf}, p));
+    CHECK(std::isnan(got[0]));
+    CHECK(got[1] == inf);
+  }
+  // 100 tensors: three calls of at most 48, each norm in its place.
+  std::vector<Tensor> many;
+  for (int i = 0; i < 100; ++i) many.push_back(full({i + 1}, static_cast<double>(i)));
+  const std::vector<double> norms = to_vector(native::foreach_norm(many, 1.0));
+  for (int i = 0; i < 100; ++i) REQUIRE(norms[i] == static_cast<double>(i) * (i + 1));
+}
+
+TEST_CASE("foreach_norm: the fast kernel equals the reference loop", "[fused][foreach_norm][reference]") {
+  for (DType dtype : {kFloat32, kFloat64})
+    for (double p : {1.0, 2.0, 2.5, std::numeric_limits<double>::infinity()}) {
+      const std::vector<Tensor> tensors{spread({100000}, dtype, 0.7), spread({3, 5}, dtype, 0.9)};
+      const std::vector<double> fast = to_vector(native::foreach_norm(tensors, p));
+      std::vector<double> plain;
+      {
+        KernelModeGuard reference(KernelMode::Reference);
+        plain = to_vector(native::foreach_norm(tensors, p));
+      }
+      INFO("dtype " << scalar_type_name(dtype) << " p " << p);
+      // Both sum in double; only the order differs (blocks and lanes against one row).
+      for (std::size_t i = 0; i < fast.size(); ++i) REQUIRE(fast[i] == Approx(plain[i]).epsilon(1e-12));
+    }
+}
+
+TEST_CASE("foreach_norm: errors", "[fused][foreach_norm]") {
+  REQUIRE_THROWS_WITH(native::foreach_norm({}, 2.0), "foreach_norm: expected at least one tensor");
+  REQUIRE_THROWS_WITH(native::foreach_norm({ones({2})}, 0.0), "foreach_norm: the norm's order must be positive, got 0");
+  REQUIRE_THROWS_WITH(native::foreach_norm({tensor({1, 2})}, 2.0), "foreach_norm: expected floating tensors, got Long");
+  REQUIRE_THROWS_WITH(native::foreach_norm({ones({2}), ones({2}, TensorOptions().dtype(kFloat64))}, 2.0),
+                      "foreach_norm: expected every tensor to be Float, got Double");
 }

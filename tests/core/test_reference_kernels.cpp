@@ -191,6 +191,7 @@ TEST_CASE("reference kernels: the CPU's kernel slots serve them in reference mod
   check(cross_entropy_kernel, &cpu::cross_entropy, &reference::cross_entropy);
   check(sgd_step_kernel, &cpu::sgd_step, &reference::sgd_step);
   check(one_hot_kernel, &cpu::one_hot, &reference::one_hot);
+  check(foreach_norm_kernel, &cpu::foreach_norm, &reference::foreach_norm);
   check(batch_norm_kernel, &cpu::batch_norm, &reference::batch_norm);
   check(batch_norm_backward_kernel, &cpu::batch_norm_backward, &reference::batch_norm_backward);
   check(conv2d_kernel, &cpu::conv2d, &reference::conv2d);

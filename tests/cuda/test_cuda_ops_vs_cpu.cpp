@@ -253,3 +253,23 @@ TEST_CASE("cuda ops vs cpu: GEMM through cuBLAS matches ember's kernel and the C
   }
   cuda::set_matmul_backend(cuda::MatmulBackend::Ember);
 }
+
+TEST_CASE("cuda ops vs cpu: the fast 128x128 GEMM matches the reading kernel, cuBLAS and the CPU",
+          "[cuda][gpu][ops][gemm]") {
+  EMBER_REQUIRE_GPU();
+  // 2050 × 1030 outputs: 17 × 9 = 153 tiles of 128 × 128 (the fast kernel's threshold is
+  // 128), with part tiles on both edges; B transposed and a sliced A cover the load modes.
+  Tensor a = ember::randn({2050, 70}), b = ember::randn({1030, 70}).t();
+  Tensor sliced = ember::randn({2050, 75}).narrow(1, 1, 70);  // misaligned: scalar loads
+  for (const Tensor& left : {a, sliced}) {
+    Tensor reference = left.to(kFloat64).mm(b.to(kFloat64));
+    const Tensor scale = left.to(kFloat64).abs().mm(b.to(kFloat64).abs());
+    for (auto backend : {cuda::MatmulBackend::Ember, cuda::MatmulBackend::EmberSimple, cuda::MatmulBackend::Cublas}) {
+      INFO("backend " << int(backend));
+      cuda::set_matmul_backend(backend);
+      Tensor got = left.cuda().mm(b.cuda()).cpu().to(kFloat64);
+      REQUIRE(((got - reference).abs() - (scale * 1e-5 + 1e-7)).max().item<double>() <= 0.0);
+    }
+  }
+  cuda::set_matmul_backend(cuda::MatmulBackend::Ember);
+}

@@ -86,7 +86,7 @@ TEST_CASE("cuda transfers: addmm reads the bias in the GEMM epilogue, both GEMM 
   cuda::set_matmul_backend(cuda::MatmulBackend::Ember);
 }
 
-TEST_CASE("cuda transfers: a GEMM with more than 65535 row tiles runs (tiles on grid.x)", "[cuda][gpu][gemm]") {
+TEST_CASE("cuda transfers: a GEMM with more than 65535 row tiles runs (tiles on grid.x)", "[cuda][gpu][gemm][large]") {
   EMBER_REQUIRE_GPU();
   const std::int64_t m = 65535 * 64 + 7;  // 4.2 M rows: beyond what grid.y could index
   Tensor a = ember::randn({m, 3}, TensorOptions().device(kCUDA)), b = ember::randn({3, 2}, TensorOptions().device(kCUDA));

@@ -1,10 +1,11 @@
 // tests/cuda/test_fused_kernels.cpp — the fused training kernels through the emulator:
 // cross-entropy forward + backward (cuda/kernels/cross_entropy.cuh), the SGD step
 // (sgd.cuh), ReLU backward (relu_backward.cuh, also reached as BinaryOp::ReluBackward)
-// and one_hot (one_hot.cuh), on small and odd sizes (warp and block edges), against plain
+// one_hot (one_hot.cuh) and foreach_norm (foreach_norm.cuh), on small and odd sizes (warp and block edges), against plain
 // double-precision loops written from the formulas (PyTorch's definitions) and against the
 // CPU backend's fused kernels (core/cpu/fused_kernels.cpp) — the same kernel families (core/backend.h).
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "cuda_test_support.h"
@@ -14,6 +15,7 @@
 #include <ember/cuda/kernels/elementwise_ops.cuh>
 
 #include <ember/cuda/kernels/cross_entropy.cuh>
+#include <ember/cuda/kernels/foreach_norm.cuh>
 #include <ember/cuda/kernels/one_hot.cuh>
 #include <ember/cuda/kernels/relu_backward.cuh>
 #include <ember/cuda/kernels/sgd.cuh>
@@ -280,4 +282,59 @@ TEST_CASE("cuda kernels (emulated): BinaryOp::ReluBackward in the binary dispatc
       }
     }
   }
+}
+
+TEST_CASE("cuda kernels (emulated): foreach_norm gives each tensor's p-norm, as the CPU backend",
+          "[cuda][fused][foreach_norm]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
+  // Host memory stands in for the caching allocator.
+  struct HostScratch final : gpu::ScratchAllocator {
+    std::vector<std::vector<char>> blocks;
+    void* allocate(std::size_t bytes) override { return blocks.emplace_back(bytes).data(); }
+    void release(void*, std::size_t) override {}
+  } scratch;
+  // Lengths around the 16384-element chunks and the 256-thread blocks, one empty tensor,
+  // one with a NaN (its sums and its max are NaN).
+  const std::vector<std::int64_t> lengths{1, 255, 257, 16384, 16385, 40000, 0, 5};
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const bool as_double : {false, true})
+    for (double p : {1.0, 2.0, 3.0, inf}) {
+      std::vector<HostVector<float>> floats;
+      std::vector<HostVector<double>> doubles;
+      ForeachNormPlan plan;
+      plan.count = static_cast<int>(lengths.size());
+      plan.p = p;
+      plan.dtype = as_double ? DType::Float64 : DType::Float32;
+      for (std::size_t i = 0; i < lengths.size(); ++i) {
+        floats.push_back(random_values<float>(lengths[i], -2, 2, 40 + static_cast<unsigned>(i)));
+        doubles.push_back(random_values<double>(lengths[i], -2, 2, 40 + static_cast<unsigned>(i)));
+        plan.numel[i] = lengths[i];
+      }
+      floats.back()[2] = std::nanf("");
+      doubles.back()[2] = std::nan("");
+      for (std::size_t i = 0; i < lengths.size(); ++i)
+        plan.data[i] = as_double ? static_cast<const void*>(doubles[i].data()) : floats[i].data();
+      std::vector<double> got(lengths.size()), want(lengths.size());
+      std::vector<float> got_f(lengths.size()), want_f(lengths.size());
+      ForeachNormPlan cpu_plan = plan;
+      plan.output = as_double ? static_cast<void*>(got.data()) : got_f.data();
+      cpu_plan.output = as_double ? static_cast<void*>(want.data()) : want_f.data();
+      gpu::dispatch_foreach_norm(plan, nullptr, &scratch);
+      cpu::foreach_norm(cpu_plan);
+      if (!as_double)
+        for (std::size_t i = 0; i < lengths.size(); ++i) {
+          got[i] = got_f[i];
+          want[i] = want_f[i];
+        }
+      for (std::size_t i = 0; i < lengths.size(); ++i) {
+        INFO((as_double ? "float64" : "float32") << " p " << p << " tensor " << i << ": " << got[i] << " vs " << want[i]);
+        if (i + 1 == lengths.size()) {
+          CHECK(std::isnan(got[i]));
+        } else {
+          // float32 sums in float on the GPU, in double on the CPU.
+          CHECK(std::abs(got[i] - want[i]) <= (as_double ? 1e-13 : 2e-5) * std::abs(want[i]));
+        }
+      }
+      CHECK(got[6] == 0.0);  // the empty tensor
+    }
 }

@@ -1,7 +1,9 @@
-// tests/cuda/test_gemm_kernel.cpp — the tiled GEMM (cuda/kernels/gemm.cuh) through the
-// emulator against core's CPU gemm.
+// tests/cuda/test_gemm_kernel.cpp — the tiled GEMMs (cuda/kernels/gemm.cuh, the reading
+// kernel, and gemm_fast.cuh, the 128×128 float32 kernel) through the emulator against core's
+// CPU gemm.
 //
-// Sizes straddle the 64×64×16 tiles (1, 7, 31, 33, 65, 100), operands come row-major,
+// Sizes straddle the 64×64×16 and 128×128×8 tiles (1, 7, 31, 33, 65, 100, 129, 130),
+// operands come row-major,
 // transposed (swapped strides — no copy) or with padded rows, so every tile-load mode
 // (vector along columns, vector along rows, scalar) and every edge runs; batched plans,
 // alpha/beta and fp64 too. Also the launch math (tiles on grid.x, blocks looping over
@@ -14,6 +16,7 @@
 
 #include <ember/core/cpu/cpu_kernels.h>
 #include <ember/cuda/kernels/gemm.cuh>
+#include <ember/cuda/kernels/gemm_fast.cuh>
 
 namespace {
 
@@ -22,6 +25,15 @@ using namespace ember::testing;
 namespace gpu = ember::cuda::kernels;
 
 enum class Layout { RowMajor, Transposed, Padded };
+
+// Which of ember's two CUDA GEMM kernels a test runs (the fast one is float32 only).
+enum class Kernel { Reading, Fast };
+const Kernel kKernels[] = {Kernel::Reading, Kernel::Fast};
+
+void run_gemm(const GemmPlan& plan, Kernel kernel, std::int64_t max_blocks_x = gpu::kGemmMaxGridX) {
+  if (kernel == Kernel::Fast) gpu::dispatch_gemm_fast(plan, nullptr, max_blocks_x);
+  else gpu::dispatch_gemm(plan, nullptr, max_blocks_x);
+}
 
 // Strides (row, col) for a rows×cols operand stored as requested; returns elements spanned.
 std::int64_t operand_layout(Layout storage, std::int64_t rows, std::int64_t cols, std::int64_t& rs, std::int64_t& cs) {
@@ -35,7 +47,7 @@ std::int64_t operand_layout(Layout storage, std::int64_t rows, std::int64_t cols
 
 template <class T>
 void check_gemm(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, Layout sa, Layout sb,
-                double alpha, double beta) {
+                double alpha, double beta, Kernel kernel = Kernel::Reading) {
   GemmPlan plan;
   plan.batch = batch;
   plan.m = m;
@@ -60,9 +72,9 @@ void check_gemm(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t
   GemmPlan cpu_plan = plan;
   plan.c = got.data();
   cpu_plan.c = want.data();
-  gpu::dispatch_gemm(plan, nullptr);
+  run_gemm(plan, kernel);
   cpu::gemm(cpu_plan);
-  INFO("batch " << batch << " m " << m << " n " << n << " k " << k << " storage " << int(sa) << "," << int(sb)
+  INFO((kernel == Kernel::Fast ? "fast kernel" : "reading kernel") << " batch " << batch << " m " << m << " n " << n << " k " << k << " storage " << int(sa) << "," << int(sb)
                 << " alpha " << alpha << " beta " << beta);
   const double tolerance = sizeof(T) == 4 ? 1e-4 : 1e-10;
   REQUIRE(first_mismatch(got.data(), want.data(), batch * m * n, tolerance, tolerance) == -1);
@@ -75,6 +87,11 @@ TEST_CASE("cuda kernels (emulated): gemm matches the CPU on sizes around the til
   for (std::int64_t m : {1, 7, 33, 65})
     for (std::int64_t n : {1, 31, 64, 100})
       for (std::int64_t k : {1, 16, 33}) check_gemm<float>(1, m, n, k, Layout::RowMajor, Layout::RowMajor, 1.0, 0.0);
+  // The fast kernel's 128×128×8 tiles: edges on every side, one slab, a part slab, several.
+  for (std::int64_t m : {1, 33, 129})
+    for (std::int64_t n : {1, 100, 130})
+      for (std::int64_t k : {1, 8, 9, 17})
+        check_gemm<float>(1, m, n, k, Layout::RowMajor, Layout::RowMajor, 1.0, 0.0, Kernel::Fast);
 }
 
 TEST_CASE("cuda kernels (emulated): gemm reads transposed and padded operands through strides",
@@ -84,14 +101,19 @@ TEST_CASE("cuda kernels (emulated): gemm reads transposed and padded operands th
     for (Layout sb : {Layout::RowMajor, Layout::Transposed, Layout::Padded}) {
       check_gemm<float>(1, 33, 31, 20, sa, sb, 1.0, 0.0);
       check_gemm<float>(1, 64, 64, 32, sa, sb, 1.0, 0.0);  // whole tiles: the vector loads
+      check_gemm<float>(1, 33, 31, 20, sa, sb, 1.0, 0.0, Kernel::Fast);
+      check_gemm<float>(1, 128, 128, 24, sa, sb, 1.0, 0.0, Kernel::Fast);  // whole tiles
+      check_gemm<float>(1, 130, 129, 21, sa, sb, 1.0, 0.0, Kernel::Fast);  // vectors crossing the edges
     }
 }
 
 TEST_CASE("cuda kernels (emulated): gemm is batched and applies alpha and beta", "[cuda][gemm]") {
   EMBER_EACH_EMULATOR_SCHEDULE();
-  check_gemm<float>(3, 7, 9, 5, Layout::RowMajor, Layout::Transposed, 1.0, 0.0);
-  check_gemm<float>(2, 20, 70, 17, Layout::RowMajor, Layout::RowMajor, 0.5, 2.0);
-  check_gemm<float>(1, 10, 10, 0, Layout::RowMajor, Layout::RowMajor, 1.0, 0.5);  // k = 0: C = beta C
+  for (Kernel kernel : kKernels) {
+    check_gemm<float>(3, 7, 9, 5, Layout::RowMajor, Layout::Transposed, 1.0, 0.0, kernel);
+    check_gemm<float>(2, 20, 70, 17, Layout::RowMajor, Layout::RowMajor, 0.5, 2.0, kernel);
+    check_gemm<float>(1, 10, 10, 0, Layout::RowMajor, Layout::RowMajor, 1.0, 0.5, kernel);  // k = 0: C = beta C
+  }
 }
 
 TEST_CASE("cuda kernels (emulated): gemm in float64", "[cuda][gemm]") {
@@ -102,6 +124,7 @@ TEST_CASE("cuda kernels (emulated): gemm in float64", "[cuda][gemm]") {
 
 TEST_CASE("cuda kernels (emulated): gemm with beta 0 never reads C (NaN garbage does not leak)", "[cuda][gemm]") {
   EMBER_EACH_EMULATOR_SCHEDULE();
+  for (Kernel kernel : kKernels) {
   std::vector<float> a{1, 2, 3, 4}, b{1, 0, 0, 1}, c(4, std::nanf(""));
   GemmPlan plan;
   plan.m = plan.n = plan.k = 2;
@@ -110,8 +133,9 @@ TEST_CASE("cuda kernels (emulated): gemm with beta 0 never reads C (NaN garbage 
   plan.c = c.data();
   plan.row_stride_a = plan.row_stride_b = plan.row_stride_c = 2;
   plan.col_stride_a = plan.col_stride_b = plan.col_stride_c = 1;
-  gpu::dispatch_gemm(plan, nullptr);
+  run_gemm(plan, kernel);
   REQUIRE(c == std::vector<float>{1, 2, 3, 4});
+  }
 }
 
 TEST_CASE("cuda kernels (emulated): gemm rejects integer dtypes", "[cuda][gemm]") {
@@ -120,6 +144,30 @@ TEST_CASE("cuda kernels (emulated): gemm rejects integer dtypes", "[cuda][gemm]"
   plan.m = plan.n = plan.k = 1;
   plan.dtype = DType::Int64;
   REQUIRE_THROWS_AS(gpu::dispatch_gemm(plan, nullptr), ember::DTypeError);
+  plan.dtype = DType::Float64;  // the fast kernel is float32 only
+  REQUIRE_THROWS_AS(gpu::dispatch_gemm_fast(plan, nullptr), ember::DTypeError);
+}
+
+TEST_CASE("cuda kernels: the fast gemm runs float32 products with enough 128x128 tiles to fill a GPU",
+          "[cuda][gemm]") {
+  GemmPlan plan;
+  plan.dtype = DType::Float32;
+  plan.m = plan.n = plan.k = 2048;  // 16 × 16 = 256 tiles
+  REQUIRE(gpu::gemm_uses_fast_kernel(plan));
+  plan.m = plan.n = 1024;  // 64 tiles: the reading kernel's 256 blocks of 64×64 spread wider
+  REQUIRE_FALSE(gpu::gemm_uses_fast_kernel(plan));
+  plan.batch = 2;  // 128 tiles over two batches
+  REQUIRE(gpu::gemm_uses_fast_kernel(plan));
+  plan.batch = 1;
+  plan.m = 262144;  // a tall activation matrix: 2048 × 8 tiles
+  plan.n = 1000;
+  REQUIRE(gpu::gemm_uses_fast_kernel(plan));
+  plan.dtype = DType::Float64;
+  REQUIRE_FALSE(gpu::gemm_uses_fast_kernel(plan));
+  plan.dtype = DType::Float32;
+  plan.m = 32;  // a training batch through a layer: one row of tiles
+  plan.n = 256;
+  REQUIRE_FALSE(gpu::gemm_uses_fast_kernel(plan));
 }
 
 TEST_CASE("cuda kernels (emulated): the tile-load mode follows strides and alignment", "[cuda][gemm]") {
@@ -186,34 +234,37 @@ TEST_CASE("cuda kernels: gemm tile numbering covers every tile exactly once for 
 TEST_CASE("cuda kernels (emulated): gemm blocks loop over tiles when the grid is smaller than the tile count",
           "[cuda][gemm][launch]") {
   EMBER_EACH_EMULATOR_SCHEDULE();
-  // 3 × 2 tiles (and 2 batches) on grids of 1, 2 and 4 blocks: every block runs several tiles.
+  // 3 × 2 tiles (and 2 batches) on grids of 1, 2 and 4 blocks: every block runs several
+  // tiles (64×64 tiles for the reading kernel, 128×128 for the fast one).
+  for (Kernel kernel : kKernels)
   for (std::int64_t blocks : {1, 2, 4}) {
+    const std::int64_t m = kernel == Kernel::Fast ? 260 : 130, n = kernel == Kernel::Fast ? 140 : 70, k = 19;
     GemmPlan plan;
     plan.batch = 2;
-    plan.m = 130;
-    plan.n = 70;
-    plan.k = 19;
-    plan.row_stride_a = 19;
+    plan.m = m;
+    plan.n = n;
+    plan.k = k;
+    plan.row_stride_a = k;
     plan.col_stride_a = 1;
-    plan.batch_stride_a = 130 * 19;
-    plan.row_stride_b = 70;
+    plan.batch_stride_a = m * k;
+    plan.row_stride_b = n;
     plan.col_stride_b = 1;
-    plan.batch_stride_b = 19 * 70;
-    plan.row_stride_c = 70;
+    plan.batch_stride_b = k * n;
+    plan.row_stride_c = n;
     plan.col_stride_c = 1;
-    plan.batch_stride_c = 130 * 70;
-    auto a = random_values<float>(2 * 130 * 19, -1, 1, 4);
-    auto b = random_values<float>(2 * 19 * 70, -1, 1, 5);
-    std::vector<float> got(2 * 130 * 70, std::nanf("")), want(2 * 130 * 70, 0.0f);
+    plan.batch_stride_c = m * n;
+    auto a = random_values<float>(2 * m * k, -1, 1, 4);
+    auto b = random_values<float>(2 * k * n, -1, 1, 5);
+    std::vector<float> got(2 * m * n, std::nanf("")), want(2 * m * n, 0.0f);
     plan.a = a.data();
     plan.b = b.data();
     GemmPlan cpu_plan = plan;
     plan.c = got.data();
     cpu_plan.c = want.data();
-    gpu::dispatch_gemm(plan, nullptr, blocks);
+    run_gemm(plan, kernel, blocks);
     cpu::gemm(cpu_plan);
-    INFO("blocks " << blocks);
-    REQUIRE(first_mismatch(got.data(), want.data(), 2 * 130 * 70, 1e-4, 1e-4) == -1);
+    INFO((kernel == Kernel::Fast ? "fast kernel" : "reading kernel") << ", blocks " << blocks);
+    REQUIRE(first_mismatch(got.data(), want.data(), 2 * m * n, 1e-4, 1e-4) == -1);
   }
 }
 
@@ -221,7 +272,8 @@ TEST_CASE("cuda kernels (emulated): the gemm epilogue reads addmm's bias in plac
   EMBER_EACH_EMULATOR_SCHEDULE();
   // C = alpha · A·B + beta · bias, with bias a length-n vector broadcast over the rows
   // (row stride 0) and C full of NaN: a kernel that read C, or missed a row, would show it.
-  for (std::int64_t m : {1, 7, 65})
+  for (Kernel kernel : kKernels)
+  for (std::int64_t m : {1, 7, 65, 130})
     for (std::int64_t n : {1, 33, 70}) {
       const std::int64_t k = 9;
       const double alpha = 0.5, beta = 2.0;
@@ -247,7 +299,7 @@ TEST_CASE("cuda kernels (emulated): the gemm epilogue reads addmm's bias in plac
       plan.bias = bias.data();
       plan.row_stride_bias = 0;
       plan.col_stride_bias = 1;
-      gpu::dispatch_gemm(plan, nullptr);
+      run_gemm(plan, kernel);
 
       // Reference: the CPU gemm starting from C = the broadcast bias (what addmm did before).
       std::vector<float> want(m * n);
@@ -257,13 +309,14 @@ TEST_CASE("cuda kernels (emulated): the gemm epilogue reads addmm's bias in plac
       cpu_plan.bias = nullptr;
       cpu_plan.c = want.data();
       cpu::gemm(cpu_plan);
-      INFO("m " << m << " n " << n);
+      INFO((kernel == Kernel::Fast ? "fast kernel" : "reading kernel") << ", m " << m << " n " << n);
       REQUIRE(first_mismatch(got.data(), want.data(), m * n, 1e-5, 1e-5) == -1);
     }
 }
 
 TEST_CASE("cuda kernels (emulated): with beta 0 the bias is ignored, NaNs included", "[cuda][gemm][bias]") {
   EMBER_EACH_EMULATOR_SCHEDULE();
+  for (Kernel kernel : kKernels) {
   std::vector<float> a{1, 2, 3, 4}, b{1, 0, 0, 1}, c(4, 0.0f), bias(2, std::nanf(""));
   GemmPlan plan;
   plan.m = plan.n = plan.k = 2;
@@ -275,6 +328,7 @@ TEST_CASE("cuda kernels (emulated): with beta 0 the bias is ignored, NaNs includ
   plan.bias = bias.data();
   plan.col_stride_bias = 1;
   plan.beta = 0.0;
-  gpu::dispatch_gemm(plan, nullptr);
+  run_gemm(plan, kernel);
   REQUIRE(c == std::vector<float>{1, 2, 3, 4});
+  }
 }

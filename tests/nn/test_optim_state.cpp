@@ -211,7 +211,8 @@ TEST_CASE("loaded optimizer state moves to the parameter's device", "[nn][optim]
   optim::Adam on_cpu(cpu_params, {.lr = 0.01});
   step_once(on_cpu, cpu_params);
   std::vector<Tensor> gpu_params;
-  for (auto& p : start_params()) gpu_params.push_back(p.detach().to(Device("cuda")).requires_grad_());
+  // The GPU copy starts where the CPU model stands now, after the step the state records.
+  for (auto& p : cpu_params) gpu_params.push_back(p.detach().to(Device("cuda")).requires_grad_());
   optim::Adam on_gpu(gpu_params, {.lr = 0.01});
   on_gpu.load_state_dict(on_cpu.state_dict());  // CPU tensors, as ember::load returns them
   const nn::StateDict loaded = on_gpu.state_dict();
