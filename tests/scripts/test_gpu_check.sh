@@ -64,8 +64,10 @@ expect "the build keeps going past a failed target" "$CALLS" "^cmake --build $WO
 expect "ctest runs after the failed build, blocking launches, without NOT_BUILT stand-ins" "$CALLS" \
   "^CUDA_LAUNCH_BLOCKING=1 ctest --test-dir $WORK/build .*-E _NOT_BUILT\\\$\\|\\^reference kernels: \\|\\^docs: \\|\\^benchmarks: $"
 for tool in memcheck racecheck initcheck synccheck; do
+  filter='\[gpu\]~\[large\]'
+  [ $tool = racecheck ] && filter='\[gpu\]~\[large\]~\[gradcheck\]'
   expect "compute-sanitizer $tool on the GPU op tests" "$CALLS" \
-    "^compute-sanitizer --tool $tool --error-exitcode 86 .*$WORK/build/bin/ember_cuda_tests \[gpu\]~\[large\]$"
+    "^compute-sanitizer --tool $tool --error-exitcode 86 .*$WORK/build/bin/ember_cuda_tests $filter$"
 done
 expect "summary: NCCL backend" "$WORK/run.log" "^NCCL backend ON \(/opt/nccl/lib/libnccl\.so\.2\)$"
 expect "summary: the failed build" "$WORK/run.log" "^build +FAILED\(1\)"
