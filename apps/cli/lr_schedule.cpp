@@ -1,7 +1,11 @@
 // apps/cli/lr_schedule.cpp — the --lr-schedule scheduler (see lr_schedule.h).
 #include "lr_schedule.h"
 
+#include <cmath>
+#include <optional>
+
 #include <ember/core/error.h>
+#include <ember/core/factories.h>
 #include <ember/nn/lr_one_cycle.h>
 #include <ember/nn/lr_plateau.h>
 
@@ -65,27 +69,41 @@ std::unique_ptr<lr::LRScheduler> main_schedule(const TrainOptions& options, opti
 }  // namespace
 
 LrSchedule::LrSchedule(const TrainOptions& options, optim::Optimizer& optimizer, std::int64_t steps_per_epoch)
-    : monitor_(options.monitor) {
+    : optimizer_(&optimizer), monitor_(options.monitor) {
   const std::string& kind = options.lr_schedule;
-  per_step_ = kind == "cosine" || kind == "onecycle" || options.warmup_steps > 0;
+  const bool per_step_kind = kind == "cosine" || kind == "onecycle";
   const std::int64_t total_steps = options.epochs * steps_per_epoch;
   if (options.warmup_steps == 0) {
+    per_step_ = per_step_kind;
     scheduler_ = main_schedule(options, optimizer, total_steps);
     return;
   }
   const auto n = options.warmup_steps;
   auto warmup = std::make_unique<lr::LinearLR>(optimizer, 1.0 / static_cast<double>(n), 1.0, n - 1);
   if (kind == "constant") {
+    per_step_ = true;
     scheduler_ = std::move(warmup);
     return;
   }
-  std::vector<std::unique_ptr<lr::LRScheduler>> parts;
-  parts.push_back(std::move(warmup));
-  parts.push_back(main_schedule(options, optimizer, total_steps));
-  scheduler_ = std::make_unique<lr::SequentialLR>(optimizer, std::move(parts), std::vector<std::int64_t>{n});
+  if (per_step_kind) {  // cosine (onecycle has its own warm-up: the flags refuse both)
+    per_step_ = true;
+    std::vector<std::unique_ptr<lr::LRScheduler>> parts;
+    parts.push_back(std::move(warmup));
+    parts.push_back(main_schedule(options, optimizer, total_steps));
+    scheduler_ = std::make_unique<lr::SequentialLR>(optimizer, std::move(parts), std::vector<std::int64_t>{n});
+    return;
+  }
+  // A per-epoch schedule: the warm-up is chained with it, as PyTorch chains schedulers — both
+  // on the optimizer, the warm-up stepped after every optimizer step, the schedule after every
+  // epoch, each scaling the lr the other left (LinearLR's and StepLR's recursive forms). A
+  // SequentialLR would count epochs and steps on one clock.
+  per_step_ = false;
+  warmup_ = std::move(warmup);
+  scheduler_ = main_schedule(options, optimizer, total_steps);
 }
 
 void LrSchedule::after_optimizer_step() {
+  if (warmup_) warmup_->step();
   if (scheduler_ && per_step_) scheduler_->step();
 }
 
@@ -98,12 +116,44 @@ void LrSchedule::after_epoch(const EpochMetrics& metrics) {
   }
 }
 
-nn::StateDict LrSchedule::state_dict() const { return scheduler_ ? scheduler_->state_dict() : nn::StateDict(); }
+// A chained warm-up's entries are kept beside the schedule's, under "warmup.", with the lr
+// the optimizer has now: either scheduler may have set it last (the warm-up after a step, the
+// schedule after an epoch), so a mid-epoch checkpoint needs it to resume exactly.
+nn::StateDict LrSchedule::state_dict() const {
+  nn::StateDict state = scheduler_ ? scheduler_->state_dict() : nn::StateDict();
+  if (warmup_) {
+    for (const auto& [name, tensor] : warmup_->state_dict()) state.insert(std::string(kWarmupPrefix) + name, tensor);
+    state.insert(kChainedLrKey, ember::full({}, optimizer_->learning_rate(), kFloat64));
+  }
+  return state;
+}
 
 void LrSchedule::load_state_dict(const nn::StateDict& state) {
   if (!scheduler_) return;
-  scheduler_->load_state_dict(state);
-  scheduler_->restore_optimizer_values();
+  nn::StateDict own, warmup;
+  std::optional<double> chained_lr;
+  for (const auto& [name, tensor] : state) {
+    if (name == kChainedLrKey) {
+      EMBER_CHECK(tensor.numel() == 1 && is_floating_point(tensor.dtype()), IOError,
+                  "the checkpoint's scheduler.", kChainedLrKey, " must be one floating-point number");
+      chained_lr = tensor.to(kFloat64).item<double>();
+      EMBER_CHECK(std::isfinite(*chained_lr) && *chained_lr >= 0, IOError, "the checkpoint's scheduler.", kChainedLrKey,
+                  " is ", *chained_lr, ": not a learning rate");
+    } else if (name.rfind(kWarmupPrefix, 0) == 0) {
+      warmup.insert(name.substr(std::string(kWarmupPrefix).size()), tensor);
+    } else {
+      own.insert(name, tensor);
+    }
+  }
+  scheduler_->load_state_dict(own);
+  if (!warmup_) {
+    scheduler_->restore_optimizer_values();
+    return;
+  }
+  warmup_->load_state_dict(warmup);
+  EMBER_CHECK(chained_lr.has_value(), IOError, "the checkpoint's scheduler state has no ", kChainedLrKey,
+              " (written with another --warmup-steps or --lr-schedule?)");
+  optimizer_->set_learning_rate(*chained_lr);
 }
 
 }  // namespace ember::cli

@@ -11,8 +11,11 @@
 //                (else the run would gain a momentum it was not given) and Adam's beta1
 //   plateau      ReduceLROnPlateau(mode from --monitor, factor=--lr-gamma,
 //                patience=--lr-patience, min_lr=--lr-min), per epoch, on the monitored value
-//   --warmup-steps N (constant and cosine): LinearLR(start_factor=1/N, end_factor=1,
-//                total_iters=N-1), then the schedule through SequentialLR at milestone N.
+//   --warmup-steps N: LinearLR(start_factor=1/N, end_factor=1, total_iters=N-1), per step;
+//                with cosine, then the schedule through SequentialLR at milestone N; with
+//                step, multistep, exponential and plateau, chained (both on the optimizer,
+//                each stepped at its own cadence, as PyTorch chains schedulers); onecycle
+//                has its own warm-up and refuses one.
 // "Per step" means after every optimizer step (one per --grad-accum micro-batches), as in
 // PyTorch's `optimizer.step(); scheduler.step()`; "per epoch" after the epoch's evaluation.
 // The optimizer steps of a run: epochs x ceil(batches per epoch / --grad-accum).
@@ -54,7 +57,11 @@ class LrSchedule {
   void load_state_dict(const nn::StateDict& state);
 
  private:
+  static constexpr const char* kWarmupPrefix = "warmup.";
+  static constexpr const char* kChainedLrKey = "chained_lr";
+  optim::Optimizer* optimizer_ = nullptr;
   std::unique_ptr<optim::lr_scheduler::LRScheduler> scheduler_;
+  std::unique_ptr<optim::lr_scheduler::LRScheduler> warmup_;  // chained before a per-epoch schedule
   bool per_step_ = false;
   Monitor monitor_ = Monitor::TrainLoss;
 };

@@ -259,7 +259,8 @@ void add_schedule_options(CLI::App& command, TrainOptions& train) {
   command.add_option("--lr-patience", train.lr_patience, "plateau: epochs without improvement before a reduction")
       ->check(whole_number_at_least(0));
   command.add_option("--warmup-steps", train.warmup_steps,
-                     "constant, cosine: the lr rises linearly to --lr over the first N optimizer steps")
+                     "The lr rises linearly over the first N optimizer steps (before cosine; chained with "
+                     "the per-epoch schedules; not with onecycle)")
       ->check(whole_number_at_least(0));
   command.add_option("--clip-grad-norm", train.clip_grad_norm,
                      "Scale the gradients so that their total 2-norm is at most MAX (clip_grad_norm_)")
@@ -302,10 +303,8 @@ void check_schedule_options(const CLI::App& command, const TrainOptions& train) 
   if (kind == "plateau" && train.lr_gamma >= 1.0) {
     throw CLI::ValidationError("--lr-gamma", "plateau: the factor must be below 1 (Factor should be < 1.0.)");
   }
-  if (train.warmup_steps > 0 && kind != "constant" && kind != "cosine") {
-    throw CLI::ValidationError("--warmup-steps", "goes with --lr-schedule constant or cosine (" + kind +
-                                                     (kind == "onecycle" ? " has its own warm-up phase)"
-                                                                         : " steps per epoch, the warm-up per optimizer step)"));
+  if (train.warmup_steps > 0 && kind == "onecycle") {
+    throw CLI::ValidationError("--warmup-steps", "does not go with --lr-schedule onecycle (onecycle has its own warm-up phase)");
   }
   if (command.count("--clip-grad-norm") > 0 && command.count("--clip-grad-value") > 0) {
     throw CLI::ValidationError("--clip-grad-value", "use either --clip-grad-norm or --clip-grad-value, not both");

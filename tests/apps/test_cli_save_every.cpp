@@ -92,6 +92,12 @@ TEST_CASE("ember train --save-every: stopped mid-epoch and resumed equals the un
       {idx + " --hidden 8 --batch-size 2 --grad-accum 2 --lr 0.2 --momentum 0.9 --lr-schedule cosine "
              "--warmup-steps 3 --clip-grad-norm 1 --dropout 0.1 --seed 8",
        4, 17, 2, 8},
+      // A warm-up of 7 steps chained with a per-epoch StepLR (5 steps per epoch): saves at 3,
+      // 6, 9; stopped at 8, inside the warm-up after the schedule's first step — the lr comes
+      // back from the checkpoint (either scheduler may have set it last).
+      {idx + " --hidden 8 --batch-size 5 --lr 0.3 --lr-schedule step --lr-step-size 1 --lr-gamma 0.5 "
+             "--warmup-steps 7 --seed 9",
+       3, 8, 1, 1},
       // The toy data (5 examples, batch 2: 3 batches, the last short), in the first epoch.
       {"--data toy --hidden 16,8 --batch-size 2 --lr 0.1 --momentum 0.9 --dropout 0.2 --seed 5", 1, 2, 0, 1},
   };

@@ -54,14 +54,16 @@ def parse(argv):
 
 
 def make_scheduler(args, opt, total_steps):
-    """(scheduler, per_step) as apps/cli/lr_schedule.cpp builds them."""
+    """(scheduler, per_step, chained) as apps/cli/lr_schedule.cpp builds them: `chained` is a
+    warm-up stepped after every optimizer step beside a per-epoch schedule (PyTorch's chaining
+    of two schedulers on one optimizer), else None."""
     S = torch.optim.lr_scheduler
     kind = args.lr_schedule
-    per_step = kind in ("cosine", "onecycle") or args.warmup_steps > 0
+    per_step = kind in ("cosine", "onecycle") or (kind == "constant" and args.warmup_steps > 0)
     n = args.warmup_steps
     warmup = S.LinearLR(opt, start_factor=1.0 / n, end_factor=1.0, total_iters=n - 1) if n > 0 else None
     if kind == "constant":
-        return warmup, per_step
+        return warmup, per_step, None
     if kind == "step":
         main = S.StepLR(opt, step_size=args.lr_step_size, gamma=args.lr_gamma)
     elif kind == "multistep":
@@ -78,8 +80,10 @@ def make_scheduler(args, opt, total_steps):
         main = S.ReduceLROnPlateau(opt, mode=mode, factor=args.lr_gamma, patience=args.lr_patience,
                                    min_lr=args.lr_min)
     if warmup is None:
-        return main, per_step
-    return S.SequentialLR(opt, [warmup, main], milestones=[n]), per_step
+        return main, per_step, None
+    if kind == "cosine":
+        return S.SequentialLR(opt, [warmup, main], milestones=[n]), per_step, None
+    return main, per_step, warmup
 
 
 def train(flags):
@@ -116,7 +120,7 @@ def train(flags):
         opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     accum = args.grad_accum
     steps_per_epoch = (len(loader) + accum - 1) // accum
-    scheduler, per_step = make_scheduler(args, opt, args.epochs * steps_per_epoch)
+    scheduler, per_step, chained = make_scheduler(args, opt, args.epochs * steps_per_epoch)
 
     steps, epochs = [], []
     for _ in range(args.epochs):
@@ -142,6 +146,8 @@ def train(flags):
                 opt.step()
                 if per_step and scheduler is not None:
                     scheduler.step()
+                if chained is not None:
+                    chained.step()
                 steps.append({"lr": lr, "loss": sum(micro) / len(micro), "grad_norm": grad_norm,
                               "momentum": opt.param_groups[0].get("momentum",
                                                                   opt.param_groups[0].get("betas", (0,))[0])})
@@ -182,6 +188,11 @@ CONFIGS = [
     f"{IDX} --epochs 2 --lr 0.5 --clip-grad-value 0.02",
     f"{IDX} --epochs 2 --lr 0.5 --grad-accum 2",
     f"{IDX} --epochs 2 --lr 0.5 --grad-accum 4 --momentum 0.9 --lr-schedule cosine --clip-grad-norm 0.5",
+    # A warm-up chained with the per-epoch schedules (longer than an epoch, so both act at once).
+    f"{IDX} --epochs 3 --lr 0.5 --lr-schedule step --lr-step-size 1 --lr-gamma 0.5 --warmup-steps 7",
+    f"{IDX} --epochs 4 --lr 0.5 --lr-schedule multistep --lr-milestones 1,3 --lr-gamma 0.3 --warmup-steps 3",
+    f"{IDX} --epochs 3 --lr 0.5 --lr-schedule exponential --lr-gamma 0.7 --warmup-steps 9",
+    f"{IDX} --epochs 6 --lr 3.0 --val-split 0.25 --lr-schedule plateau --lr-patience 0 --lr-gamma 0.5 --warmup-steps 5",
 ]
 
 if __name__ == "__main__":
