@@ -6,7 +6,8 @@
 //   ember info    [--checkpoint PATH [--print-config]]
 //   ember plot    LOG.jsonl [LOG ...] -o curves.svg|png   (plot_command.h)
 //   ember train --config FILE.json [flags that override it] [--print-config]   (config_file.h)
-// This is the only file besides config_file.cpp that includes CLI11 (a slow header). It turns the command line
+// With flag_checks.cpp, train_flags.cpp and config_file.cpp, the only files that include CLI11
+// (a slow header). It turns the command line
 // into the plain structs of options.h and maps outcomes to exit codes:
 //   0  success
 //   1  the command failed: missing or corrupt data, a checkpoint that does not fit, no GPU
@@ -16,9 +17,6 @@
 //   130 interrupted by Ctrl-C, 143 stopped by SIGTERM (the shell convention 128 + signal)
 // The tutorial's training loop (§7) lives in train_command.cpp; see docs/cli.md.
 #include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <limits>
 #include <new>
 #include <cstdio>
 #include <exception>
@@ -32,12 +30,14 @@
 #include <ember/core/kernel_mode.h>
 
 #include "config_file.h"
+#include "flag_checks.h"
 #include "model.h"
 #include "model_spec.h"
 #include "monitor.h"
 #include "options.h"
 #include "output_paths.h"
 #include "plot_command.h"
+#include "train_flags.h"
 #include "usage_error.h"
 
 namespace {
@@ -47,109 +47,6 @@ using namespace ember::cli;
 // The command chosen on the command line, set by its sub-command's callback during parsing
 // and run afterwards (so a failure inside it is not mistaken for a parse error).
 using Command = std::function<int()>;
-
-// --data: "fashion-mnist", "toy", "idx:DIR" or "csv:FILE" (the files are checked later,
-// when they are read, so a missing file is an exit-1 data error, not a usage error).
-std::string check_data_spec(const std::string& spec) {
-  if (spec == "fashion-mnist" || spec == "toy") return "";
-  if ((spec.rfind("idx:", 0) == 0 || spec.rfind("csv:", 0) == 0) && spec.size() > 4) return "";
-  return "expected fashion-mnist, toy, idx:DIR or csv:FILE, got '" + spec + "'";
-}
-
-// --model: "mlp", "cnn" or "spec:FILE" (the file is read when training starts, model_spec.h).
-std::string check_model_choice(const std::string& model) {
-  if (model == "mlp" || model == "cnn" || (is_spec_model(model) && model.size() > 5)) return "";
-  return "expected mlp, cnn or spec:FILE.json, got '" + model + "'";
-}
-
-// --device: "auto", "cpu", "cuda" or "cuda:N" (N a device index that fits an int; whether
-// that device exists is decided later, by device_choice.cpp, as an exit-1 device error).
-std::string check_device(const std::string& device) {
-  if (device == "auto" || device == "cpu" || device == "cuda") return "";
-  if (device.rfind("cuda:", 0) == 0 && device.size() > 5 &&
-      device.find_first_not_of("0123456789", 5) == std::string::npos) {
-    std::string digits = device.substr(5);
-    digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size() - 1));  // "007" -> "7"
-    if (digits.size() > 9) return "CUDA device index " + device.substr(5) + " is out of range";
-    return "";
-  }
-  return "expected auto, cpu, cuda or cuda:N, got '" + device + "'";
-}
-
-// Number checks with short messages (CLI11's PositiveNumber prints the whole double range).
-// Validators see the text before conversion; CLI11 reports a non-number itself as well,
-// but checking here keeps every message in one style.
-CLI::Validator whole_number_in(long long minimum, long long maximum) {
-  return CLI::Validator(
-      [minimum, maximum](const std::string& text) -> std::string {
-        std::size_t used = 0;
-        long long value = 0;
-        try {
-          value = std::stoll(text, &used);
-        } catch (const std::out_of_range&) {
-          if (text.find('-') != std::string::npos) return "must be at least " + std::to_string(minimum) + ", got " + text;
-          return "must be at most " + std::to_string(maximum) + ", got " + text;
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used == 0 || used != text.size()) return "expected a whole number, got '" + text + "'";
-        if (value < minimum) return "must be at least " + std::to_string(minimum) + ", got " + text;
-        if (value > maximum) return "must be at most " + std::to_string(maximum) + ", got " + text;
-        return "";
-      },
-      "INT>=" + std::to_string(minimum));
-}
-
-CLI::Validator whole_number_at_least(long long minimum) {
-  return whole_number_in(minimum, std::numeric_limits<long long>::max());
-}
-
-// A real number in [low, high] (or [low, high) when !high_included), in the same style.
-CLI::Validator number_in_range(double low, double high, bool high_included) {
-  char limits[64];
-  std::snprintf(limits, sizeof limits, "[%g, %g%c", low, high, high_included ? ']' : ')');
-  return CLI::Validator(
-      [low, high, high_included, range = std::string(limits)](const std::string& text) -> std::string {
-        std::size_t used = 0;
-        double value = 0;
-        try {
-          value = std::stod(text, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used == 0 || used != text.size()) return "expected a number in " + range + ", got '" + text + "'";
-        if (!(value >= low && (high_included ? value <= high : value < high))) {
-          return "must be in " + range + ", got " + text;
-        }
-        return "";
-      },
-      "FLOAT in " + std::string(limits));
-}
-
-CLI::Validator real_number(bool allow_zero) {
-  return CLI::Validator(
-      [allow_zero](const std::string& text) -> std::string {
-        std::size_t used = 0;
-        double value = 0;
-        try {
-          value = std::stod(text, &used);
-        } catch (const std::out_of_range&) {
-          return "must be a finite number (float32 range), got " + text;
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used == 0 || used != text.size()) return "expected a number, got '" + text + "'";
-        // nan, inf and values beyond float32's range (1e39) would make every parameter nan.
-        if (!(std::isfinite(value) && std::fabs(value) <= std::numeric_limits<float>::max())) {
-          return "must be a finite number (float32 range), got " + text;
-        }
-        if (allow_zero ? value < 0 : value <= 0) {
-          return std::string("must be ") + (allow_zero ? "non-negative" : "positive") + ", got " + text;
-        }
-        return "";
-      },
-      allow_zero ? "FLOAT>=0" : "FLOAT>0");
-}
 
 // CSV header: by default decided from the first line (a non-number cell: a header);
 // --header / --no-header say it outright.
@@ -174,142 +71,6 @@ void add_device_option(CLI::App& command, std::string& device) {
       ->check(CLI::Validator(check_device, "DEVICE"));
 }
 
-// --- Hardening (issue 16): limits and the model/data options ---------------------------
-// --batch-size: beyond 2^31 - 1 examples no batch fits in memory; larger values only
-// overflowed the batch arithmetic. --workers: a thread per worker; 256 is far more than
-// any host has cores (a failed thread start is still a clean error: data/dataloader.cpp).
-constexpr long long kMaxBatchSize = 2147483647;
-constexpr long long kMaxWorkers = 256;
-
-// --seed: a whole number in [-2^63, 2^64 - 1]. As torch.manual_seed, a negative seed s is
-// taken modulo 2^64 (-1 is the seed 18446744073709551615), which CLI11's conversion does.
-CLI::Validator seed_number() {
-  return CLI::Validator(
-      [](const std::string& text) -> std::string {
-        const std::string digits = text.rfind('-', 0) == 0 ? text.substr(1) : text;
-        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
-          return "expected a whole number, got '" + text + "'";
-        }
-        try {
-          if (text[0] == '-') {
-            (void)std::stoll(text);
-          } else {
-            (void)std::stoull(text);
-          }
-        } catch (const std::exception&) {
-          return "must be in [-9223372036854775808, 18446744073709551615], got " + text;
-        }
-        return "";
-      },
-      "INT");
-}
-
-void add_model_data_options(CLI::App& command, TrainOptions& train) {
-  command.add_option("--num-classes", train.data.num_classes,
-                     "Number of classes (labels must lie in [0, N); default: the largest label + 1)")
-      ->check(whole_number_in(1, kMaxLayerWidth));
-  command.add_option("--input-scale", train.data.input_scale,
-                     "Features are multiplied by this (default 1/255 for IDX images, 1 for CSV and toy)")
-      ->check(real_number(false));
-  command.add_flag_callback("--no-stop-on-nan", [&train] { train.stop_on_nan = false; },
-                            "Keep training when the loss becomes nan or inf (default: stop with an error)");
-}
-
-// Early stopping and checkpoints (issue 20): --save-every, --save-best, --early-stop, --min-delta.
-void add_checkpoint_options(CLI::App& command, TrainOptions& train) {
-  command.add_option("--save-every", train.save_every,
-                     "Also write --save every N optimiser steps inside an epoch (exact --resume from there)")
-      ->check(whole_number_at_least(1));
-  command.add_option("--save-best", train.save_best_path,
-                     "Keep the model of the best epoch so far (by --monitor) in this checkpoint");
-  command.add_option("--early-stop", train.early_stop_patience,
-                     "Stop when --monitor has not improved by more than --min-delta for N epochs")
-      ->check(whole_number_at_least(1));
-  command.add_option("--min-delta", train.min_delta,
-                     "Early stopping and --save-best: the least change that counts as an improvement (default 0)")
-      ->check(real_number(/*allow_zero=*/true));
-}
-
-// The combinations of those flags that mean nothing.
-void check_checkpoint_options(const TrainOptions& train, const CLI::App& command) {
-  if (train.save_every > 0 && train.save_path.empty()) {
-    throw CLI::ValidationError("--save-every", "needs --save PATH (the checkpoint it writes)");
-  }
-  if (command.count("--min-delta") > 0 && train.early_stop_patience == 0 && train.save_best_path.empty()) {
-    throw CLI::ValidationError("--min-delta", "only means something with --early-stop or --save-best");
-  }
-}
-
-// --- Learning-rate schedules and gradients (issue 20; lr_schedule.h, optimizer_step.h) ---
-void add_schedule_options(CLI::App& command, TrainOptions& train) {
-  command.add_option("--lr-schedule", train.lr_schedule,
-                     "constant (default), step, multistep, exponential (per epoch), cosine, onecycle (per optimizer "
-                     "step) or plateau (per epoch, on --monitor)")
-      ->check(CLI::IsMember({"constant", "step", "multistep", "exponential", "cosine", "onecycle", "plateau"}));
-  command.add_option("--lr-step-size", train.lr_step_size, "step: epochs between decays by --lr-gamma")
-      ->check(whole_number_at_least(1));
-  command.add_option("--lr-gamma", train.lr_gamma,
-                     "step, multistep, exponential: the decay factor; plateau: the reduction factor (default 0.1)")
-      ->check(real_number(false));
-  command.add_option("--lr-milestones", train.lr_milestones, "multistep: increasing epochs at which lr *= --lr-gamma")
-      ->delimiter(',')
-      ->check(whole_number_at_least(1));
-  command.add_option("--lr-min", train.lr_min, "cosine: the final lr (eta_min); plateau: the lowest lr (min_lr)")
-      ->check(real_number(true));
-  command.add_option("--lr-patience", train.lr_patience, "plateau: epochs without improvement before a reduction")
-      ->check(whole_number_at_least(0));
-  command.add_option("--warmup-steps", train.warmup_steps,
-                     "The lr rises linearly over the first N optimizer steps (before cosine; chained with "
-                     "the per-epoch schedules; not with onecycle)")
-      ->check(whole_number_at_least(0));
-  command.add_option("--clip-grad-norm", train.clip_grad_norm,
-                     "Scale the gradients so that their total 2-norm is at most MAX (clip_grad_norm_)")
-      ->check(real_number(false));
-  command.add_option("--clip-grad-value", train.clip_grad_value,
-                     "Clamp every gradient element into [-V, V] (clip_grad_value_)")
-      ->check(real_number(false));
-  command.add_option("--grad-accum", train.grad_accum,
-                     "Accumulate the gradients of N micro-batches of --batch-size per optimizer step (loss / N)")
-      ->check(whole_number_in(1, kMaxBatchSize));
-}
-
-// Which schedule flags go with which --lr-schedule; combinations PyTorch refuses.
-void check_schedule_options(const CLI::App& command, const TrainOptions& train) {
-  const std::string& kind = train.lr_schedule;
-  auto only_with = [&](const char* flag, std::initializer_list<const char*> kinds, const char* which) {
-    if (command.count(flag) == 0) return;
-    for (const char* allowed : kinds) {
-      if (kind == allowed) return;
-    }
-    throw CLI::ValidationError(flag, std::string("only --lr-schedule ") + which + " takes it (got " + kind + ")");
-  };
-  only_with("--lr-step-size", {"step"}, "step");
-  only_with("--lr-gamma", {"step", "multistep", "exponential", "plateau"}, "step, multistep, exponential or plateau");
-  only_with("--lr-milestones", {"multistep"}, "multistep");
-  only_with("--lr-min", {"cosine", "plateau"}, "cosine or plateau");
-  only_with("--lr-patience", {"plateau"}, "plateau");
-  if (kind == "step" && command.count("--lr-step-size") == 0) {
-    throw CLI::ValidationError("--lr-schedule", "step needs --lr-step-size (epochs between decays)");
-  }
-  if (kind == "multistep") {
-    if (train.lr_milestones.empty()) throw CLI::ValidationError("--lr-schedule", "multistep needs --lr-milestones");
-    for (std::size_t i = 1; i < train.lr_milestones.size(); ++i) {
-      if (train.lr_milestones[i] <= train.lr_milestones[i - 1]) {
-        throw CLI::ValidationError("--lr-milestones", "must be increasing, got " + std::to_string(train.lr_milestones[i]) +
-                                                          " after " + std::to_string(train.lr_milestones[i - 1]));
-      }
-    }
-  }
-  if (kind == "plateau" && train.lr_gamma >= 1.0) {
-    throw CLI::ValidationError("--lr-gamma", "plateau: the factor must be below 1 (Factor should be < 1.0.)");
-  }
-  if (train.warmup_steps > 0 && kind == "onecycle") {
-    throw CLI::ValidationError("--warmup-steps", "does not go with --lr-schedule onecycle (onecycle has its own warm-up phase)");
-  }
-  if (command.count("--clip-grad-norm") > 0 && command.count("--clip-grad-value") > 0) {
-    throw CLI::ValidationError("--clip-grad-value", "use either --clip-grad-norm or --clip-grad-value, not both");
-  }
-}
 
 // `ember frobnicate`: CLI11 only says that a subcommand is required; name the unknown one.
 bool unknown_command(CLI::App& app, int argc, char** argv) {
