@@ -11,9 +11,13 @@
 // combinations are usage errors; a changed schedule is refused on --resume.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <optional>
+
 #include <string>
 #include <vector>
 
+#include <ember/core/factories.h>
 #include <ember/nn/serialize.h>
 
 #include "launch_test_helpers.h"
@@ -236,6 +240,43 @@ TEST_CASE("ember train --resume refuses another schedule unless --allow-config-c
                      &code);
   CHECK(code == 0);
   CHECK_THAT(output, Catch::Contains("the learning-rate schedule starts afresh"));
+}
+
+TEST_CASE("ember train --resume: a chained warm-up needs the checkpoint's lr, whole and finite",
+          "[cli][schedule][resume]") {
+  ScratchDir scratch("chained_lr");
+  const std::string common = "train --data toy --quiet --lr-schedule step --lr-step-size 1 --warmup-steps 5";
+  int code = -1;
+  run_ember(common + " --epochs 1 --save " + scratch / "one.st", &code);
+  REQUIRE(code == 0);
+  ember::Metadata metadata;
+  const ember::nn::StateDict saved = ember::load(scratch / "one.st", &metadata);
+  REQUIRE(saved.contains("scheduler.chained_lr"));
+  REQUIRE(saved.contains("scheduler.warmup.last_epoch"));
+  struct Case {
+    const char* what;
+    std::optional<ember::Tensor> chained_lr;  // nullopt: the entry removed
+    const char* message;
+  };
+  const Case cases[] = {
+      {"removed", std::nullopt, "the checkpoint's scheduler state has no chained_lr"},
+      {"nan", ember::full({}, std::nan(""), ember::kFloat64), "the checkpoint's scheduler.chained_lr is nan: not a learning rate"},
+      {"negative", ember::full({}, -0.5, ember::kFloat64), "the checkpoint's scheduler.chained_lr is -0.5: not a learning rate"},
+      {"two values", ember::zeros({2}, ember::kFloat64), "the checkpoint's scheduler.chained_lr must be one floating-point number"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    ember::nn::StateDict edited;
+    for (const auto& [name, tensor] : saved.items()) {
+      if (name != "scheduler.chained_lr") edited.insert(name, tensor);
+    }
+    if (c.chained_lr) edited.insert("scheduler.chained_lr", *c.chained_lr);
+    ember::save(edited, scratch / "bad.st", metadata);
+    const std::string output = run_ember(common + " --epochs 2 --resume " + scratch / "bad.st", &code);
+    INFO(output);
+    CHECK(code == 1);
+    CHECK_THAT(output, Catch::Contains(c.message));
+  }
 }
 
 TEST_CASE("ember train on 2 ranks with --grad-accum: batches 2 x 3 micro-batches x 2 ranks equal one rank's 12",
