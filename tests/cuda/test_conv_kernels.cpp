@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cuda_test_support.h"
+#include "host_scratch.h"
 #include "emulator_schedules.h"
 
 #include <ember/core/cpu/cpu_kernels.h>
@@ -19,12 +20,6 @@ namespace {
 using namespace ember;
 using namespace ember::testing;
 namespace gpu = ember::cuda::kernels;
-
-struct HostScratch final : gpu::ScratchAllocator {
-  std::vector<std::vector<char>> blocks;
-  void* allocate(std::size_t bytes) override { return blocks.emplace_back(bytes + 8).data(); }
-  void release(void*, std::size_t) override {}
-};
 
 void require_close(const std::vector<double>& a, const std::vector<double>& b) {
   REQUIRE(a.size() == b.size());

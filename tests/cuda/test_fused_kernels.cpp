@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cuda_test_support.h"
+#include "host_scratch.h"
 #include "emulator_schedules.h"
 
 #include <ember/core/cpu/cpu_kernels.h>
@@ -287,12 +288,7 @@ TEST_CASE("cuda kernels (emulated): BinaryOp::ReluBackward in the binary dispatc
 TEST_CASE("cuda kernels (emulated): foreach_norm gives each tensor's p-norm, as the CPU backend",
           "[cuda][fused][foreach_norm]") {
   EMBER_EACH_EMULATOR_SCHEDULE();
-  // Host memory stands in for the caching allocator.
-  struct HostScratch final : gpu::ScratchAllocator {
-    std::vector<std::vector<char>> blocks;
-    void* allocate(std::size_t bytes) override { return blocks.emplace_back(bytes).data(); }
-    void release(void*, std::size_t) override {}
-  } scratch;
+  HostScratch scratch;
   // Lengths around the 16384-element chunks and the 256-thread blocks, one empty tensor,
   // one with a NaN (its sums and its max are NaN).
   const std::vector<std::int64_t> lengths{1, 255, 257, 16384, 16385, 40000, 0, 5};
