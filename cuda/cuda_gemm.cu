@@ -144,11 +144,8 @@ void gemm_on_gpu(const GemmPlan& plan) {
   DeviceGuard guard(plan.device);
   const MatmulBackend backend = selected_matmul_backend();
   if (backend == MatmulBackend::Cublas && gemm_cublas(plan, current_stream())) return;
-  if (backend != MatmulBackend::EmberSimple && kernels::gemm_uses_fast_kernel(plan)) {
-    kernels::dispatch_gemm_fast(plan, current_stream());
-    return;
-  }
-  kernels::dispatch_gemm(plan, current_stream());
+  if (backend == MatmulBackend::EmberSimple) kernels::dispatch_gemm(plan, current_stream());
+  else kernels::dispatch_gemm_auto(plan, current_stream());
 }
 
 }  // namespace

@@ -227,4 +227,11 @@ inline void dispatch_gemm_fast(const GemmPlan& plan, cudaStream_t stream, std::i
   EMBER_LAUNCH(kernel, grid, dim3(16, 16), stream, plan, a_mode, b_mode);
 }
 
+// ember's choice for a plan: the fast kernel where gemm_uses_fast_kernel says so, the
+// reading kernel otherwise (the convolutions' GEMMs; cuda_gemm.cu adds the backend choice).
+inline void dispatch_gemm_auto(const GemmPlan& plan, cudaStream_t stream) {
+  if (gemm_uses_fast_kernel(plan)) dispatch_gemm_fast(plan, stream);
+  else dispatch_gemm(plan, stream);
+}
+
 EMBER_KERNELS_END

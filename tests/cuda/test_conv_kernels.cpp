@@ -4,6 +4,7 @@
 // tests/nn/test_conv_pool.cpp checks against PyTorch: forward, input and weight gradients
 // for padding / stride / dilation / groups / 1x1 combinations, a batch chunked by the
 // scratch cap, and every pooling mode with ties, NaNs, ceil_mode and padding.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -90,6 +91,14 @@ TEST_CASE("cuda kernels (emulated): conv2d and its gradients match the CPU's im2
     plan.weight = gw_cpu.data();
     cpu::conv2d_backward_weight(plan);
     require_close(gw_gpu, gw_cpu);
+    // The same with scratch for one sample at a time: a chunk per sample, then the chunks'
+    // sums added in a second reduction.
+    std::vector<double> gw_chunked(w_n, -7);
+    plan.weight = gw_chunked.data();
+    const std::int64_t one_sample = std::max((s.c / s.groups) * s.kh * s.kw * plan.out_h * plan.out_w,
+                                             (s.o / s.groups) * (s.c / s.groups) * s.kh * s.kw);
+    gpu::dispatch_conv2d_backward_weight(plan, nullptr, &scratch, one_sample);
+    require_close(gw_chunked, gw_cpu);
   }
 }
 
