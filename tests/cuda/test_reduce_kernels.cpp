@@ -1,10 +1,13 @@
 // tests/cuda/test_reduce_kernels.cpp — reductions and softmax (cuda/kernels/reduce.cuh,
 // softmax.cuh) run through the emulator against core's CPU kernels.
 //
-// Shapes [outer, reduce, inner] cover inner == 1 (rows) and inner > 1 (columns), reduce
+// Shapes [outer, reduce, inner] cover inner == 1 (the rows kernel) and inner > 1 (the
+// columns kernel: full and partial 32-wide tiles, tiles narrower than a warp), reduce
 // lengths on both sides of a warp and of a block (1, 7, 31, 33, 1000), empty reductions and
-// empty outputs. Float sums are compared with a tolerance: the GPU adds in a tree, the CPU
-// in order, so the last bits may differ.
+// empty outputs. Float sums are compared with a tolerance: the GPU adds in a tree (in float),
+// the CPU in order (in double), so the last bits may differ; max/min/arg* must match exactly.
+#include <cstring>
+#include <limits>
 #include <tuple>
 #include <vector>
 
@@ -37,13 +40,39 @@ std::vector<ReduceShape> reduce_shapes() {
   return shapes;
 }
 
+// inner > 1: the columns kernel. 70 and 129 end in a partial tile; 33 leaves one column
+// in the second tile; 2, 5, 12 and 17 take tiles of 2, 8, 16 and 32 columns; reduce 0
+// stores identities, reduce 1 one element per column.
+std::vector<ReduceShape> column_shapes() {
+  return {{1, 37, 70}, {3, 5, 33}, {2, 300, 129}, {1, 1, 64}, {4, 0, 40},
+          {2, 7, 2},   {3, 33, 5}, {1, 100, 12},  {2, 9, 17}};
+}
+
+// Floats for max/min: rounded to whole numbers when `ties` (so the first-index rule decides
+// often), and every `nan_every`-th element (from a shape-dependent start) NaN: max/min must
+// return the first NaN of each output, and its index.
+template <class T>
+void add_ties_and_nans(HostVector<T>& values, bool ties, std::int64_t nan_every, unsigned seed) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (ties)
+      for (auto& v : values) v = std::round(v);
+    if (nan_every <= 0) return;
+    for (std::size_t k = seed % static_cast<unsigned>(nan_every); k < values.size(); k += static_cast<std::size_t>(nan_every))
+      values[k] = std::numeric_limits<T>::quiet_NaN();
+  }
+}
+
 template <class In, class Out>
-void check_reduce(ReduceOp op, double low, double high, bool with_indices = false) {
+void check_reduce(ReduceOp op, double low, double high, bool with_indices = false,
+                  const std::vector<ReduceShape>& shapes = reduce_shapes(), std::int64_t nan_every = 0,
+                  bool ties = false) {
   const bool extremum = op != ReduceOp::Sum && op != ReduceOp::Mean && op != ReduceOp::Prod;
-  for (const ReduceShape& s : reduce_shapes()) {
+  for (const ReduceShape& s : shapes) {
     if (extremum && s.reduce == 0) continue;  // native:: rejects max over an empty dim
     const std::int64_t numel = s.outer * s.reduce * s.inner, outputs = s.outer * s.inner;
-    auto input = random_values<In>(numel, low, high, 42u + static_cast<unsigned>(s.reduce));
+    const unsigned seed = 42u + static_cast<unsigned>(s.reduce + 7 * s.inner);
+    auto input = random_values<In>(numel, low, high, seed);
+    add_ties_and_nans<In>(input, ties, nan_every, seed);
     std::vector<Out> got(outputs + 1, Out(0)), want(outputs + 1, Out(0));
     std::vector<std::int64_t> got_index(outputs + 1, -5), want_index(outputs + 1, -5);
     ReducePlan plan;
@@ -66,7 +95,62 @@ void check_reduce(ReduceOp op, double low, double high, bool with_indices = fals
     const std::int64_t bad = first_mismatch(got.data(), want.data(), outputs, 1e-4, 1e-4);
     INFO("first mismatch at output " << bad);
     REQUIRE(bad == -1);
+    // The winner of max/min is one input element: the same bits as the CPU's (NaNs included).
+    if (extremum) REQUIRE(std::memcmp(got.data(), want.data(), sizeof(Out) * got.size()) == 0);
     if (with_indices) REQUIRE(got_index == want_index);
+  }
+}
+
+// One reduction of `input` (host memory) as the emulated kernel computes it.
+template <class Out>
+std::vector<Out> reduce_on_emulator(ReduceOp op, ReduceShape s, const void* input, DType input_dtype,
+                                    gpu::ScratchAllocator* scratch = nullptr) {
+  std::vector<Out> out(static_cast<std::size_t>(s.outer * s.inner));
+  ReducePlan plan;
+  plan.outer = s.outer;
+  plan.reduce = s.reduce;
+  plan.inner = s.inner;
+  plan.input = input;
+  plan.input_dtype = input_dtype;
+  plan.output = out.data();
+  plan.output_dtype = dtype_of_v<Out>;
+  gpu::dispatch_reduce(op, plan, nullptr, scratch);
+  return out;
+}
+
+// Host memory standing in for the caching allocator of the split (two-pass) path.
+struct HostScratch final : gpu::ScratchAllocator {
+  std::vector<std::vector<char>> blocks;
+  void* allocate(std::size_t bytes) override { return blocks.emplace_back(bytes).data(); }
+  void release(void*, std::size_t) override {}
+};
+
+// The rows kernel reads 16-byte vectors when a row starts 16-byte aligned, single elements
+// otherwise, folding the same elements in the same order either way: the same row placed
+// at every offset within a vector (the emulator checks each vector load's alignment) gives
+// the same bits, and equals the CPU's result.
+template <class In, class Out>
+void check_row_alignments(ReduceOp op, double low, double high, std::int64_t length) {
+  constexpr std::int64_t V = gpu::row_vector_width<In>();
+  const auto values = random_values<In>(length, low, high, 13u + static_cast<unsigned>(length));
+  std::vector<Out> want(1);
+  ReducePlan cpu_plan;
+  cpu_plan.reduce = length;
+  cpu_plan.input = values.data();
+  cpu_plan.input_dtype = dtype_of_v<In>;
+  cpu_plan.output = want.data();
+  cpu_plan.output_dtype = dtype_of_v<Out>;
+  cpu::reduce(op, cpu_plan);
+  std::vector<Out> aligned_result;
+  for (std::int64_t offset = 0; offset < V; ++offset) {
+    HostBuffer buffer(length + V, sizeof(In));
+    REQUIRE(reinterpret_cast<std::uintptr_t>(buffer.at(0)) % 16 == 0);
+    std::memcpy(buffer.at(offset), values.data(), sizeof(In) * static_cast<std::size_t>(length));
+    const auto got = reduce_on_emulator<Out>(op, {1, length, 1}, buffer.at(offset), dtype_of_v<In>);
+    INFO("op " << static_cast<int>(op) << " length " << length << " row start misaligned by " << offset << " elements");
+    REQUIRE(first_mismatch(got.data(), want.data(), 1, 1e-4, 1e-4) == -1);
+    if (offset == 0) aligned_result = got;
+    REQUIRE(std::memcmp(got.data(), aligned_result.data(), sizeof(Out)) == 0);
   }
 }
 
@@ -100,15 +184,87 @@ TEST_CASE("cuda kernels (emulated): max/min with indices and argmax/argmin match
   check_reduce<float, std::int64_t>(ReduceOp::ArgMin, -3, 3);
 }
 
+TEST_CASE("cuda kernels (emulated): column reductions (inner > 1) match the CPU backend for every op",
+          "[cuda][reduce]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
+  const std::vector<ReduceShape> shapes = column_shapes();
+  check_reduce<float, float>(ReduceOp::Sum, -1, 1, false, shapes);
+  check_reduce<double, double>(ReduceOp::Sum, -1, 1, false, shapes);
+  check_reduce<std::int32_t, std::int32_t>(ReduceOp::Sum, -100, 100, false, shapes);
+  check_reduce<std::int64_t, std::int64_t>(ReduceOp::Sum, -100, 100, false, shapes);
+  check_reduce<float, float>(ReduceOp::Mean, -1, 1, false, shapes);
+  check_reduce<double, double>(ReduceOp::Mean, -1, 1, false, shapes);
+  check_reduce<float, float>(ReduceOp::Prod, 0.9, 1.1, false, shapes);
+  check_reduce<double, double>(ReduceOp::Prod, 0.9, 1.1, false, shapes);
+  check_reduce<std::int32_t, std::int32_t>(ReduceOp::Prod, -1, 1, false, shapes);
+  check_reduce<std::int64_t, std::int64_t>(ReduceOp::Prod, -2, 2, false, shapes);
+  // Small ranges of whole numbers: many ties (the first index wins); NaNs (the first wins).
+  for (ReduceOp op : {ReduceOp::Max, ReduceOp::Min}) {
+    check_reduce<float, float>(op, -3, 3, true, shapes, 11, true);
+    check_reduce<double, double>(op, -3, 3, true, shapes, 13, true);
+    check_reduce<float, float>(op, -3, 3, true, shapes, 0, true);
+    check_reduce<float, float>(op, -3, 3, false, shapes);
+    check_reduce<std::int32_t, std::int32_t>(op, -3, 3, true, shapes);
+    check_reduce<std::int64_t, std::int64_t>(op, -3, 3, false, shapes);
+  }
+  for (ReduceOp op : {ReduceOp::ArgMax, ReduceOp::ArgMin}) {
+    check_reduce<float, std::int64_t>(op, -3, 3, false, shapes, 9, true);
+    check_reduce<double, std::int64_t>(op, -3, 3, false, shapes, 0, true);
+    check_reduce<std::int32_t, std::int64_t>(op, -3, 3, false, shapes);
+    check_reduce<std::int64_t, std::int64_t>(op, -3, 3, false, shapes);
+  }
+}
+
+TEST_CASE("cuda kernels (emulated): row reductions give the same bits at every row alignment", "[cuda][reduce]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
+  for (std::int64_t length : {5, 1001}) {  // shorter than one vector per thread; many, with a tail
+    check_row_alignments<float, float>(ReduceOp::Sum, -1, 1, length);
+    check_row_alignments<float, float>(ReduceOp::Mean, -1, 1, length);
+    check_row_alignments<double, double>(ReduceOp::Sum, -1, 1, length);
+    check_row_alignments<double, double>(ReduceOp::Prod, 0.9, 1.1, length);
+    check_row_alignments<std::int32_t, std::int32_t>(ReduceOp::Sum, -100, 100, length);
+    check_row_alignments<std::int64_t, std::int64_t>(ReduceOp::Max, -3, 3, length);
+    check_row_alignments<std::uint8_t, std::uint8_t>(ReduceOp::Sum, 0, 3, length);
+    check_row_alignments<std::uint8_t, std::int64_t>(ReduceOp::ArgMax, 0, 9, length);
+    check_row_alignments<float, std::int64_t>(ReduceOp::ArgMin, -3, 3, length);
+  }
+  // Rows of one tensor start at different alignments (1001 floats is not a whole number of
+  // vectors): identical rows must still give identical bits.
+  std::vector<float> rows;
+  const auto row = random_values<float>(1001, -1, 1, 21);
+  for (int copy = 0; copy < 4; ++copy) rows.insert(rows.end(), row.begin(), row.end());
+  const auto sums = reduce_on_emulator<float>(ReduceOp::Sum, {4, 1001, 1}, rows.data(), DType::Float32);
+  for (int copy = 1; copy < 4; ++copy) REQUIRE(std::memcmp(&sums[copy], &sums[0], sizeof(float)) == 0);
+}
+
+TEST_CASE("cuda kernels (emulated): a sum of -0.0 is +0.0 in rows and columns, as the CPU's", "[cuda][reduce]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
+  for (ReduceShape s : {ReduceShape{2, 5, 1}, ReduceShape{2, 5, 40}, ReduceShape{2, 5, 3}}) {
+    const std::vector<float> zeros(static_cast<std::size_t>(s.outer * s.reduce * s.inner), -0.0f);
+    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Prod}) {
+      const auto got = reduce_on_emulator<float>(op, s, zeros.data(), DType::Float32);
+      std::vector<float> want(got.size());
+      ReducePlan cpu_plan;
+      cpu_plan.outer = s.outer;
+      cpu_plan.reduce = s.reduce;
+      cpu_plan.inner = s.inner;
+      cpu_plan.input = zeros.data();
+      cpu_plan.output = want.data();
+      cpu::reduce(op, cpu_plan);
+      INFO("op " << static_cast<int>(op) << " inner " << s.inner);
+      REQUIRE(std::signbit(got[0]) == (op == ReduceOp::Prod));  // -0 · -0 · ... five times: -0
+      REQUIRE(std::memcmp(got.data(), want.data(), sizeof(float) * got.size()) == 0);
+    }
+  }
+}
+
 TEST_CASE("cuda kernels (emulated): long reductions split over blocks in two passes", "[cuda][reduce]") {
   EMBER_EACH_EMULATOR_SCHEDULE();
-  // Host memory stands in for the caching allocator.
-  struct HostScratch final : gpu::ScratchAllocator {
-    std::vector<std::vector<char>> blocks;
-    void* allocate(std::size_t bytes) override { return blocks.emplace_back(bytes).data(); }
-    void release(void*, std::size_t) override {}
-  } scratch;
-  for (const ReduceShape& s : {ReduceShape{1, 20000, 1}, ReduceShape{3, 9000, 1}, ReduceShape{2, 8193, 3}}) {
+  HostScratch scratch;
+  // Rows (the last with chunks rounded up to whole vectors: 4097 → 4112 elements), then
+  // columns: a narrow tile, two 32-wide tiles with a partial one, ten tiles.
+  for (const ReduceShape& s : {ReduceShape{1, 20000, 1}, ReduceShape{3, 9000, 1}, ReduceShape{1, 8194, 1},
+                               ReduceShape{2, 8193, 3}, ReduceShape{1, 5000, 40}, ReduceShape{2, 1024, 300}}) {
     ReducePlan probe;
     probe.outer = s.outer;
     probe.reduce = s.reduce;
@@ -168,6 +324,16 @@ TEST_CASE("cuda kernels (emulated): repeated reductions give bit-identical resul
   plan.output = &second;
   gpu::dispatch_reduce(ReduceOp::Sum, plan, nullptr);
   REQUIRE(std::memcmp(&first, &second, sizeof(float)) == 0);
+  // Columns, in one pass and split: the order is fixed by the shape, not by the schedule.
+  HostScratch scratch;
+  for (ReduceShape s : {ReduceShape{2, 300, 129}, ReduceShape{1, 5000, 40}}) {
+    auto columns = random_values<float>(s.outer * s.reduce * s.inner, -1, 1, 6);
+    for (gpu::ScratchAllocator* split : {static_cast<gpu::ScratchAllocator*>(nullptr), static_cast<gpu::ScratchAllocator*>(&scratch)}) {
+      const auto a = reduce_on_emulator<float>(ReduceOp::Sum, s, columns.data(), DType::Float32, split);
+      const auto b = reduce_on_emulator<float>(ReduceOp::Sum, s, columns.data(), DType::Float32, split);
+      REQUIRE(std::memcmp(a.data(), b.data(), sizeof(float) * a.size()) == 0);
+    }
+  }
 }
 
 TEST_CASE("cuda kernels (emulated): softmax and log_softmax match the CPU backend", "[cuda][softmax]") {
