@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cuda_test_support.h"
+#include "host_scratch.h"
 #include "emulator_schedules.h"
 
 #include <ember/core/cpu/cpu_kernels.h>
@@ -117,13 +118,6 @@ std::vector<Out> reduce_on_emulator(ReduceOp op, ReduceShape s, const void* inpu
   gpu::dispatch_reduce(op, plan, nullptr, scratch);
   return out;
 }
-
-// Host memory standing in for the caching allocator of the split (two-pass) path.
-struct HostScratch final : gpu::ScratchAllocator {
-  std::vector<std::vector<char>> blocks;
-  void* allocate(std::size_t bytes) override { return blocks.emplace_back(bytes).data(); }
-  void release(void*, std::size_t) override {}
-};
 
 // The rows kernel reads 16-byte vectors when a row starts 16-byte aligned, single elements
 // otherwise, folding the same elements in the same order either way: the same row placed
