@@ -10,7 +10,7 @@
 #   compare_other_machine.json  base's records on machine B (another CPU, no GPU)
 #   compare_not_json.json, compare_no_results.json   bad inputs
 # Each case checks exact lines and exit statuses, never that it merely ran.
-#   cmake -DBENCH=path/to/ember-bench -DDATA=tests/benchmarks -DCASE=name -P check_bench_compare.cmake
+#   cmake -DBENCH=path/to/ember-bench -DDATA=tests/benchmarks -DWORK=build-dir -DCASE=name -P check_bench_compare.cmake
 cmake_minimum_required(VERSION 3.25)
 
 function(fail message)
@@ -124,6 +124,23 @@ elseif(CASE STREQUAL "bad_inputs")
     endif()
     if(NOT stdout STREQUAL "")
       fail("ember-bench --compare ${parts} printed a table on a usage error:\n${stdout}")
+    endif()
+  endforeach()
+  # Malformed records, written here (into WORK, the build tree) rather than committed.
+  set(record "{\"id\": \"gemm/square/128\", \"device\": \"cpu\", \"implementation\": \"ember\", \"samples_s\": [1e-4], \"median_s\": 1e-4, \"skipped\": null}")
+  file(WRITE "${WORK}/compare_duplicate.json" "{\"results\": [${record}, ${record}]}\n")
+  file(WRITE "${WORK}/compare_no_id.json" "{\"results\": [{\"device\": \"cpu\", \"implementation\": \"ember\"}]}\n")
+  foreach(bad
+      "compare_duplicate.json|'${WORK}/compare_duplicate.json' has two records for gemm/square/128 cpu ember"
+      "compare_no_id.json|'${WORK}/compare_no_id.json': results[0] has no \"id\" string")
+    string(REPLACE "|" ";" parts "${bad}")
+    list(GET parts 0 name)
+    list(GET parts 1 message)
+    run_bench(--compare compare_base.json "${WORK}/${name}")
+    expect_rc(2)
+    string(FIND "${stderr}" "${message}" position)
+    if(position EQUAL -1)
+      fail("ember-bench --compare compare_base.json ${name}: stderr lacks \"${message}\":\n${stderr}")
     endif()
   endforeach()
   run_bench(--fail-on-regression 10)
