@@ -32,4 +32,18 @@ if(EMBER_BUILD_BENCHMARKS AND EXISTS ${CMAKE_SOURCE_DIR}/benchmarks/ember_bench/
     COMMAND ember-bench --quick --filter "^no-such-figure$")
   set_tests_properties("benchmarks: ember-bench rejects a filter that matches nothing" PROPERTIES
     PASS_REGULAR_EXPRESSION "no figure matches --filter")
+  # Issue 23: --compare on the synthetic reports of tests/benchmarks/compare_*.json (no timing:
+  # the "runs" are hand-made), one test per property (check_bench_compare.cmake says which).
+  foreach(case_and_name
+      "slowdown|flags a clear slowdown first and leaves noise unflagged"
+      "fail_on_regression|--fail-on-regression exits 1 only on a significant slowdown over PCT"
+      "other_machine|warns when the runs come from different machines"
+      "bad_inputs|exits 2 naming a missing, non-JSON or malformed report or a bad PCT")
+    string(REPLACE "|" ";" case_and_name "${case_and_name}")
+    list(GET case_and_name 0 compare_case)
+    list(GET case_and_name 1 compare_name)
+    add_test(NAME "benchmarks: ember-bench --compare ${compare_name}"
+      COMMAND ${CMAKE_COMMAND} -DBENCH=$<TARGET_FILE:ember-bench> -DDATA=${CMAKE_CURRENT_SOURCE_DIR}/benchmarks
+        -DWORK=${CMAKE_BINARY_DIR} -DCASE=${compare_case} -P ${CMAKE_CURRENT_SOURCE_DIR}/benchmarks/check_bench_compare.cmake)
+  endforeach()
 endif()

@@ -89,4 +89,22 @@ struct RunInfo {
   std::map<std::string, std::string> options;
 };
 
+// A record as read back from a --json report, for `ember-bench --compare` (compare.h): only
+// what the comparison needs. Older reports lack "repeats"; it is then the number of samples.
+struct SavedRecord {
+  std::string id, implementation, device, unit;
+  std::string skipped;          // non-empty: not measured in that run (why)
+  double median = 0;            // median_s (seconds per call)
+  std::vector<double> samples;  // samples_s
+  int repeats = 0;              // timed samples behind the median
+};
+
+// A --json report read back: where it came from and its records, in file order.
+struct SavedRun {
+  std::string path, date;
+  std::string cpu_model, cpu_cores;  // machine.cpu_model / machine.cpu_cores ("" if absent)
+  std::vector<std::string> gpu_names;  // machine.gpus[].name
+  std::vector<SavedRecord> records;
+};
+
 }  // namespace ember_bench

@@ -7,6 +7,9 @@
 // pytorch_peer.py). Then it derives the figures (report.cpp), prints a table and writes
 // --json / --csv. Without a GPU it measures the CPU and says so; it is the third way ember
 // is used, after the tutorial programs and the `ember` trainer (docs/benchmarks.md).
+//
+// `--compare BASE.json NEW.json` (issue 23, compare.cpp) runs nothing: it compares two such
+// reports. Usage errors, here and there, exit 2.
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +26,7 @@
 #include <ember/core/parallel.h>
 #include <ember/ember.h>
 
+#include "compare.h"
 #include "cpu_peers.h"
 #include "cuda_support.h"
 #include "ember_runner.h"
@@ -47,6 +51,8 @@ struct Options {
   std::string script = EMBER_BENCH_PEERS_DIR "/pytorch_peer.py";
   int reps = 0;
   double max_seconds = 0;
+  std::vector<std::string> compare_paths;  // BASE.json NEW.json
+  std::string fail_on_regression;          // a percentage, parsed by parse_regression_percent
 };
 
 Record make_record(const Workload& w, const std::string& device, const std::string& implementation) {
@@ -121,20 +127,53 @@ int main(int argc, char** argv) {
   Options options;
   CLI::App app{"ember-bench: ember on the CPU and on every CUDA device, against OpenBLAS, cuBLAS, "
                "memory-copy ceilings and PyTorch (docs/benchmarks.md)"};
-  app.add_flag("--quick", options.quick, "small sizes only: the whole run takes under a minute");
-  app.add_flag("--list", options.list, "print the figures (after --filter) and exit");
-  app.add_option("--filter", options.filter, "ECMAScript regex matched against figure ids, e.g. '^gemm/square'");
-  app.add_option("--device", options.device, "cpu, cuda or all")->check(CLI::IsMember({"cpu", "cuda", "all"}));
-  app.add_option("--threads", options.threads, "CPU threads for ember, OpenBLAS, memcpy and PyTorch (0: ember's default)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--json", options.json_path, "write every sample and the run's metadata as JSON");
-  app.add_option("--csv", options.csv_path, "write one row per figure (samples ';'-separated) as CSV");
-  app.add_option("--python", options.python, "interpreter for the PyTorch peer: auto, none or a path");
-  app.add_option("--pytorch-script", options.script, "the PyTorch peer script");
-  app.add_option("--reps", options.reps, "samples per figure (default 10, --quick 3)")->check(CLI::PositiveNumber);
-  app.add_option("--max-seconds", options.max_seconds, "sampling time budget per figure (default 2, --quick 0.15)")
-      ->check(CLI::PositiveNumber);
-  CLI11_PARSE(app, argc, argv);
+  // The options of a run; --compare runs nothing, so it excludes them all.
+  const std::vector<CLI::Option*> run_options = {
+      app.add_flag("--quick", options.quick, "small sizes only: the whole run takes under a minute"),
+      app.add_flag("--list", options.list, "print the figures (after --filter) and exit"),
+      app.add_option("--filter", options.filter, "ECMAScript regex matched against figure ids, e.g. '^gemm/square'"),
+      app.add_option("--device", options.device, "cpu, cuda or all")->check(CLI::IsMember({"cpu", "cuda", "all"})),
+      app.add_option("--threads", options.threads,
+                     "CPU threads for ember, OpenBLAS, memcpy and PyTorch (0: ember's default)")
+          ->check(CLI::NonNegativeNumber),
+      app.add_option("--json", options.json_path, "write every sample and the run's metadata as JSON"),
+      app.add_option("--csv", options.csv_path, "write one row per figure (samples ';'-separated) as CSV"),
+      app.add_option("--python", options.python, "interpreter for the PyTorch peer: auto, none or a path"),
+      app.add_option("--pytorch-script", options.script, "the PyTorch peer script"),
+      app.add_option("--reps", options.reps, "samples per figure (default 10, --quick 3)")->check(CLI::PositiveNumber),
+      app.add_option("--max-seconds", options.max_seconds, "sampling time budget per figure (default 2, --quick 0.15)")
+          ->check(CLI::PositiveNumber)};
+  CLI::Option* compare =
+      app.add_option("--compare", options.compare_paths,
+                     "compare two --json reports, figure by figure, against their noise; runs no benchmark")
+          ->expected(2)
+          ->type_name("BASE.json NEW.json");
+  for (CLI::Option* option : run_options) compare->excludes(option);
+  // Taken as text so that a bad value gets --compare's own message and exit status.
+  app.add_option("--fail-on-regression", options.fail_on_regression,
+                 "with --compare: exit 1 when a significant slowdown exceeds PCT percent")
+      ->type_name("PCT")
+      ->needs(compare);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // --help and --version exit 0; every malformed command line exits 2, as ember-bench's
+    // other usage errors do.
+    return app.exit(error) == 0 ? 0 : 2;
+  }
+
+  if (!options.compare_paths.empty()) {
+    std::optional<double> fail_percent;
+    if (app.count("--fail-on-regression")) {
+      fail_percent = parse_regression_percent(options.fail_on_regression);
+      if (!fail_percent) {
+        std::fprintf(stderr, "ember-bench: --fail-on-regression takes a percentage >= 0, got '%s'\n",
+                     options.fail_on_regression.c_str());
+        return kCompareUsageError;
+      }
+    }
+    return compare_reports(options.compare_paths[0], options.compare_paths[1], fail_percent, std::cout, std::cerr);
+  }
 
   std::regex filter;
   try {

@@ -40,14 +40,6 @@ std::string format_rate(double rate, const std::string& unit) {
   return text;
 }
 
-std::string format_seconds(double seconds) {
-  char text[32];
-  if (seconds >= 1) std::snprintf(text, sizeof text, "%.3f s", seconds);
-  else if (seconds >= 1e-3) std::snprintf(text, sizeof text, "%.3f ms", seconds * 1e3);
-  else std::snprintf(text, sizeof text, "%.2f us", seconds * 1e6);
-  return text;
-}
-
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\n") == std::string::npos) return text;
   std::string quoted = "\"";
@@ -62,6 +54,14 @@ std::string number(double value) {
 }
 
 }  // namespace
+
+std::string format_seconds(double seconds) {
+  char text[32];
+  if (seconds >= 1) std::snprintf(text, sizeof text, "%.3f s", seconds);
+  else if (seconds >= 1e-3) std::snprintf(text, sizeof text, "%.3f ms", seconds * 1e3);
+  else std::snprintf(text, sizeof text, "%.2f us", seconds * 1e6);
+  return text;
+}
 
 void derive(std::vector<Record>& records) {
   for (auto& r : records) {

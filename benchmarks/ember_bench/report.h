@@ -21,6 +21,9 @@ namespace ember_bench {
 //   ratio_to_peer        an ember record's rate over each peer's on the same figure and device.
 void derive(std::vector<Record>& records);
 
+// "1.234 s", "12.345 ms" or "123.45 us": the table's time column (and --compare's).
+std::string format_seconds(double seconds);
+
 void print_table(std::ostream& out, const RunInfo& info, const std::vector<Record>& records);
 void write_csv(const std::string& path, const RunInfo& info, const std::vector<Record>& records);
 
