@@ -77,7 +77,7 @@ inline const std::vector<KnownFailure>& known_failures() {
     // like PyTorch's (no difference seen), and its erf is CUDA's, not glibc's.
     const std::size_t before_gpu = all.size();
     for (std::size_t i = 0; i < before_gpu; ++i) {
-      const KnownFailure& k = all[i];
+      const KnownFailure k = all[i];  // a copy: push_back below may move the vector's elements
       if (k.pattern == "softmax float64 *") continue;
       if (k.comparison == emulated) all.push_back({k.pattern, "cuda vs PyTorch", k.what});
       if (k.comparison == emulated_cpu) all.push_back({k.pattern, "cuda vs cpu", k.what});
