@@ -101,6 +101,8 @@ void one_hot(const OneHotPlan& plan) {
     for (std::int64_t c = 0; c < plan.classes; ++c) plan.out[r * plan.classes + c] = plan.index[r] == c ? 1 : 0;
 }
 
+namespace {
+
 // Each tensor's norm: its elements' terms added (or the largest kept) in order, in double,
 // then the root (core/norm_math.h).
 template <class T>
@@ -116,6 +118,8 @@ void foreach_norm_typed(const ForeachNormPlan& plan) {
     static_cast<T*>(plan.output)[i] = static_cast<T>(norm::finish(total, plan.p, max_norm));
   }
 }
+
+}  // namespace
 
 void foreach_norm(const ForeachNormPlan& plan) {
   EMBER_DISPATCH_FLOATING(plan.dtype, foreach_norm_typed<scalar_t>(plan));

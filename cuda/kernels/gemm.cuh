@@ -50,14 +50,16 @@ constexpr int kGemmPerThreadN = kGemmTileN / kGemmThreadsX;  // 4
 constexpr std::int64_t kGemmMaxGridX = 2147483647;  // CUDA's grid.x limit (2^31 − 1)
 constexpr std::int64_t kGemmMaxGridZ = 65535;       // CUDA's grid.z limit
 
-// How C splits into 64×64 tiles (host and device: the kernel recomputes it from the plan).
+// How C splits into tiles, 64×64 unless told (host and device: the kernel recomputes it
+// from the plan; gemm_fast.cuh asks for 128×128).
 struct GemmTiles {
   std::int64_t row_tiles = 0, col_tiles = 0, tiles = 0;
 };
-EMBER_HOST_DEVICE inline GemmTiles gemm_tiles(std::int64_t m, std::int64_t n) {
+EMBER_HOST_DEVICE inline GemmTiles gemm_tiles(std::int64_t m, std::int64_t n, std::int64_t tile_m = kGemmTileM,
+                                              std::int64_t tile_n = kGemmTileN) {
   GemmTiles t;
-  t.row_tiles = (m + kGemmTileM - 1) / kGemmTileM;
-  t.col_tiles = (n + kGemmTileN - 1) / kGemmTileN;
+  t.row_tiles = (m + tile_m - 1) / tile_m;
+  t.col_tiles = (n + tile_n - 1) / tile_n;
   t.tiles = t.row_tiles * t.col_tiles;
   return t;
 }

@@ -119,8 +119,8 @@ EMBER_GLOBAL void EMBER_LAUNCH_BOUNDS(kFastThreads, 2) gemm_fast_kernel(GemmPlan
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
   const int t = ty * 16 + tx;
   const float alpha = static_cast<float>(plan.alpha), beta = static_cast<float>(plan.beta);
-  const std::int64_t col_tiles = (plan.n + kFastTileN - 1) / kFastTileN;
-  const std::int64_t tiles = (plan.m + kFastTileM - 1) / kFastTileM * col_tiles;
+  const GemmTiles grid_tiles = gemm_tiles(plan.m, plan.n, kFastTileM, kFastTileN);
+  const std::int64_t col_tiles = grid_tiles.col_tiles, tiles = grid_tiles.tiles;
 
   // Uniform loops (block indices only): every thread reaches every barrier.
   for (std::int64_t batch = blockIdx.z; batch < plan.batch; batch += gridDim.z)
@@ -205,9 +205,7 @@ EMBER_GLOBAL void EMBER_LAUNCH_BOUNDS(kFastThreads, 2) gemm_fast_kernel(GemmPlan
 // Whether the plan runs on the fast kernel: float32, and enough 128×128 tiles.
 inline bool gemm_uses_fast_kernel(const GemmPlan& plan) {
   if (plan.dtype != DType::Float32) return false;
-  const std::int64_t tiles =
-      (plan.m + kFastTileM - 1) / kFastTileM * ((plan.n + kFastTileN - 1) / kFastTileN) * plan.batch;
-  return tiles >= kFastMinTiles;
+  return gemm_tiles(plan.m, plan.n, kFastTileM, kFastTileN).tiles * plan.batch >= kFastMinTiles;
 }
 
 // Runs a float32 plan on the fast kernel whatever its size (tests and benchmarks call this
@@ -218,8 +216,7 @@ inline void dispatch_gemm_fast(const GemmPlan& plan, cudaStream_t stream, std::i
               scalar_type_name(plan.dtype));
   const TileLoad a_mode = choose_tile_load<float>(plan.a, plan.batch_stride_a, plan.row_stride_a, plan.col_stride_a);
   const TileLoad b_mode = choose_tile_load<float>(plan.b, plan.batch_stride_b, plan.row_stride_b, plan.col_stride_b);
-  const std::int64_t tiles =
-      (plan.m + kFastTileM - 1) / kFastTileM * ((plan.n + kFastTileN - 1) / kFastTileN);
+  const std::int64_t tiles = gemm_tiles(plan.m, plan.n, kFastTileM, kFastTileN).tiles;
   const std::int64_t grid_x = tiles < max_blocks_x ? tiles : max_blocks_x;
   const std::int64_t grid_z = plan.batch < kGemmMaxGridZ ? plan.batch : kGemmMaxGridZ;
   const dim3 grid(static_cast<unsigned>(grid_x), 1u, static_cast<unsigned>(grid_z));
