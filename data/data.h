@@ -10,3 +10,4 @@
 #include <ember/data/dataset.h>
 #include <ember/data/idx_reader.h>
 #include <ember/data/sampler.h>
+#include <ember/data/text_corpus.h>

@@ -114,12 +114,20 @@ void Module::collect_named_buffers(const std::string& prefix, bool persistent_on
 }
 
 std::vector<std::pair<std::string, Tensor>> Module::named_parameters(bool recurse) const {
-  std::vector<std::pair<std::string, Tensor>> result;
+  std::vector<std::pair<std::string, Tensor>> all;
   if (recurse) {
-    collect_named_parameters("", result);
+    collect_named_parameters("", all);
   } else {
     for (const auto& [name, parameter] : parameters_)
-      if (parameter.defined()) result.emplace_back(name, parameter);
+      if (parameter.defined()) all.emplace_back(name, parameter);
+  }
+  // A tied parameter once, under its first name (models have a handful of parameters: the
+  // quadratic scan is cheaper than a hash set's allocations).
+  std::vector<std::pair<std::string, Tensor>> result;
+  for (auto& item : all) {
+    bool seen = false;
+    for (const auto& kept : result) seen = seen || kept.second.is_same(item.second);
+    if (!seen) result.push_back(std::move(item));
   }
   return result;
 }
@@ -177,6 +185,12 @@ std::vector<std::shared_ptr<Module>> Module::modules() {
   std::vector<std::shared_ptr<Module>> result;
   for (auto& item : named_modules()) result.push_back(item.second);
   return result;
+}
+
+Module& Module::apply(const std::function<void(Module&)>& fn) {
+  for (auto& child : children()) child->apply(fn);
+  fn(*this);
+  return *this;
 }
 
 // ------------------------------------------------------------------ modes and conversions

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -65,6 +66,8 @@ class Module : public std::enable_shared_from_this<Module> {
   // Registers `tensor` as a parameter named `name` and returns the Parameter (same handle,
   // requires_grad switched on unless `requires_grad` is false). An undefined tensor
   // registers "no parameter" (Linear(bias=false) registers bias = None in PyTorch).
+  // Registering an existing name replaces the parameter in place, keeping its position (PyTorch's
+  // `module.weight = other.weight`, how weights are tied).
   Parameter register_parameter(const std::string& name, const Tensor& tensor, bool requires_grad = true);
   // Buffers are saved in the state_dict (unless persistent is false) but never trained.
   Tensor register_buffer(const std::string& name, const Tensor& tensor, bool persistent = true);
@@ -75,6 +78,10 @@ class Module : public std::enable_shared_from_this<Module> {
   }
 
   // ------------------------------------------------------------ traversal
+  // A parameter registered under two names (a tied weight: the GPT's wte.weight is its
+  // lm_head.weight) is listed once, under its first name, as PyTorch's
+  // named_parameters(remove_duplicate=True) does, so an optimizer updates it once.
+  // state_dict() keeps every name (PyTorch's too).
   std::vector<Tensor> parameters(bool recurse = true) const;
   std::vector<std::pair<std::string, Tensor>> named_parameters(bool recurse = true) const;
   std::vector<Tensor> buffers(bool recurse = true) const;
@@ -84,6 +91,9 @@ class Module : public std::enable_shared_from_this<Module> {
   // This module first, then every descendant (depth first), as PyTorch's modules().
   std::vector<std::shared_ptr<Module>> modules();
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules(const std::string& prefix = "");
+  // Calls fn on every child's subtree first, then on this module (post-order), as PyTorch's
+  // Module.apply: the order in which an init function such as the GPT's draws its weights.
+  Module& apply(const std::function<void(Module&)>& fn);
 
   // ------------------------------------------------------------ modes and conversions
   // train() / eval() set the flag on this module and every descendant (Dropout reads it).

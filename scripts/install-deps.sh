@@ -17,6 +17,7 @@ PACKAGES=(
   libcairo2-dev        # `ember plot`: SVG and PNG curves (optional at build time)
   libprotobuf-dev protobuf-compiler  # `ember train --tensorboard`: Event messages (optional)
   libboost-dev         # --tensorboard: Boost.CRC's CRC32C (headers only; optional)
+  wamerican            # /usr/share/dict/words: the GPT's default text corpus (--model gpt)
 )
 
 # libFuzzer and the sanitizer runtimes for clang: Debian's clang only recommends them.
