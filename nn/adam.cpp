@@ -28,34 +28,54 @@ void check_options(const AdamOptions& options) {
 }  // namespace
 
 Adam::Adam(std::vector<Tensor> parameters, AdamOptions options)
-    : Adam(std::move(parameters), options, false, kDefaultWeightDecay) {}
+    : Adam(one_group(std::move(parameters)), options, false, kDefaultWeightDecay) {}
 
-Adam::Adam(std::vector<Tensor> parameters, AdamOptions options, bool decoupled, double default_weight_decay)
-    : Optimizer(std::move(parameters)), options_(options), decoupled_weight_decay_(decoupled) {
-  if (!options_.weight_decay) options_.weight_decay = default_weight_decay;
-  check_options(options_);
+Adam::Adam(std::vector<ParamGroup> groups, AdamOptions defaults)
+    : Adam(std::move(groups), defaults, false, kDefaultWeightDecay) {}
+
+Adam::Adam(std::vector<ParamGroup> groups, AdamOptions defaults, bool decoupled, double default_weight_decay)
+    : Optimizer(groups), decoupled_weight_decay_(decoupled) {
+  if (!defaults.weight_decay) defaults.weight_decay = default_weight_decay;
+  check_options(defaults);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const ParamGroup& group = groups[g];
+    refuse_foreign_fields(g, {{"momentum", group.momentum.has_value()},
+                              {"dampening", group.dampening.has_value()},
+                              {"nesterov", group.nesterov.has_value()}});
+    AdamOptions options = defaults;
+    options.lr = group.lr.value_or(defaults.lr);
+    options.beta1 = group.beta1.value_or(defaults.beta1);
+    options.beta2 = group.beta2.value_or(defaults.beta2);
+    options.eps = group.eps.value_or(defaults.eps);
+    options.weight_decay = group.weight_decay.value_or(*defaults.weight_decay);
+    options.amsgrad = group.amsgrad.value_or(defaults.amsgrad);
+    options.maximize = group.maximize.value_or(defaults.maximize);
+    check_options(options);
+    groups_.push_back(options);
+  }
 }
 
-std::vector<Optimizer::StateSlot> Adam::state_slots() const {
+std::vector<Optimizer::StateSlot> Adam::state_slots(std::size_t group) const {
   std::vector<StateSlot> slots{{"step", true}, {"exp_avg", false}, {"exp_avg_sq", false}};
-  if (options_.amsgrad) slots.push_back({"max_exp_avg_sq", false});
+  if (groups_[group].amsgrad) slots.push_back({"max_exp_avg_sq", false});
   return slots;
 }
 
-StateDict Adam::hyperparameters() const {
+StateDict Adam::hyperparameters(std::size_t group_index) const {
   // PyTorch's param_groups entries (without foreach/capturable/differentiable/fused,
   // which select PyTorch implementations ember does not have).
+  const AdamOptions& options = groups_[group_index];
   StateDict group;
-  group.insert("lr", hyperparameter_tensor(options_.lr));
-  group.insert("betas", hyperparameter_tensor(options_.beta1, options_.beta2));
-  group.insert("eps", hyperparameter_tensor(options_.eps));
-  group.insert("weight_decay", hyperparameter_tensor(*options_.weight_decay));
-  group.insert("amsgrad", hyperparameter_tensor(options_.amsgrad));
-  group.insert("maximize", hyperparameter_tensor(options_.maximize));
+  group.insert("lr", hyperparameter_tensor(options.lr));
+  group.insert("betas", hyperparameter_tensor(options.beta1, options.beta2));
+  group.insert("eps", hyperparameter_tensor(options.eps));
+  group.insert("weight_decay", hyperparameter_tensor(*options.weight_decay));
+  group.insert("amsgrad", hyperparameter_tensor(options.amsgrad));
+  group.insert("maximize", hyperparameter_tensor(options.maximize));
   return group;
 }
 
-void Adam::load_hyperparameters(GroupReader& group) {
+void Adam::load_hyperparameters(std::size_t group_index, GroupReader& group) {
   AdamOptions loaded;
   loaded.lr = group.number("lr");
   std::tie(loaded.beta1, loaded.beta2) = group.pair("betas");
@@ -63,60 +83,67 @@ void Adam::load_hyperparameters(GroupReader& group) {
   loaded.weight_decay = group.number("weight_decay");
   loaded.amsgrad = group.flag("amsgrad");
   loaded.maximize = group.flag("maximize");
-  if (group.accept(loaded, check_options)) options_ = loaded;
+  if (group.accept(loaded, check_options)) groups_[group_index] = loaded;
 }
 
 void Adam::step() {
   NoGradGuard no_grad;
-  const AdamOptions& o = options_;
-  const double weight_decay = *o.weight_decay;
-  for (std::size_t i = 0; i < parameters_.size(); ++i) {
-    Tensor parameter = parameters_[i];
-    if (!parameter.grad().defined()) continue;
-    Tensor gradient = o.maximize ? -parameter.grad() : parameter.grad();
-
-    auto& state = state_of(i);
-    if (!state.contains("step")) {
-      // Lazy state creation on the first step, as PyTorch (step is a 0-d float tensor).
-      state.insert("step", ember::zeros({}, kFloat32));
-      state.insert("exp_avg", ember::zeros_like(parameter));
-      state.insert("exp_avg_sq", ember::zeros_like(parameter));
-    }
-    // load_state_dict guarantees it for stepped parameters; created here for fresh ones.
-    if (o.amsgrad && !state.contains("max_exp_avg_sq")) state.insert("max_exp_avg_sq", ember::zeros_like(parameter));
-    Tensor& step_count = state.at("step");
-    Tensor& exp_avg = state.at("exp_avg");
-    Tensor& exp_avg_sq = state.at("exp_avg_sq");
-
-    step_count.add_(1);
-    if (weight_decay != 0.0) {
-      if (decoupled_weight_decay_) {
-        parameter.mul_(1.0 - o.lr * weight_decay);  // AdamW: decay the weights directly
-      } else {
-        gradient = gradient.add(parameter, weight_decay);  // Adam: L2 term in the gradient
-      }
-    }
-    exp_avg.mul_(o.beta1).add_(gradient, 1.0 - o.beta1);
-    exp_avg_sq.mul_(o.beta2).add_(gradient * gradient, 1.0 - o.beta2);
-
-    const double step = step_count.item<double>();
-    const double bias_correction1 = 1.0 - std::pow(o.beta1, step);
-    const double bias_correction2 = 1.0 - std::pow(o.beta2, step);
-    const double step_size = o.lr / bias_correction1;
-    const double bias_correction2_sqrt = std::sqrt(bias_correction2);
-
-    Tensor second_moment = exp_avg_sq;
-    if (o.amsgrad) {
-      Tensor& max_exp_avg_sq = state.at("max_exp_avg_sq");
-      max_exp_avg_sq.copy_(ember::maximum(max_exp_avg_sq, exp_avg_sq));
-      second_moment = max_exp_avg_sq;
-    }
-    Tensor denominator = (second_moment.sqrt() / bias_correction2_sqrt).add_(o.eps);
-    parameter.add_(exp_avg / denominator, -step_size);
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const AdamOptions& options = groups_[g];
+    for (std::size_t i = group_starts_[g]; i < group_starts_[g + 1]; ++i) update(options, i);
   }
 }
 
+void Adam::update(const AdamOptions& o, std::size_t i) {
+  const double weight_decay = *o.weight_decay;
+  Tensor parameter = parameters_[i];
+  if (!parameter.grad().defined()) return;
+  Tensor gradient = o.maximize ? -parameter.grad() : parameter.grad();
+
+  auto& state = state_of(i);
+  if (!state.contains("step")) {
+    // Lazy state creation on the first step, as PyTorch (step is a 0-d float tensor).
+    state.insert("step", ember::zeros({}, kFloat32));
+    state.insert("exp_avg", ember::zeros_like(parameter));
+    state.insert("exp_avg_sq", ember::zeros_like(parameter));
+  }
+  // load_state_dict guarantees it for stepped parameters; created here for fresh ones.
+  if (o.amsgrad && !state.contains("max_exp_avg_sq")) state.insert("max_exp_avg_sq", ember::zeros_like(parameter));
+  Tensor& step_count = state.at("step");
+  Tensor& exp_avg = state.at("exp_avg");
+  Tensor& exp_avg_sq = state.at("exp_avg_sq");
+
+  step_count.add_(1);
+  if (weight_decay != 0.0) {
+    if (decoupled_weight_decay_) {
+      parameter.mul_(1.0 - o.lr * weight_decay);  // AdamW: decay the weights directly
+    } else {
+      gradient = gradient.add(parameter, weight_decay);  // Adam: L2 term in the gradient
+    }
+  }
+  exp_avg.mul_(o.beta1).add_(gradient, 1.0 - o.beta1);
+  exp_avg_sq.mul_(o.beta2).add_(gradient * gradient, 1.0 - o.beta2);
+
+  const double step = step_count.item<double>();
+  const double bias_correction1 = 1.0 - std::pow(o.beta1, step);
+  const double bias_correction2 = 1.0 - std::pow(o.beta2, step);
+  const double step_size = o.lr / bias_correction1;
+  const double bias_correction2_sqrt = std::sqrt(bias_correction2);
+
+  Tensor second_moment = exp_avg_sq;
+  if (o.amsgrad) {
+    Tensor& max_exp_avg_sq = state.at("max_exp_avg_sq");
+    max_exp_avg_sq.copy_(ember::maximum(max_exp_avg_sq, exp_avg_sq));
+    second_moment = max_exp_avg_sq;
+  }
+  Tensor denominator = (second_moment.sqrt() / bias_correction2_sqrt).add_(o.eps);
+  parameter.add_(exp_avg / denominator, -step_size);
+}
+
 AdamW::AdamW(std::vector<Tensor> parameters, AdamOptions options)
-    : Adam(std::move(parameters), options, true, kDefaultWeightDecay) {}
+    : Adam(one_group(std::move(parameters)), options, true, kDefaultWeightDecay) {}
+
+AdamW::AdamW(std::vector<ParamGroup> groups, AdamOptions defaults)
+    : Adam(std::move(groups), defaults, true, kDefaultWeightDecay) {}
 
 }  // namespace ember::optim

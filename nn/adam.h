@@ -9,6 +9,8 @@
 // Note where eps sits: added *after* the bias-corrected square root, as PyTorch does.
 // AdamW's "decoupled" weight decay does not pass through m and v, which is its point.
 // Usage: ember::optim::AdamW optimizer(model->parameters(), {.lr = 1e-3});  // decays by 1e-2
+// Groups (nn/optimizer.h's ParamGroup), e.g. no decay for biases and norms:
+//   AdamW optimizer({{.params = matrices}, {.params = vectors, .weight_decay = 0.0}}, {.lr = 6e-4});
 #pragma once
 
 #include <optional>
@@ -35,28 +37,36 @@ class Adam : public Optimizer {
   static constexpr double kDefaultWeightDecay = 0.0;
 
   Adam(std::vector<Tensor> parameters, AdamOptions options);
+  // Several groups: each group's unset fields come from `defaults` (weight_decay: from
+  // defaults.weight_decay, else the class's default). Each group's values are checked.
+  Adam(std::vector<ParamGroup> groups, AdamOptions defaults);
   void step() override;
-  double learning_rate() const override { return options_.lr; }
-  void set_learning_rate(double lr) override { options_.lr = lr; }
+  double group_learning_rate(std::size_t group) const override { return groups_[checked_group(group)].lr; }
+  void set_group_learning_rate(std::size_t group, double lr) override { groups_[checked_group(group)].lr = lr; }
   std::string name() const override { return decoupled_weight_decay_ ? "AdamW" : "Adam"; }
   // beta1, as PyTorch's OneCycleLR cycles group["betas"][0].
   bool has_momentum() const override { return true; }
   bool uses_betas() const override { return true; }
-  double momentum() const override { return options_.beta1; }
-  void set_momentum(double beta1) override { options_.beta1 = beta1; }
-  // The options in use (weight_decay resolved to a value).
-  const AdamOptions& options() const { return options_; }
+  double group_momentum(std::size_t group) const override { return groups_[checked_group(group)].beta1; }
+  void set_group_momentum(std::size_t group, double beta1) override { groups_[checked_group(group)].beta1 = beta1; }
+  // The options a group uses, weight_decay resolved to a value (group 0: the only one of
+  // a single-list optimizer).
+  const AdamOptions& options(std::size_t group = 0) const { return groups_[checked_group(group)]; }
 
  protected:
   // decoupled = true is AdamW; an unset weight_decay becomes `default_weight_decay`.
-  Adam(std::vector<Tensor> parameters, AdamOptions options, bool decoupled, double default_weight_decay);
+  Adam(std::vector<ParamGroup> groups, AdamOptions defaults, bool decoupled, double default_weight_decay);
 
-  std::vector<StateSlot> state_slots() const override;
-  StateDict hyperparameters() const override;
-  void load_hyperparameters(GroupReader& group) override;
+  std::vector<StateSlot> state_slots(std::size_t group) const override;
+  StateDict hyperparameters(std::size_t group) const override;
+  void load_hyperparameters(std::size_t group, GroupReader& reader) override;
 
  private:
-  AdamOptions options_;
+  // One parameter's update with its group's options (the tensor ops PyTorch's single-tensor
+  // Adam runs, in its order).
+  void update(const AdamOptions& options, std::size_t index);
+
+  std::vector<AdamOptions> groups_;  // one per parameter group, all fields resolved
   bool decoupled_weight_decay_ = false;
 };
 
@@ -65,6 +75,7 @@ class AdamW : public Adam {
   static constexpr double kDefaultWeightDecay = 1e-2;
 
   AdamW(std::vector<Tensor> parameters, AdamOptions options);
+  AdamW(std::vector<ParamGroup> groups, AdamOptions defaults);
   // PyTorch's AdamW defaults (weight_decay = 1e-2 set explicitly).
   static AdamOptions default_options() {
     AdamOptions options;

@@ -41,8 +41,8 @@ OneCycleLR::OneCycleLR(Optimizer& optimizer, double max_lr, std::int64_t total_s
   initial_lr_ = max_lr / options.div_factor;
   max_lr_ = max_lr;
   min_lr_ = initial_lr_ / options.final_div_factor;
-  optimizer.initial_lr = initial_lr_;
-  base_lrs_ = {initial_lr_};
+  optimizer.initial_lrs.assign(optimizer.param_group_count(), initial_lr_);
+  base_lrs_ = optimizer.initial_lrs;
   cycle_momentum_ = options.cycle_momentum;
   if (cycle_momentum_) {
     EMBER_CHECK(optimizer.has_momentum(), ValueError,
@@ -82,12 +82,12 @@ std::pair<double, double> OneCycleLR::values_at(std::int64_t step_num) const {
     }
     start_step = end_step;
   }
-  return {lr(), 0.0};  // unreachable: the last phase always answers
+  return {initial_lr_, 0.0};  // unreachable: the last phase always answers
 }
 
-double OneCycleLR::get_lr() {
+double OneCycleLR::get_lr(std::size_t group) {
   auto [computed_lr, computed_momentum] = values_at(last_epoch_);
-  if (cycle_momentum_) optimizer_.set_momentum(computed_momentum);
+  if (cycle_momentum_) optimizer_.set_group_momentum(group, computed_momentum);
   return computed_lr;
 }
 

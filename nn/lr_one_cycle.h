@@ -11,6 +11,9 @@
 // Usage: OneCycleLR scheduler(optimizer, /*max_lr=*/0.1, /*total_steps=*/epochs * batches);
 //        ... optimizer.step(); scheduler.step();   // after every optimizer step
 //
+// Parameter groups: one max_lr for all (PyTorch's float max_lr), so every group follows the
+// same lr (and momentum) curve.
+//
 // state_dict: the base entries, total_steps, _schedule_phases.end_step (one per phase),
 // _anneal_func_type (0 "cos", 1 "linear"), cycle_momentum, use_beta1, and the values
 // PyTorch keeps in the param_group: initial_lr, max_lr, min_lr, base_momentum, max_momentum.
@@ -44,7 +47,7 @@ class OneCycleLR : public LRScheduler {
   void restore_optimizer_values() override;
 
  protected:
-  double get_lr() override;
+  double get_lr(std::size_t group) override;
   void save_entries(StateDict& state) const override;
   void load_entries(StateReader& reader) override;
 

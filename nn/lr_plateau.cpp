@@ -14,7 +14,7 @@ ReduceLROnPlateau::ReduceLROnPlateau(Optimizer& optimizer, ReduceLROnPlateauOpti
       patience_(options.patience),
       threshold_(options.threshold),
       cooldown_(options.cooldown),
-      min_lr_(options.min_lr),
+      min_lrs_(optimizer.param_group_count(), options.min_lr),
       eps_(options.eps) {
   EMBER_CHECK(options.factor < 1.0, ValueError, "Factor should be < 1.0.");
   EMBER_CHECK(options.mode == "min" || options.mode == "max", ValueError, "mode ", options.mode, " is unknown!");
@@ -24,7 +24,7 @@ ReduceLROnPlateau::ReduceLROnPlateau(Optimizer& optimizer, ReduceLROnPlateauOpti
   threshold_abs_ = options.threshold_mode == "abs";
   // PyTorch's ReduceLROnPlateau starts at last_epoch 0 and takes no initial step.
   last_epoch_ = 0;
-  last_lr_ = {lr()};
+  last_lr_ = group_lrs();
   constexpr double inf = std::numeric_limits<double>::infinity();
   mode_worse_ = mode_max_ ? -inf : inf;
   best_ = mode_worse_;
@@ -58,19 +58,21 @@ void ReduceLROnPlateau::step(double metrics) {
     cooldown_counter_ = cooldown_;
     num_bad_epochs_ = 0;
   }
-  last_lr_ = {lr()};
+  last_lr_ = group_lrs();
 }
 
 void ReduceLROnPlateau::reduce_lr() {
-  const double old_lr = lr();
-  const double new_lr = std::max(old_lr * factor_, min_lr_);
-  if (old_lr - new_lr > eps_) optimizer_.set_learning_rate(new_lr);
+  for (std::size_t g = 0; g < min_lrs_.size(); ++g) {
+    const double old_lr = lr(g);
+    const double new_lr = std::max(old_lr * factor_, min_lrs_[g]);
+    if (old_lr - new_lr > eps_) optimizer_.set_group_learning_rate(g, new_lr);
+  }
 }
 
 StateDict ReduceLROnPlateau::state_dict() const {
   StateDict state;
   state.insert("factor", state_tensor(factor_));
-  state.insert("min_lrs", state_tensor(std::vector<double>{min_lr_}));
+  state.insert("min_lrs", state_tensor(min_lrs_));
   state.insert("patience", state_tensor(patience_));
   state.insert("cooldown", state_tensor(cooldown_));
   state.insert("eps", state_tensor(eps_));
@@ -105,12 +107,13 @@ void ReduceLROnPlateau::load_state_dict(const StateDict& state) {
   if (reader.ok() && factor >= 1.0) reader.reject("Factor should be < 1.0.");
   if (reader.ok() && (mode != 0 && mode != 1)) reader.reject("mode must be 0 (min) or 1 (max)");
   if (reader.ok() && (threshold_mode != 0 && threshold_mode != 1)) reader.reject("threshold_mode must be 0 (rel) or 1 (abs)");
-  if (reader.ok() && (min_lrs.size() != 1 || last_lr.size() != 1)) {
-    reader.reject("min_lrs and _last_lr must hold one value per parameter group (1)");
+  const std::size_t groups = optimizer_.param_group_count();
+  if (reader.ok() && (min_lrs.size() != groups || last_lr.size() != groups)) {
+    reader.reject("min_lrs and _last_lr must hold one value per parameter group (" + std::to_string(groups) + ")");
   }
   reader.throw_if_problems(name());
   factor_ = factor;
-  min_lr_ = min_lrs[0];
+  min_lrs_ = min_lrs;
   patience_ = patience;
   cooldown_ = cooldown;
   eps_ = eps;

@@ -13,12 +13,16 @@
 // step() without the value is an error (PyTorch's step(metrics) requires it); SequentialLR
 // refuses it for that reason, as PyTorch's does.
 //
+// Parameter groups: each group's lr is reduced on its own (down to its entry of min_lrs,
+// all min_lr here), as in PyTorch.
+//
 // state_dict: last_epoch, _last_lr, factor, min_lrs, patience, cooldown, eps, threshold,
 // best, num_bad_epochs, cooldown_counter, mode_worse, and mode / threshold_mode as 0-d
 // int64 (mode: 0 "min", 1 "max"; threshold_mode: 0 "rel", 1 "abs").
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <ember/nn/lr_scheduler.h>
 
@@ -49,7 +53,7 @@ class ReduceLROnPlateau : public LRScheduler {
   void load_state_dict(const StateDict& state) override;
 
  protected:
-  double get_lr() override { return lr(); }
+  double get_lr(std::size_t group) override { return lr(group); }
   void save_entries(StateDict&) const override {}
   void load_entries(StateReader&) override {}
 
@@ -63,7 +67,7 @@ class ReduceLROnPlateau : public LRScheduler {
   double threshold_;
   bool threshold_abs_ = false;
   std::int64_t cooldown_;
-  double min_lr_;
+  std::vector<double> min_lrs_;  // one per parameter group (PyTorch's min_lrs)
   double eps_;
   double best_;
   double mode_worse_;

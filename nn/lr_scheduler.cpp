@@ -18,8 +18,14 @@ namespace ember::optim::lr_scheduler {
 // ------------------------------------------------------------------ LRScheduler
 
 LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) {
-  if (!optimizer_.initial_lr) optimizer_.initial_lr = optimizer_.learning_rate();
-  base_lrs_ = {*optimizer_.initial_lr};
+  if (optimizer_.initial_lrs.empty()) optimizer_.initial_lrs = group_lrs();
+  base_lrs_ = optimizer_.initial_lrs;
+}
+
+std::vector<double> LRScheduler::group_lrs() const {
+  std::vector<double> lrs;
+  for (std::size_t g = 0; g < optimizer_.param_group_count(); ++g) lrs.push_back(lr(g));
+  return lrs;
 }
 
 void LRScheduler::initial_step() {
@@ -34,7 +40,9 @@ void LRScheduler::initial_step() {
   is_initial_ = false;
 }
 
-void LRScheduler::restore_optimizer_values() { optimizer_.set_learning_rate(last_lr_.at(0)); }
+void LRScheduler::restore_optimizer_values() {
+  for (std::size_t g = 0; g < last_lr_.size(); ++g) optimizer_.set_group_learning_rate(g, last_lr_[g]);
+}
 
 void LRScheduler::step() {
   ++step_count_;
@@ -42,17 +50,16 @@ void LRScheduler::step() {
 }
 
 void LRScheduler::update_lr(std::optional<std::int64_t> epoch) {
-  double value = 0;
-  if (!epoch) {
-    ++last_epoch_;
-    value = get_lr();
-  } else {
-    last_epoch_ = *epoch;
-    std::optional<double> closed = closed_form_lr();
-    value = closed ? *closed : get_lr();
+  if (!epoch) ++last_epoch_;
+  else last_epoch_ = *epoch;
+  // Every group's value first, then set (PyTorch: the list from get_lr, then zip).
+  std::vector<double> values;
+  for (std::size_t g = 0; g < optimizer_.param_group_count(); ++g) {
+    std::optional<double> closed = epoch ? closed_form_lr(g) : std::nullopt;
+    values.push_back(closed ? *closed : get_lr(g));
   }
-  optimizer_.set_learning_rate(value);
-  last_lr_ = {optimizer_.learning_rate()};
+  for (std::size_t g = 0; g < values.size(); ++g) optimizer_.set_group_learning_rate(g, values[g]);
+  last_lr_ = group_lrs();
 }
 
 StateDict LRScheduler::state_dict() const {
@@ -72,8 +79,9 @@ void LRScheduler::load_state_dict(const StateDict& state) {
   std::int64_t last_epoch = reader.whole_number("last_epoch");
   std::int64_t step_count = reader.whole_number("_step_count");
   std::vector<double> last_lr = reader.real_list("_last_lr");
-  if (reader.ok() && (base_lrs.size() != 1 || last_lr.size() != 1)) {
-    reader.reject("base_lrs and _last_lr must hold one value per parameter group (1)");
+  const std::size_t groups = optimizer_.param_group_count();
+  if (reader.ok() && (base_lrs.size() != groups || last_lr.size() != groups)) {
+    reader.reject("base_lrs and _last_lr must hold one value per parameter group (" + std::to_string(groups) + ")");
   }
   // load_entries applies the schedule's entries only when reader.ok() after reading them;
   // a key nobody read is found only afterwards, so the entries are put back then.
@@ -101,13 +109,13 @@ StepLR::StepLR(Optimizer& optimizer, std::int64_t step_size, double gamma)
   initial_step();
 }
 
-double StepLR::get_lr() {
-  if (last_epoch_ == 0 || last_epoch_ % step_size_ != 0) return lr();
-  return lr() * gamma_;
+double StepLR::get_lr(std::size_t group) {
+  if (last_epoch_ == 0 || last_epoch_ % step_size_ != 0) return lr(group);
+  return lr(group) * gamma_;
 }
 
-std::optional<double> StepLR::closed_form_lr() const {
-  return base_lrs_[0] * std::pow(gamma_, static_cast<double>(last_epoch_ / step_size_));
+std::optional<double> StepLR::closed_form_lr(std::size_t group) const {
+  return base_lrs_[group] * std::pow(gamma_, static_cast<double>(last_epoch_ / step_size_));
 }
 
 void StepLR::save_entries(StateDict& state) const {
@@ -132,16 +140,16 @@ MultiStepLR::MultiStepLR(Optimizer& optimizer, std::vector<std::int64_t> milesto
   initial_step();
 }
 
-double MultiStepLR::get_lr() {
+double MultiStepLR::get_lr(std::size_t group) {
   const auto count = std::count(milestones_.begin(), milestones_.end(), last_epoch_);
-  if (count == 0) return lr();
+  if (count == 0) return lr(group);
   // Python's float ** int: pow of doubles (an exact small power for counts of 1).
-  return lr() * std::pow(gamma_, static_cast<double>(count));
+  return lr(group) * std::pow(gamma_, static_cast<double>(count));
 }
 
-std::optional<double> MultiStepLR::closed_form_lr() const {
+std::optional<double> MultiStepLR::closed_form_lr(std::size_t group) const {
   const auto passed = std::upper_bound(milestones_.begin(), milestones_.end(), last_epoch_) - milestones_.begin();
-  return base_lrs_[0] * std::pow(gamma_, static_cast<double>(passed));
+  return base_lrs_[group] * std::pow(gamma_, static_cast<double>(passed));
 }
 
 void MultiStepLR::save_entries(StateDict& state) const {
@@ -164,14 +172,14 @@ ExponentialLR::ExponentialLR(Optimizer& optimizer, double gamma) : LRScheduler(o
   initial_step();
 }
 
-double ExponentialLR::get_lr() {
+double ExponentialLR::get_lr(std::size_t group) {
   // Built from a checkpoint, the initial step must not advance the lr a step ahead.
-  if (is_initial_) return lr();
-  return lr() * gamma_;
+  if (is_initial_) return lr(group);
+  return lr(group) * gamma_;
 }
 
-std::optional<double> ExponentialLR::closed_form_lr() const {
-  return base_lrs_[0] * std::pow(gamma_, static_cast<double>(last_epoch_));
+std::optional<double> ExponentialLR::closed_form_lr(std::size_t group) const {
+  return base_lrs_[group] * std::pow(gamma_, static_cast<double>(last_epoch_));
 }
 
 void ExponentialLR::save_entries(StateDict& state) const { state.insert("gamma", state_tensor(gamma_)); }
@@ -199,16 +207,16 @@ LinearLR::LinearLR(Optimizer& optimizer, double start_factor, double end_factor,
   initial_step();
 }
 
-double LinearLR::get_lr() {
-  if (last_epoch_ == 0) return lr() * start_factor_;
-  if (is_initial_ || last_epoch_ > total_iters_) return lr();
-  return lr() * (1.0 + (end_factor_ - start_factor_) /
+double LinearLR::get_lr(std::size_t group) {
+  if (last_epoch_ == 0) return lr(group) * start_factor_;
+  if (is_initial_ || last_epoch_ > total_iters_) return lr(group);
+  return lr(group) * (1.0 + (end_factor_ - start_factor_) /
                            (static_cast<double>(total_iters_) * start_factor_ +
                             static_cast<double>(last_epoch_ - 1) * (end_factor_ - start_factor_)));
 }
 
-std::optional<double> LinearLR::closed_form_lr() const {
-  return base_lrs_[0] * (start_factor_ + (end_factor_ - start_factor_) *
+std::optional<double> LinearLR::closed_form_lr(std::size_t group) const {
+  return base_lrs_[group] * (start_factor_ + (end_factor_ - start_factor_) *
                                              static_cast<double>(std::min(total_iters_, last_epoch_)) /
                                              static_cast<double>(total_iters_));
 }
@@ -244,26 +252,26 @@ CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, std::int64_t T_max, d
   initial_step();
 }
 
-double CosineAnnealingLR::get_lr() {
+double CosineAnnealingLR::get_lr(std::size_t group) {
   constexpr double pi = std::numbers::pi;
-  const double base = base_lrs_[0];
+  const double base = base_lrs_[group];
   const auto epoch = static_cast<double>(last_epoch_);
   const auto T = static_cast<double>(T_max_);
-  if (is_initial_) return lr();
+  if (is_initial_) return lr(group);
   if (step_count_ == 1 && last_epoch_ > 0) {
     return eta_min_ + (base - eta_min_) * (1 + std::cos(epoch * pi / T)) / 2;
   }
   // Python's % is a floor modulo: (e - 1 - T) mod 2T, never negative.
   const std::int64_t period = 2 * T_max_;
   if ((((last_epoch_ - 1 - T_max_) % period) + period) % period == 0) {
-    return lr() + (base - eta_min_) * (1 - std::cos(pi / T)) / 2;
+    return lr(group) + (base - eta_min_) * (1 - std::cos(pi / T)) / 2;
   }
-  return (1 + std::cos(pi * epoch / T)) / (1 + std::cos(pi * (epoch - 1) / T)) * (lr() - eta_min_) + eta_min_;
+  return (1 + std::cos(pi * epoch / T)) / (1 + std::cos(pi * (epoch - 1) / T)) * (lr(group) - eta_min_) + eta_min_;
 }
 
-std::optional<double> CosineAnnealingLR::closed_form_lr() const {
+std::optional<double> CosineAnnealingLR::closed_form_lr(std::size_t group) const {
   constexpr double pi = std::numbers::pi;
-  return eta_min_ + (base_lrs_[0] - eta_min_) *
+  return eta_min_ + (base_lrs_[group] - eta_min_) *
                         (1 + std::cos(pi * static_cast<double>(last_epoch_) / static_cast<double>(T_max_))) / 2;
 }
 
@@ -305,7 +313,8 @@ SequentialLR::SequentialLR(Optimizer& optimizer, std::vector<std::unique_ptr<LRS
   last_epoch_ = 0;
   // Back to the initial lr, the parts' construction steps undone, and only the part that
   // runs at step 0 initialised again.
-  optimizer.set_learning_rate(*optimizer.initial_lr);
+  for (std::size_t g = 0; g < optimizer.param_group_count(); ++g)
+    optimizer.set_group_learning_rate(g, optimizer.initial_lrs[g]);
   for (auto& scheduler : schedulers_) --scheduler->last_epoch_;
   const auto first = std::upper_bound(milestones_.begin(), milestones_.end(), 0) - milestones_.begin();
   schedulers_[first]->initial_step();

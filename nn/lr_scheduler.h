@@ -16,9 +16,10 @@
 //
 // As in PyTorch: constructing a scheduler already applies its value for step 0 (LinearLR
 // sets lr * start_factor at once); the first scheduler built on an optimizer records its
-// lr as optimizer.initial_lr, the base of every later one (a SequentialLR's parts share it).
-// ember's optimizers have one parameter group, so the lists PyTorch returns
-// (get_last_lr, base_lrs) have one element.
+// lr as optimizer.initial_lrs, the base of every later one (a SequentialLR's parts share it).
+// Parameter groups (nn/optimizer.h): as in PyTorch, each group is scheduled from its own
+// initial lr (base_lrs, get_last_lr: one value per group; StepLR multiplies every group's
+// lr by gamma, CosineAnnealingLR anneals each group from its own base lr to eta_min).
 //
 // state_dict(): PyTorch's entries (its __dict__ without the optimizer) as tensors, so a
 // scheduler saves with ember::save beside a model and an optimizer (apps/cli/checkpoint.h):
@@ -72,14 +73,17 @@ class LRScheduler {
   // PyTorch's _update_lr: last_epoch + 1 and get_lr(), or, given an epoch, last_epoch = epoch
   // and the closed form when the schedule has one.
   void update_lr(std::optional<std::int64_t> epoch = std::nullopt);
-  // The value for last_epoch (already advanced); may read optimizer lr and is_initial_.
-  virtual double get_lr() = 0;
-  virtual std::optional<double> closed_form_lr() const { return std::nullopt; }
+  // Group g's value for last_epoch (already advanced); may read the group's lr, lr(group),
+  // its base_lrs_[group] and is_initial_. PyTorch's get_lr computes the list of these.
+  virtual double get_lr(std::size_t group) = 0;
+  virtual std::optional<double> closed_form_lr(std::size_t /*group*/) const { return std::nullopt; }
   // The schedule's own entries (hyper-parameters, beyond the base class's counters).
   virtual void save_entries(StateDict& state) const = 0;
   virtual void load_entries(StateReader& reader) = 0;
 
-  double lr() const { return optimizer_.learning_rate(); }
+  double lr(std::size_t group) const { return optimizer_.group_learning_rate(group); }
+  // Every group's current lr (PyTorch: [group["lr"] for group in optimizer.param_groups]).
+  std::vector<double> group_lrs() const;
 
   Optimizer& optimizer_;
   std::vector<double> base_lrs_;
@@ -98,8 +102,8 @@ class StepLR : public LRScheduler {
   std::string name() const override { return "StepLR"; }
 
  protected:
-  double get_lr() override;
-  std::optional<double> closed_form_lr() const override;
+  double get_lr(std::size_t group) override;
+  std::optional<double> closed_form_lr(std::size_t group) const override;
   void save_entries(StateDict& state) const override;
   void load_entries(StateReader& reader) override;
 
@@ -115,8 +119,8 @@ class MultiStepLR : public LRScheduler {
   std::string name() const override { return "MultiStepLR"; }
 
  protected:
-  double get_lr() override;
-  std::optional<double> closed_form_lr() const override;
+  double get_lr(std::size_t group) override;
+  std::optional<double> closed_form_lr(std::size_t group) const override;
   void save_entries(StateDict& state) const override;
   void load_entries(StateReader& reader) override;
 
@@ -132,8 +136,8 @@ class ExponentialLR : public LRScheduler {
   std::string name() const override { return "ExponentialLR"; }
 
  protected:
-  double get_lr() override;
-  std::optional<double> closed_form_lr() const override;
+  double get_lr(std::size_t group) override;
+  std::optional<double> closed_form_lr(std::size_t group) const override;
   void save_entries(StateDict& state) const override;
   void load_entries(StateReader& reader) override;
 
@@ -150,8 +154,8 @@ class LinearLR : public LRScheduler {
   std::string name() const override { return "LinearLR"; }
 
  protected:
-  double get_lr() override;
-  std::optional<double> closed_form_lr() const override;
+  double get_lr(std::size_t group) override;
+  std::optional<double> closed_form_lr(std::size_t group) const override;
   void save_entries(StateDict& state) const override;
   void load_entries(StateReader& reader) override;
 
@@ -167,8 +171,8 @@ class CosineAnnealingLR : public LRScheduler {
   std::string name() const override { return "CosineAnnealingLR"; }
 
  protected:
-  double get_lr() override;
-  std::optional<double> closed_form_lr() const override;
+  double get_lr(std::size_t group) override;
+  std::optional<double> closed_form_lr(std::size_t group) const override;
   void save_entries(StateDict& state) const override;
   void load_entries(StateReader& reader) override;
 
@@ -191,7 +195,7 @@ class SequentialLR : public LRScheduler {
   void load_state_dict(const StateDict& state) override;
 
  protected:
-  double get_lr() override { return lr(); }  // never called: step() delegates
+  double get_lr(std::size_t group) override { return lr(group); }  // never called: step() delegates
   void save_entries(StateDict&) const override {}
   void load_entries(StateReader&) override {}
 

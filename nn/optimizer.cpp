@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_set>
 
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
@@ -113,16 +114,73 @@ Tensor hyperparameter_tensor(double first, double second) { return ember::tensor
 
 // ------------------------------------------------------------------ Optimizer
 
-Optimizer::Optimizer(std::vector<Tensor> parameters) : parameters_(std::move(parameters)) {
-  EMBER_CHECK(!parameters_.empty(), ValueError, "optimizer got an empty parameter list");
-  for (const auto& parameter : parameters_) {
-    EMBER_CHECK(parameter.defined(), ValueError, "optimizer can only optimize Tensors, but one of the params is undefined");
-    // PyTorch's add_param_group: a non-leaf's .grad is never filled by backward (unless it
-    // retains it), and the step would write into the output of an op, not a weight.
-    EMBER_CHECK(parameter.is_leaf() || parameter.retains_grad(), ValueError, "can't optimize a non-leaf Tensor");
+Optimizer::Optimizer(const std::vector<ParamGroup>& groups) {
+  // An empty group is allowed, as in PyTorch (one_group refuses an empty plain list).
+  EMBER_CHECK(!groups.empty(), ValueError, "optimizer got an empty parameter list");
+  std::unordered_set<const void*> seen;  // identity, as PyTorch's set of parameters
+  group_starts_.push_back(0);
+  for (const ParamGroup& group : groups) {
+    bool shared = false;
+    for (const auto& parameter : group.params) {
+      EMBER_CHECK(parameter.defined(), ValueError, "optimizer can only optimize Tensors, but one of the params is undefined");
+      // PyTorch's add_param_group: a non-leaf's .grad is never filled by backward (unless it
+      // retains it), and the step would write into the output of an op, not a weight.
+      EMBER_CHECK(parameter.is_leaf() || parameter.retains_grad(), ValueError, "can't optimize a non-leaf Tensor");
+      if (seen.count(parameter.impl_ptr().get()) != 0) shared = true;
+    }
+    EMBER_CHECK(!shared, ValueError, "some parameters appear in more than one parameter group");
+    // Added after the check: a parameter listed twice in one group is not "another group"
+    // (PyTorch only warns about that).
+    for (const auto& parameter : group.params) seen.insert(parameter.impl_ptr().get());
+    parameters_.insert(parameters_.end(), group.params.begin(), group.params.end());
+    group_starts_.push_back(parameters_.size());
   }
   state_.resize(parameters_.size());
 }
+
+std::vector<ParamGroup> Optimizer::one_group(std::vector<Tensor> parameters) {
+  EMBER_CHECK(!parameters.empty(), ValueError, "optimizer got an empty parameter list");
+  std::vector<ParamGroup> groups(1);
+  groups[0].params = std::move(parameters);
+  return groups;
+}
+
+std::size_t Optimizer::checked_group(std::size_t group) const {
+  EMBER_CHECK(group < param_group_count(), IndexError, "list index out of range (parameter group ", group, " of ",
+              param_group_count(), ")");
+  return group;
+}
+
+std::size_t Optimizer::group_of(std::size_t parameter) const {
+  const auto after = std::upper_bound(group_starts_.begin(), group_starts_.end(), parameter);
+  return static_cast<std::size_t>(after - group_starts_.begin()) - 1;
+}
+
+std::vector<Tensor> Optimizer::group_parameters(std::size_t group) const {
+  checked_group(group);
+  return {parameters_.begin() + static_cast<std::ptrdiff_t>(group_starts_[group]),
+          parameters_.begin() + static_cast<std::ptrdiff_t>(group_starts_[group + 1])};
+}
+
+void Optimizer::refuse_foreign_fields(std::size_t group, const std::vector<std::pair<const char*, bool>>& foreign) const {
+  for (const auto& [field, is_set] : foreign)
+    EMBER_CHECK(!is_set, ValueError, name(), " has no hyper-parameter '", field, "' (parameter group ", group, ")");
+}
+
+void Optimizer::set_learning_rate(double lr) {
+  for (std::size_t g = 0; g < param_group_count(); ++g) set_group_learning_rate(g, lr);
+}
+
+void Optimizer::set_momentum(double momentum) {
+  for (std::size_t g = 0; g < param_group_count(); ++g) set_group_momentum(g, momentum);
+}
+
+double Optimizer::group_momentum(std::size_t group) const {
+  checked_group(group);
+  return 0.0;
+}
+
+void Optimizer::set_group_momentum(std::size_t group, double) { checked_group(group); }
 
 void Optimizer::zero_grad(bool set_to_none) { nn::zero_grad(parameters_, set_to_none); }
 
@@ -130,55 +188,71 @@ StateDict Optimizer::state_dict() const {
   StateDict result;
   for (std::size_t i = 0; i < state_.size(); ++i)
     for (const auto& [name, tensor] : state_[i]) result.insert(kStatePrefix + std::to_string(i) + "." + name, tensor);
-  const std::string group = std::string(kGroupPrefix) + "0.";
-  for (const auto& [name, value] : hyperparameters()) result.insert(group + name, value);
-  result.insert(group + "params", ember::arange(static_cast<std::int64_t>(parameters_.size()), kInt64));
+  for (std::size_t g = 0; g < param_group_count(); ++g) {
+    const std::string group = kGroupPrefix + std::to_string(g) + ".";
+    for (const auto& [name, value] : hyperparameters(g)) result.insert(group + name, value);
+    // PyTorch numbers the parameters on across groups: [0, 1], [2, 3, 4], ...
+    result.insert(group + "params", ember::arange(static_cast<std::int64_t>(group_starts_[g]),
+                                                  static_cast<std::int64_t>(group_starts_[g + 1]), 1, kInt64));
+  }
   return result;
 }
 
 void Optimizer::load_state_dict(const StateDict& state) {
   const std::size_t count = parameters_.size();
+  const std::size_t group_count = param_group_count();
   std::vector<std::string> missing, unexpected, problems;
 
-  // 1. Sort the keys into per-parameter state and the parameter group.
+  // 1. Sort the keys into per-parameter state and the parameter groups.
   std::vector<nn::OrderedDict<Tensor>> loaded(count);
-  StateDict group;
+  std::vector<StateDict> groups(group_count);
   bool other_groups = false;
   for (const auto& [key, tensor] : state) {
     if (auto parsed = split_indexed_key(key, kStatePrefix, count)) {
       loaded[parsed->first].insert(parsed->second, tensor);
-    } else if (auto grouped = split_indexed_key(key, kGroupPrefix, 1)) {
-      group.insert(grouped->second, tensor);
+    } else if (auto grouped = split_indexed_key(key, kGroupPrefix, group_count)) {
+      groups[grouped->first].insert(grouped->second, tensor);
     } else if (split_indexed_key(key, kGroupPrefix, SIZE_MAX)) {
       other_groups = true;
     } else {
       unexpected.push_back(key);
     }
   }
-  if (other_groups) problems.push_back("loaded state dict has a different number of parameter groups");
+  // A checkpoint without param_groups keeps the constructor's hyper-parameters; one with
+  // them must have every group (PyTorch: len(groups) != len(saved_groups)).
+  const bool has_groups = std::any_of(groups.begin(), groups.end(), [](const StateDict& g) { return !g.empty(); });
+  const bool every_group = std::all_of(groups.begin(), groups.end(), [](const StateDict& g) { return !g.empty(); });
+  if (other_groups || (has_groups && !every_group))
+    problems.push_back("loaded state dict has a different number of parameter groups");
 
-  // 2. The group's hyper-parameters replace the constructor's (checked, then applied); a
-  //    checkpoint without param_groups keeps them. `previous` undoes them on failure.
-  const StateDict previous = hyperparameters();
-  const std::string group_prefix = std::string(kGroupPrefix) + "0.";
-  if (!group.empty()) {
+  // 2. Each group's hyper-parameters replace the constructor's (checked, then applied).
+  //    `previous` undoes them on failure.
+  std::vector<StateDict> previous;
+  for (std::size_t g = 0; g < group_count; ++g) previous.push_back(hyperparameters(g));
+  auto group_prefix = [](std::size_t g) { return kGroupPrefix + std::to_string(g) + "."; };
+  for (std::size_t g = 0; g < group_count && has_groups; ++g) {
+    const StateDict& group = groups[g];
+    if (group.empty()) continue;  // reported above as a different number of groups
+    const std::size_t begin = group_starts_[g], size = group_starts_[g + 1] - begin;
     if (const Tensor* params = group.find("params")) {
       const bool fits = params->defined() && params->dim() == 1 && params->dtype() == kInt64 &&
-                        params->size(0) == static_cast<std::int64_t>(count);
+                        params->size(0) == static_cast<std::int64_t>(size);
+      const Tensor expected = ember::arange(static_cast<std::int64_t>(begin), static_cast<std::int64_t>(begin + size), 1, kInt64);
       if (!fits) {
         problems.push_back("loaded state dict contains a parameter group that doesn't match the size of optimizer's group (" +
-                           group_prefix + "params must list " + std::to_string(count) + " parameter indices)");
-      } else if (!params->to(kCPU).equal(ember::arange(static_cast<std::int64_t>(count), kInt64))) {
-        problems.push_back(group_prefix + "params must be the indices 0.." + std::to_string(count - 1) + " in order");
+                           group_prefix(g) + "params must list " + std::to_string(size) + " parameter indices)");
+      } else if (size > 0 && !params->to(kCPU).equal(expected)) {
+        problems.push_back(group_prefix(g) + "params must be the indices " + std::to_string(begin) + ".." +
+                           std::to_string(begin + size - 1) + " in order");
       }
     } else {
-      missing.push_back(group_prefix + "params");
+      missing.push_back(group_prefix(g) + "params");
     }
     StateDict values;
     for (const auto& [name, tensor] : group)
       if (name != "params") values.insert(name, tensor);
-    GroupReader reader(values, group_prefix);
-    load_hyperparameters(reader);
+    GroupReader reader(values, group_prefix(g));
+    load_hyperparameters(g, reader);
     missing.insert(missing.end(), reader.missing_keys().begin(), reader.missing_keys().end());
     const auto unread = reader.unread_keys();
     unexpected.insert(unexpected.end(), unread.begin(), unread.end());
@@ -187,9 +261,9 @@ void Optimizer::load_state_dict(const StateDict& state) {
 
   // 3. Each parameter's state: empty (never stepped) or exactly the optimizer's slots
   //    (with the hyper-parameters just read: amsgrad adds max_exp_avg_sq).
-  const std::vector<StateSlot> slots = state_slots();
   for (std::size_t i = 0; i < count; ++i) {
     if (loaded[i].empty()) continue;
+    const std::vector<StateSlot> slots = state_slots(group_of(i));
     const std::string prefix = kStatePrefix + std::to_string(i) + ".";
     const Tensor& parameter = parameters_[i];
     for (const auto& [name, tensor] : loaded[i]) {
@@ -225,9 +299,9 @@ void Optimizer::load_state_dict(const StateDict& state) {
   if (!unexpected.empty()) errors.push_back("Unexpected key(s) in state_dict: " + join_quoted(unexpected) + ". ");
   errors.insert(errors.end(), problems.begin(), problems.end());
   if (!errors.empty()) {
-    if (!group.empty()) {
-      GroupReader undo(previous, group_prefix);
-      load_hyperparameters(undo);  // the values it had: always valid
+    for (std::size_t g = 0; g < group_count; ++g) {
+      GroupReader undo(previous[g], group_prefix(g));
+      load_hyperparameters(g, undo);  // the values it had: always valid
     }
     std::string message = "Error(s) in loading state_dict for " + name() + ":";
     for (const auto& error : errors) message += "\n\t" + error;
@@ -241,7 +315,7 @@ void Optimizer::load_state_dict(const StateDict& state) {
   for (std::size_t i = 0; i < count; ++i) {
     nn::OrderedDict<Tensor> converted;
     const Tensor& parameter = parameters_[i];
-    for (const auto& slot : slots) {
+    for (const auto& slot : state_slots(group_of(i))) {
       const Tensor* tensor = loaded[i].find(slot.name);
       if (tensor == nullptr) continue;
       Tensor value = tensor->detach();

@@ -7,15 +7,28 @@
 // the model) and, per parameter, named state tensors (SGD's momentum_buffer, Adam's
 // exp_avg / exp_avg_sq / step).
 //
+// Parameter groups (PyTorch's param_groups; libtorch's OptimizerParamGroup): the parameters
+// may come as a list of ParamGroup, each with its own hyper-parameters; what a group leaves
+// unset comes from the options given to the constructor (the defaults), as a Python dict
+// without that key does. nanoGPT's configure_optimizers, in ember:
+//   optim::AdamW optimizer({{.params = matrices, .weight_decay = 0.1},      // dim >= 2
+//                           {.params = biases_and_norms, .weight_decay = 0.0}},
+//                          {.lr = 6e-4, .beta1 = 0.9, .beta2 = 0.95});
+// A plain parameter list is one group with the constructor's options. Parameters are
+// numbered across groups in order (group 0's first): that is the index in state_dict's
+// state.<i> and in parameters().
+//
 // state_dict() is PyTorch's {"state": ..., "param_groups": [...]} flattened by dots, all
 // tensors, so it saves with ember::save like a model's:
 //   state.<parameter index>.<name>   the per-parameter state (state.0.exp_avg, ...)
-//   param_groups.0.<hyper-parameter>  lr, betas, eps, weight_decay, momentum, ... as 0-d
-//                                     float64 / bool tensors (betas: a float64 pair)
-//   param_groups.0.params             the parameter indices [0, 1, ..., n-1] (int64)
+//   param_groups.<g>.<hyper-parameter>  group g's lr, betas, eps, weight_decay, momentum, ...
+//                                       as 0-d float64 / bool tensors (betas: a float64 pair)
+//   param_groups.<g>.params             the indices of group g's parameters (int64), counted
+//                                       on from the previous group's: [0, 1], [2, 3, 4], ...
 // load_state_dict() restores both, as PyTorch does: the saved hyper-parameters replace the
 // constructor's (a checkpoint without param_groups keeps them). It checks everything first
-// — known names, complete state per parameter, shapes, the group's size — and throws one
+// — known names, complete state per parameter, shapes, the number of groups and each
+// group's size (PyTorch's messages) — and throws one
 // ValueError listing every problem, changing nothing; loaded tensors move to their
 // parameter's device and (floating) dtype.
 #pragma once
@@ -33,6 +46,25 @@
 namespace ember::optim {
 
 using nn::StateDict;
+
+// One parameter group: its parameters and the hyper-parameters it sets itself (PyTorch's
+// {"params": [...], "lr": ...} dict). Unset fields take the optimizer's constructor options.
+// One struct for every optimizer, like the Python dict; a field the optimizer does not have
+// (momentum for Adam, beta1 for SGD) is refused with a ValueError rather than silently
+// ignored. The order is SGD's and Adam's argument order merged, for designated initializers.
+struct ParamGroup {
+  std::vector<Tensor> params;
+  std::optional<double> lr;
+  std::optional<double> momentum;   // SGD
+  std::optional<double> dampening;  // SGD
+  std::optional<double> beta1;      // Adam, AdamW (PyTorch's betas[0])
+  std::optional<double> beta2;      // Adam, AdamW (betas[1])
+  std::optional<double> eps;        // Adam, AdamW
+  std::optional<double> weight_decay;
+  std::optional<bool> nesterov;  // SGD
+  std::optional<bool> amsgrad;   // Adam, AdamW
+  std::optional<bool> maximize;
+};
 
 // Reads the hyper-parameters of one saved parameter group for load_state_dict, collecting
 // problems instead of throwing so that one error can list them all.
@@ -77,8 +109,6 @@ class GroupReader {
 
 class Optimizer {
  public:
-  // "optimizer got an empty parameter list" for an empty list.
-  explicit Optimizer(std::vector<Tensor> parameters);
   virtual ~Optimizer() = default;
   Optimizer(const Optimizer&) = delete;
   Optimizer& operator=(const Optimizer&) = delete;
@@ -90,30 +120,59 @@ class Optimizer {
   // The same function as Module::zero_grad (nn::zero_grad, nn/parameter.h).
   void zero_grad(bool set_to_none = true);
 
+  // Every group's parameters, group 0's first (the numbering of state_dict's state.<i>).
   const std::vector<Tensor>& parameters() const { return parameters_; }
-  virtual double learning_rate() const = 0;
-  virtual void set_learning_rate(double lr) = 0;
+  // PyTorch's len(optimizer.param_groups), and group g's parameters (IndexError past the end).
+  std::size_t param_group_count() const { return group_starts_.size() - 1; }
+  std::vector<Tensor> group_parameters(std::size_t group) const;
+
+  // Group 0's lr (the only one of a single-list optimizer); setting it sets every group's,
+  // like `for g in optimizer.param_groups: g["lr"] = lr`.
+  double learning_rate() const { return group_learning_rate(0); }
+  void set_learning_rate(double lr);
+  // One group's lr: PyTorch's optimizer.param_groups[g]["lr"] (IndexError past the end).
+  virtual double group_learning_rate(std::size_t group) const = 0;
+  virtual void set_group_learning_rate(std::size_t group, double lr) = 0;
   // The class name PyTorch prints ("SGD", "Adam", "AdamW"), used in error messages.
   virtual std::string name() const = 0;
 
   // The momentum a learning-rate schedule may cycle (OneCycleLR, nn/lr_one_cycle.h):
   // PyTorch's param_group["momentum"] (SGD) or param_group["betas"][0] (Adam, AdamW:
-  // uses_betas). has_momentum() is false for an optimizer with neither.
+  // uses_betas). has_momentum() is false for an optimizer with neither. momentum() is
+  // group 0's; set_momentum sets every group's.
   virtual bool has_momentum() const { return false; }
   virtual bool uses_betas() const { return false; }
-  virtual double momentum() const { return 0.0; }
-  virtual void set_momentum(double) {}
+  double momentum() const { return group_momentum(0); }
+  void set_momentum(double momentum);
+  virtual double group_momentum(std::size_t group) const;
+  virtual void set_group_momentum(std::size_t group, double momentum);
 
-  // PyTorch's param_group["initial_lr"]: the lr before any scheduler changed it. The first
-  // learning-rate scheduler built on this optimizer sets it, later ones read it (so a
-  // SequentialLR's schedules share one base lr, as in PyTorch). Not in state_dict: each
-  // scheduler's own state_dict keeps its base_lrs.
-  std::optional<double> initial_lr;
+  // PyTorch's param_group["initial_lr"], one per group: the lr before any scheduler changed
+  // it. The first learning-rate scheduler built on this optimizer sets them, later ones read
+  // them (so a SequentialLR's schedules share one base lr per group, as in PyTorch). Empty
+  // until then. Not in state_dict: each scheduler's own state_dict keeps its base_lrs.
+  std::vector<double> initial_lrs;
 
   StateDict state_dict() const;
   void load_state_dict(const StateDict& state);
 
  protected:
+  // The groups' parameters, checked as PyTorch's add_param_group does: "optimizer got an
+  // empty parameter list" for no groups at all (a group may be empty, as in PyTorch),
+  // undefined and non-leaf tensors refused, and "some parameters appear in more than one
+  // parameter group".
+  explicit Optimizer(const std::vector<ParamGroup>& groups);
+  // A plain parameter list as one group without settings of its own ("optimizer got an
+  // empty parameter list" when empty: PyTorch refuses an empty list, not an empty group).
+  static std::vector<ParamGroup> one_group(std::vector<Tensor> parameters);
+  // `group` itself, or IndexError("list index out of range") past the last group.
+  std::size_t checked_group(std::size_t group) const;
+  // The group parameter i belongs to.
+  std::size_t group_of(std::size_t parameter) const;
+  // ValueError when `group` sets a field this optimizer has no use for (`foreign` lists
+  // them by name): "<name> has no hyper-parameter '<field>' (parameter group <g>)".
+  void refuse_foreign_fields(std::size_t group, const std::vector<std::pair<const char*, bool>>& foreign) const;
+
   // What one parameter's state holds once it has any: load_state_dict requires all of
   // these names (no more) for every parameter that has state. A scalar slot is 0-d and
   // keeps its dtype and device (PyTorch's `step`); any other has the parameter's shape and
@@ -122,17 +181,20 @@ class Optimizer {
     std::string name;
     bool scalar = false;
   };
-  virtual std::vector<StateSlot> state_slots() const = 0;
-  // The parameter group's hyper-parameters by PyTorch's names, in PyTorch's order.
-  virtual StateDict hyperparameters() const = 0;
-  // Reads every hyper-parameter from `group` and applies them only if group.ok() after
-  // the optimizer's own checks (report those with group.reject).
-  virtual void load_hyperparameters(GroupReader& group) = 0;
+  // (Per group: an SGD group without momentum keeps no momentum_buffer.)
+  virtual std::vector<StateSlot> state_slots(std::size_t group) const = 0;
+  // Group g's hyper-parameters by PyTorch's names, in PyTorch's order.
+  virtual StateDict hyperparameters(std::size_t group) const = 0;
+  // Reads every hyper-parameter of group g from `reader` and applies them only if
+  // reader.ok() after the optimizer's own checks (report those with reader.reject).
+  virtual void load_hyperparameters(std::size_t group, GroupReader& reader) = 0;
 
   // The named state of parameter i (created empty on first use).
   nn::OrderedDict<Tensor>& state_of(std::size_t i) { return state_[i]; }
 
   std::vector<Tensor> parameters_;
+  // Group g holds parameters_[group_starts_[g], group_starts_[g + 1]); one more entry than groups.
+  std::vector<std::size_t> group_starts_;
   std::vector<nn::OrderedDict<Tensor>> state_;
 };
 

@@ -12,6 +12,8 @@
 // SGDOptions (core/sgd_options.h) is the one hyper-parameter object: validated here, held
 // as the param_group, embedded in the fused kernel's plan.
 // Usage: ember::optim::SGD optimizer(model->parameters(), {.lr = 0.5});
+// Groups: SGD optimizer({{.params = body}, {.params = head, .lr = 0.01, .momentum = 0.5}},
+//                       {.lr = 0.1, .momentum = 0.9});   // each group keeps its own SGDOptions
 #pragma once
 
 #include <ember/core/sgd_options.h>
@@ -21,29 +23,34 @@ namespace ember::optim {
 
 class SGD : public Optimizer {
  public:
-  // Checks the options with PyTorch's messages ("Invalid learning rate: -1.0").
+  // One group. Checks the options with PyTorch's messages ("Invalid learning rate: -1.0").
   SGD(std::vector<Tensor> parameters, SGDOptions options);
+  // Several groups: each group's unset fields come from `defaults` (fused too: it is not a
+  // group setting). Every group's resolved options are checked like the constructor's.
+  SGD(std::vector<ParamGroup> groups, SGDOptions defaults);
   void step() override;
-  double learning_rate() const override { return options_.lr; }
-  void set_learning_rate(double lr) override { options_.lr = lr; }
+  double group_learning_rate(std::size_t group) const override { return groups_[checked_group(group)].lr; }
+  void set_group_learning_rate(std::size_t group, double lr) override { groups_[checked_group(group)].lr = lr; }
   std::string name() const override { return "SGD"; }
   bool has_momentum() const override { return true; }  // PyTorch: "momentum" in SGD's defaults, even 0
-  double momentum() const override { return options_.momentum; }
-  void set_momentum(double momentum) override { options_.momentum = momentum; }
-  const SGDOptions& options() const { return options_; }
+  double group_momentum(std::size_t group) const override { return groups_[checked_group(group)].momentum; }
+  void set_group_momentum(std::size_t group, double momentum) override { groups_[checked_group(group)].momentum = momentum; }
+  // The options in use by a group (group 0: the only one of a single-list SGD).
+  const SGDOptions& options(std::size_t group = 0) const { return groups_[checked_group(group)]; }
 
  protected:
   // momentum_buffer, only with momentum (PyTorch keeps None without it).
-  std::vector<StateSlot> state_slots() const override;
-  StateDict hyperparameters() const override;
-  void load_hyperparameters(GroupReader& group) override;
+  std::vector<StateSlot> state_slots(std::size_t group) const override;
+  StateDict hyperparameters(std::size_t group) const override;
+  void load_hyperparameters(std::size_t group, GroupReader& reader) override;
 
  private:
   // The update as separate elementwise ops (the fused kernel's reference).
-  void composite_update(std::size_t index, const Tensor& parameter);
-  bool fused_update(std::size_t index, const Tensor& parameter);  // false: not fusable here
+  void composite_update(const SGDOptions& options, std::size_t index, const Tensor& parameter);
+  // false: not fusable here
+  bool fused_update(const SGDOptions& options, std::size_t index, const Tensor& parameter);
 
-  SGDOptions options_;
+  std::vector<SGDOptions> groups_;  // one per parameter group, all fields resolved
 };
 
 }  // namespace ember::optim

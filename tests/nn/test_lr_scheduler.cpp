@@ -6,6 +6,7 @@
 // cycles SGD's momentum / Adam's beta1). At step 20 a second optimizer and scheduler are
 // built and given the first ones' state_dicts: they must continue identically. Then the
 // checks: PyTorch's constructor messages, and load_state_dict refusing bad state whole.
+// Cases with parameter groups (different initial lrs) check every group's lr each step.
 #include <catch2/catch.hpp>
 
 #include <memory>
@@ -29,15 +30,28 @@ const nlohmann::json& reference() {
   return value;
 }
 
+// A case with "group_lrs" gets one parameter group per listed lr (each its own parameter).
 std::unique_ptr<optim::Optimizer> make_optimizer(const nlohmann::json& c) {
-  std::vector<Tensor> parameters = {ember::zeros({2}).requires_grad_()};
+  std::vector<optim::ParamGroup> groups;
+  if (c.contains("group_lrs")) {
+    for (const auto& lr : c.at("group_lrs")) groups.push_back({.params = {ember::zeros({2}).requires_grad_()}, .lr = lr.get<double>()});
+  } else {
+    groups.push_back({.params = {ember::zeros({2}).requires_grad_()}});
+  }
   if (c.at("optimizer") == "sgd") {
-    return std::make_unique<optim::SGD>(parameters, optim::SGDOptions{.lr = c.at("lr").get<double>(),
-                                                                      .momentum = c.value("momentum", 0.0)});
+    return std::make_unique<optim::SGD>(groups, optim::SGDOptions{.lr = c.at("lr").get<double>(),
+                                                                  .momentum = c.value("momentum", 0.0)});
   }
   optim::AdamOptions options;
   options.lr = c.at("lr").get<double>();
-  return std::make_unique<optim::Adam>(parameters, options);
+  return std::make_unique<optim::Adam>(groups, options);
+}
+
+// Every group's lr as the optimizer holds it.
+std::vector<double> group_lrs(const optim::Optimizer& optimizer) {
+  std::vector<double> lrs;
+  for (std::size_t g = 0; g < optimizer.param_group_count(); ++g) lrs.push_back(optimizer.group_learning_rate(g));
+  return lrs;
 }
 
 std::unique_ptr<LRScheduler> make_scheduler(optim::Optimizer& optimizer, const std::string& name,
@@ -104,6 +118,7 @@ TEST_CASE("lr schedulers produce PyTorch's lr and momentum sequences exactly, al
     CHECK(scheduler->get_last_lr().at(0) == lrs[0]);
     CHECK(optimizer->learning_rate() == lrs[0]);
     CHECK(optimizer->momentum() == momenta[0]);
+    if (c.contains("group_lr_steps")) CHECK(group_lrs(*optimizer) == c.at("group_lr_steps")[0].get<std::vector<double>>());
     std::unique_ptr<optim::Optimizer> optimizer2;
     std::unique_ptr<LRScheduler> scheduler2;
     for (std::size_t k = 0; k < steps; ++k) {
@@ -120,10 +135,17 @@ TEST_CASE("lr schedulers produce PyTorch's lr and momentum sequences exactly, al
       CHECK(scheduler->get_last_lr().at(0) == lrs[k + 1]);
       CHECK(optimizer->learning_rate() == lrs[k + 1]);
       CHECK(optimizer->momentum() == momenta[k + 1]);
+      if (c.contains("group_lr_steps")) {
+        const auto expected = c.at("group_lr_steps")[k + 1].get<std::vector<double>>();
+        CHECK(scheduler->get_last_lr() == expected);
+        CHECK(group_lrs(*optimizer) == expected);
+        CHECK(optimizer->group_momentum(optimizer->param_group_count() - 1) == momenta[k + 1]);
+      }
       if (k >= resume_at) {
         step(*optimizer2, *scheduler2, c, k);
         CHECK(scheduler2->get_last_lr().at(0) == lrs[k + 1]);
         CHECK(optimizer2->momentum() == momenta[k + 1]);
+        if (c.contains("group_lr_steps")) CHECK(group_lrs(*optimizer2) == c.at("group_lr_steps")[k + 1].get<std::vector<double>>());
       }
     }
   }
@@ -229,4 +251,12 @@ TEST_CASE("lr scheduler load_state_dict lists every problem and changes nothing"
   other.load_state_dict(good);
   CHECK(other.last_epoch() == 4);
   CHECK(other.state_dict().find("step_size")->item<std::int64_t>() == 3);
+
+  // A one-group scheduler's state does not fit an optimizer of two groups.
+  optim::SGD two_groups({{.params = {ember::zeros({2}).requires_grad_()}}, {.params = {ember::zeros({2}).requires_grad_()}}},
+                        {.lr = 0.1});
+  StepLR grouped(two_groups, 3, 0.5);
+  CHECK(grouped.base_lrs().size() == 2);
+  CHECK_THROWS_WITH(grouped.load_state_dict(good), Contains("base_lrs and _last_lr must hold one value per parameter group (2)"));
+  grouped.load_state_dict(grouped.state_dict());
 }

@@ -72,8 +72,11 @@ TEST_CASE("optimizers reject bad options with PyTorch's messages", "[nn][optim]"
   REQUIRE_THROWS_WITH((optim::SGD(one, {.lr = 0.1, .nesterov = true})), errors["sgd_nesterov"].get<std::string>());
   REQUIRE_THROWS_WITH((optim::Adam(one, {.beta1 = 1.0})), errors["adam_beta"].get<std::string>());
   REQUIRE_THROWS_WITH((optim::Adam(one, {.eps = -1.0})), errors["adam_eps"].get<std::string>());
-  REQUIRE_THROWS_WITH((optim::SGD({}, {.lr = 0.1})), errors["empty"].get<std::string>());
-  REQUIRE_THROWS_AS((optim::SGD({}, {.lr = 0.1})), ValueError);
+  // (A bare {} would be ambiguous: an empty parameter list or an empty list of groups, both
+  // PyTorch's "optimizer got an empty parameter list".)
+  REQUIRE_THROWS_WITH((optim::SGD(std::vector<Tensor>{}, {.lr = 0.1})), errors["empty"].get<std::string>());
+  REQUIRE_THROWS_AS((optim::SGD(std::vector<Tensor>{}, {.lr = 0.1})), ValueError);
+  REQUIRE_THROWS_WITH((optim::SGD(std::vector<optim::ParamGroup>{}, {.lr = 0.1})), errors["empty"].get<std::string>());
 }
 
 // Issue 18, item 6: Module::zero_grad and Optimizer::zero_grad are one function
