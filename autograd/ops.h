@@ -6,7 +6,7 @@
 //   2. when grad mode is on and an input requires grad, records a graph node (the "tape")
 //      whose backward formula is written right next to the forward in the *_ops.cpp file
 //      of its family (elementwise_ops.cpp, view_ops.cpp, reduction_ops.cpp, linalg_ops.cpp,
-//      indexing_ops.cpp, loss_ops.cpp, conv_ops.cpp, pool_ops.cpp).
+//      indexing_ops.cpp, loss_ops.cpp, conv_ops.cpp, pool_ops.cpp, embedding_ops.cpp).
 // The Tensor methods of core/tensor.h marked "(autograd/)" forward to these functions
 // (tensor_methods.cpp), so `a.add(b)`, `a + b` and `ember::add(a, b)` are one op.
 #pragma once
@@ -156,5 +156,18 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction =
 // input, weight, bias). F::batch_norm (nn/functional.h) adds PyTorch's Python-level checks.
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                   const Tensor& running_var, bool training, double momentum, double eps);
+
+// ---------------------------------------------------------------- embedding (embedding_ops.cpp)
+// torch.embedding: weight [num_embeddings, dim]; indices int64 or int32 of any shape. Returns
+// weight's rows, shape indices.shape + [dim]; grad_fn EmbeddingBackward0. padding_idx: a row
+// whose gradient stays zero (-1: none); F::embedding (nn/functional.h) takes PyTorch's
+// Python-level padding_idx (negative counts from the end). The weight gradient is summed per
+// row in input order, the same bits on every backend and run (core/embedding_plan.h).
+Tensor embedding(const Tensor& weight, const Tensor& indices, std::int64_t padding_idx = -1);
+// The weight gradient of embedding (torch.embedding_dense_backward without
+// scale_grad_by_freq): grad [indices.shape..., dim] -> [num_weights, dim]. Differentiable in
+// grad (EmbeddingDenseBackward0).
+Tensor embedding_backward(const Tensor& grad, const Tensor& indices, std::int64_t num_weights,
+                          std::int64_t padding_idx = -1);
 
 }  // namespace ember

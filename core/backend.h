@@ -17,6 +17,7 @@
 #include <ember/core/conv_plans.h>
 #include <ember/core/device.h>
 #include <ember/core/dispatch.h>
+#include <ember/core/embedding_plan.h>
 #include <ember/core/fused_plans.h>
 #include <ember/core/op_list.h>
 #include <ember/core/scalar.h>
@@ -160,5 +161,9 @@ EMBER_DECLARE_DISPATCH(pool2d_backward_kernel, void(const Pool2dPlan& plan));
 // Batch norm (core/batch_norm_plan.h): forward with the running-statistics update, backward.
 EMBER_DECLARE_DISPATCH(batch_norm_kernel, void(const BatchNormPlan& plan));
 EMBER_DECLARE_DISPATCH(batch_norm_backward_kernel, void(const BatchNormBackwardPlan& plan));
+
+// The embedding's weight gradient (core/embedding_plan.h): rows summed in input order, no
+// float atomics, so every backend gives the same bits.
+EMBER_DECLARE_DISPATCH(embedding_backward_kernel, void(const EmbeddingBackwardPlan& plan));
 
 }  // namespace ember

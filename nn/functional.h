@@ -90,4 +90,12 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
                   const Tensor& weight = Tensor(), const Tensor& bias = Tensor(), bool training = false,
                   double momentum = 0.1, double eps = 1e-5);
 
+// ---------------------------------------------------------------- embedding
+// torch.nn.functional.embedding: input int64/int32 indices of any shape, weight
+// [num_embeddings, dim] -> [*input.shape, dim]. padding_idx: a row whose gradient stays zero,
+// in [-num_embeddings, num_embeddings) (negative counts from the end; ValueError "Padding_idx
+// must be within num_embeddings" otherwise); nullopt, PyTorch's None: none. Defined in
+// nn/embedding.cpp; nn::Embedding calls ember::embedding directly.
+Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<std::int64_t> padding_idx = std::nullopt);
+
 }  // namespace ember::nn::functional

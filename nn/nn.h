@@ -1,6 +1,6 @@
 // nn/nn.h — umbrella header of the nn layer (included by <ember/ember.h>).
 //
-// Tutorial §5–§8: modules (nn::Module, Linear, Conv2d, MaxPool2d, ReLU, Sequential, ...), the functional
+// Tutorial §5–§8: modules (nn::Module, Linear, Conv2d, MaxPool2d, ReLU, Embedding, Sequential, ...), the functional
 // losses (namespace F = ember::nn::functional), initialisers (nn::init), optimizers
 // (ember::optim::SGD, Adam, AdamW) and safetensors checkpoints (ember::save / ember::load).
 #pragma once
@@ -11,6 +11,7 @@
 #include <ember/nn/clip_grad.h>
 #include <ember/nn/conv.h>
 #include <ember/nn/dropout.h>
+#include <ember/nn/embedding.h>
 #include <ember/nn/functional.h>
 #include <ember/nn/init.h>
 #include <ember/nn/linear.h>
