@@ -175,8 +175,26 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     Tensor out = ember::unsafe_view(ember::mm(folded, t2), out_sizes);
     return transpose ? ember::contiguous(ember::transpose(out, -2, -1)) : out;
   }
-  // Both operands are at least 2-D and one has batch dims: broadcast the batch dims, flatten
-  // them into one, and run one bmm.
+  // Both operands are at least 2-D and one has batch dims. When the broadcast batch dims of
+  // either operand cannot be viewed as one (a permuted view such as attention's
+  // x.view(B, T, H, D).transpose(1, 2), or a broadcast dim beside a real one), PyTorch's
+  // reshape would copy it; native::matmul reads it in place instead, and one node records
+  // both rules over the broadcast batch (summed back to each operand's shape). Its name is
+  // the node PyTorch's matmul ends in.
+  if (!native::matmul_batch_is_one_stride(a, b)) {
+    Tensor out = native::matmul(a, b);
+    auto node = record("UnsafeViewBackward0", {a, b}, out);
+    node->save("self", a);
+    node->save("other", b);
+    node->set_backward([](Node& n, const TensorList& grads) -> TensorList {
+      const Tensor& g = grads[0];
+      Tensor a = n.saved(0), b = n.saved(1);
+      return {n.needs_input_grad(0) ? ember::sum_to(ember::matmul(g, ember::transpose(b, -2, -1)), a.sizes()) : Tensor(),
+              n.needs_input_grad(1) ? ember::sum_to(ember::matmul(ember::transpose(a, -2, -1), g), b.sizes()) : Tensor()};
+    });
+    return out;
+  }
+  // Otherwise broadcast the batch dims, view them as one, and run one bmm.
   Shape left_batch(a.sizes().begin(), a.sizes().end() - 2);
   Shape right_batch(b.sizes().begin(), b.sizes().end() - 2);
   Shape batch = broadcast_shapes(left_batch, right_batch);

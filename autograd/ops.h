@@ -103,6 +103,12 @@ Tensor argmin(const Tensor& self, std::optional<std::int64_t> dim = std::nullopt
 Tensor softmax(const Tensor& self, std::int64_t dim);
 Tensor log_softmax(const Tensor& self, std::int64_t dim);
 
+// ---------------------------------------------------------------- triangles (triangular_ops.cpp)
+// torch.tril / torch.triu over the last two dims: keep [i, j] where j <= i + diagonal (tril)
+// or j >= i + diagonal (triu), zero the rest. "tril: input tensor must have at least 2 dimensions".
+Tensor tril(const Tensor& self, std::int64_t diagonal = 0);
+Tensor triu(const Tensor& self, std::int64_t diagonal = 0);
+
 // ---------------------------------------------------------------- linear algebra (linalg_ops.cpp)
 Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor mm(const Tensor& a, const Tensor& b);

@@ -12,10 +12,11 @@ struct DTypeInfo {
   std::size_t itemsize;
   const char* name;         // torch.<name>
   const char* scalar_type;  // PyTorch's ScalarType name
+  const char* c_type;       // the C++ type's name, as some PyTorch messages print it
 };
 constexpr DTypeInfo kInfo[kNumDTypes] = {
-    {1, "bool", "Bool"},       {1, "uint8", "Byte"},      {4, "int32", "Int"},
-    {8, "int64", "Long"},      {4, "float32", "Float"},   {8, "float64", "Double"},
+    {1, "bool", "Bool", "bool"},       {1, "uint8", "Byte", "unsigned char"}, {4, "int32", "Int", "int"},
+    {8, "int64", "Long", "long int"},  {4, "float32", "Float", "float"},      {8, "float64", "Double", "double"},
 };
 const DTypeInfo& info(DType dtype) { return kInfo[static_cast<int>(dtype)]; }
 }  // namespace
@@ -28,6 +29,7 @@ bool is_integral(DType dtype, bool include_bool) {
 }
 std::string dtype_name(DType dtype) { return info(dtype).name; }
 std::string scalar_type_name(DType dtype) { return info(dtype).scalar_type; }
+const char* c_type_name(DType dtype) { return info(dtype).c_type; }
 DType default_float_dtype() { return DType::Float32; }
 
 DType promote_types(DType a, DType b) {

@@ -45,6 +45,8 @@ bool is_integral(DType dtype, bool include_bool = false);
 std::string dtype_name(DType dtype);
 // "Float", "Long", ... (PyTorch's ScalarType names, used in its error messages).
 std::string scalar_type_name(DType dtype);
+// "float", "long int", ... (the C++ type names some PyTorch messages print).
+const char* c_type_name(DType dtype);
 // Promotion of two dtypes of equal priority (torch.promote_types).
 DType promote_types(DType a, DType b);
 

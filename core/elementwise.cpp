@@ -171,19 +171,6 @@ DType unary_compute_dtype(const DTypeRule& rule, DType input) {
   return input;
 }
 
-// The C++ name PyTorch prints for a dtype in some messages ("long int").
-const char* c_type_name(DType dtype) {
-  switch (dtype) {
-    case kFloat32: return "float";
-    case kFloat64: return "double";
-    case kInt32: return "int";
-    case kInt64: return "long int";
-    case kUInt8: return "unsigned char";
-    case kBool: return "bool";
-  }
-  return "?";
-}
-
 // grad · f'(x) for a backward row of core/op_list.h. Laid out like PyTorch's iterator,
 // which lists x first (so its shape error names x "a").
 Tensor backward_op(BinaryOp op, const char* name, const Tensor& grad, const Tensor& x) {

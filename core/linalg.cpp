@@ -15,6 +15,9 @@
 #include <ember/core/backend.h>
 #include <ember/core/native.h>
 
+#include <algorithm>
+#include <utility>
+
 namespace ember::native {
 
 namespace {
@@ -42,10 +45,10 @@ struct Operand {
   std::int64_t stride(int dim) const { return dim < 0 ? 0 : tensor->stride(dim); }
 };
 
-// With `bias` (addmm on a backend that reads it, see addmm below) the addend scaled by beta
-// is read from bias instead of C.
-void run_gemm(const Operand& a, const Operand& b, const Operand& c, std::int64_t batch, std::int64_t m,
-              std::int64_t n, std::int64_t k, double beta, double alpha, const Operand* bias = nullptr) {
+// The plan for C_b = alpha * A_b · B_b + beta * C_b; with `bias` (addmm on a backend that
+// reads it, see addmm below) the addend scaled by beta is read from bias instead of C.
+GemmPlan make_gemm_plan(const Operand& a, const Operand& b, const Operand& c, std::int64_t batch, std::int64_t m,
+                        std::int64_t n, std::int64_t k, double beta, double alpha, const Operand* bias = nullptr) {
   GemmPlan plan;
   plan.batch = batch;
   plan.m = m;
@@ -73,6 +76,12 @@ void run_gemm(const Operand& a, const Operand& b, const Operand& c, std::int64_t
     plan.col_stride_bias = bias->stride(bias->col_dim);
   }
   plan.device = c.tensor->device().index();
+  return plan;
+}
+
+void run_gemm(const Operand& a, const Operand& b, const Operand& c, std::int64_t batch, std::int64_t m,
+              std::int64_t n, std::int64_t k, double beta, double alpha, const Operand* bias = nullptr) {
+  const GemmPlan plan = make_gemm_plan(a, b, c, batch, m, n, k, beta, alpha, bias);
   if (bias != nullptr) addmm_kernel(c.tensor->device(), plan);
   else gemm_kernel(c.tensor->device(), plan);
 }
@@ -137,33 +146,117 @@ void check_folded_transposed_shapes(const Tensor& a, const Tensor& b) {
                                 " and ", matrix_shape(k, a.size(0)), ")"));
 }
 
-// The batched case of matmul: at least one operand has >= 3 dims, or the right one does.
-// Vectors become matrices ([k] -> [1, k] on the left, [k, 1] on the right), the batch dims
-// broadcast, and the result drops the dims the vectors added.
-Tensor matmul_batched(const Tensor& a_in, const Tensor& b_in) {
+// The batch dims of a batched matmul (a, b broadcast to one batch shape, out dense), merged
+// wherever all three step through two neighbouring dims as through one: the outer dim's
+// stride is the inner group's size times its stride. Size-1 dims never step and drop out.
+// One group left means one strided-batch GEMM. More remain when an operand is a permuted
+// view whose batch dims interleave with its rows, e.g. q = x.view(B, T, H, D).transpose(1, 2)
+// (strides T·H·D, D, H·D, 1: B and H cannot merge), or when a dim is broadcast (stride 0)
+// next to one that is not. Listed outermost first.
+struct MergedBatch {
+  Shape sizes, a_strides, b_strides, out_strides;
+};
+
+MergedBatch merge_batch_dims(const Tensor& a_full, const Tensor& b_full, IntArrayRef out_strides) {
+  MergedBatch merged;
+  for (std::int64_t d = a_full.dim() - 3; d >= 0; --d) {
+    const std::int64_t size = a_full.size(d);
+    if (size == 1) continue;
+    const std::int64_t sa = a_full.stride(d), sb = b_full.stride(d), so = out_strides[d];
+    if (!merged.sizes.empty()) {
+      const std::int64_t inner = merged.sizes.back();
+      if (sa == inner * merged.a_strides.back() && sb == inner * merged.b_strides.back() &&
+          so == inner * merged.out_strides.back()) {
+        merged.sizes.back() *= size;
+        continue;
+      }
+    }
+    merged.sizes.push_back(size);
+    merged.a_strides.push_back(sa);
+    merged.b_strides.push_back(sb);
+    merged.out_strides.push_back(so);
+  }
+  for (Shape* list : {&merged.sizes, &merged.a_strides, &merged.b_strides, &merged.out_strides})
+    std::reverse(list->begin(), list->end());
+  return merged;
+}
+
+// a and b with their batch dims broadcast: [batch..., n, k] and [batch..., k, p] (expand is
+// free: stride 0). Vectors become matrices first ([k] -> [1, k] left, [k, 1] right).
+std::pair<Tensor, Tensor> broadcast_batch(const Tensor& a_in, const Tensor& b_in) {
   Tensor a = a_in.dim() == 1 ? unsqueeze(a_in, 0) : a_in;
   Tensor b = b_in.dim() == 1 ? unsqueeze(b_in, 1) : b_in;
-  std::int64_t n = a.size(-2), k = a.size(-1), p = b.size(-1);
   Shape a_batch(a.sizes().begin(), a.sizes().end() - 2);
   Shape b_batch(b.sizes().begin(), b.sizes().end() - 2);
   Shape batch = broadcast_shapes(a_batch, b_batch);
-  std::int64_t batch_numel = compute_numel(batch);
-
-  // Broadcast each operand to batch + its matrix shape, then view the batch dims as one.
-  // expand is free (stride 0); reshape copies only when the batch dims cannot be merged.
+  EMBER_CHECK(b.size(-2) == a.size(-1), ShapeError, "Expected size for first two dimensions of batch2 tensor to be: [",
+              compute_numel(batch), ", ", a.size(-1), "] but got: [", compute_numel(batch), ", ", b.size(-2), "].");
   Shape a_full = batch, b_full = batch;
-  a_full.insert(a_full.end(), {n, k});
-  b_full.insert(b_full.end(), {b.size(-2), p});
-  EMBER_CHECK(b.size(-2) == k, ShapeError, "Expected size for first two dimensions of batch2 tensor to be: [",
-              batch_numel, ", ", k, "] but got: [", batch_numel, ", ", b.size(-2), "].");
-  Tensor a3 = reshape(expand(a, a_full), {batch_numel, n, k});
-  Tensor b3 = reshape(expand(b, b_full), {batch_numel, k, p});
-  Tensor out3 = bmm_unchecked(a3, b3);
+  a_full.insert(a_full.end(), {a.size(-2), a.size(-1)});
+  b_full.insert(b_full.end(), {b.size(-2), b.size(-1)});
+  return {expand(a, a_full), expand(b, b_full)};
+}
+
+// The batched case of matmul: at least one operand has >= 3 dims, or the right one does.
+// The batch dims broadcast, and the result drops the dims the vectors added. The operands
+// are read in place whatever their strides: one strided-batch GEMM over the merged batch
+// dims (the usual case), or, when they do not all merge (merge_batch_dims), one strided-batch
+// GEMM per index of the other groups; never a copy.
+Tensor matmul_batched(const Tensor& a_in, const Tensor& b_in) {
+  auto [a, b] = broadcast_batch(a_in, b_in);
+  const std::int64_t batch_dims = a.dim() - 2;
+  const std::int64_t n = a.size(-2), k = a.size(-1), p = b.size(-1);
+  Shape batch(a.sizes().begin(), a.sizes().end() - 2);
+  Shape out_full = batch;
+  out_full.insert(out_full.end(), {n, p});
+  Tensor out = empty(out_full, a.options());
+
+  if (out.numel() > 0) {
+    const MergedBatch merged = merge_batch_dims(a, b, out.strides());
+    const int row = static_cast<int>(batch_dims), col = row + 1;
+    GemmPlan plan = make_gemm_plan({&a, -1, row, col}, {&b, -1, row, col}, {&out, -1, row, col}, 1, n, p, k, 0.0, 1.0);
+    // The largest group is the GEMM's own batch (fewest calls: on a GPU, fewest launches);
+    // the GEMM runs once per index of the other groups, from offset base pointers.
+    const std::size_t groups = merged.sizes.size();
+    std::size_t gemm_group = 0;
+    for (std::size_t g = 1; g < groups; ++g)
+      if (merged.sizes[g] > merged.sizes[gemm_group]) gemm_group = g;
+    std::int64_t outer_count = 1;
+    if (groups > 0) {
+      plan.batch = merged.sizes[gemm_group];
+      plan.batch_stride_a = merged.a_strides[gemm_group];
+      plan.batch_stride_b = merged.b_strides[gemm_group];
+      plan.batch_stride_c = merged.out_strides[gemm_group];
+      for (std::size_t g = 0; g < groups; ++g)
+        if (g != gemm_group) outer_count *= merged.sizes[g];
+    }
+    const auto* a_base = static_cast<const char*>(plan.a);
+    const auto* b_base = static_cast<const char*>(plan.b);
+    auto* c_base = static_cast<char*>(plan.c);
+    const auto item = static_cast<std::int64_t>(out.element_size());
+    for (std::int64_t outer = 0; outer < outer_count; ++outer) {
+      // This call's element offsets in each operand: `outer` spelled in the other groups'
+      // sizes, the innermost group's index varying fastest.
+      std::int64_t rest = outer, offset_a = 0, offset_b = 0, offset_c = 0;
+      for (std::size_t g = groups; g > 0; --g) {
+        if (g - 1 == gemm_group) continue;
+        const std::int64_t index = rest % merged.sizes[g - 1];
+        rest /= merged.sizes[g - 1];
+        offset_a += index * merged.a_strides[g - 1];
+        offset_b += index * merged.b_strides[g - 1];
+        offset_c += index * merged.out_strides[g - 1];
+      }
+      plan.a = a_base + offset_a * item;
+      plan.b = b_base + offset_b * item;
+      plan.c = c_base + offset_c * item;
+      gemm_kernel(out.device(), plan);
+    }
+  }
 
   Shape out_sizes = batch;
   if (a_in.dim() > 1) out_sizes.push_back(n);
   if (b_in.dim() > 1) out_sizes.push_back(p);
-  return view(out3, out_sizes);
+  return view(out, out_sizes);
 }
 
 }  // namespace
@@ -219,6 +312,13 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, Scalar beta, 
   run_gemm({&a, -1, 0, 1}, {&b, -1, 0, 1}, {&out, -1, 0, 1}, 1, m, n, a.size(1), beta.to_double(),
            alpha.to_double(), epilogue_reads_bias ? &bias_operand : nullptr);
   return out;
+}
+
+bool matmul_batch_is_one_stride(const Tensor& a, const Tensor& b) {
+  auto [a_full, b_full] = broadcast_batch(a, b);
+  Shape out_full(a_full.sizes().begin(), a_full.sizes().end() - 2);
+  out_full.insert(out_full.end(), {a_full.size(-2), b_full.size(-1)});
+  return merge_batch_dims(a_full, b_full, contiguous_strides(out_full)).sizes.size() <= 1;
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {

@@ -123,6 +123,10 @@ Tensor bmm(const Tensor& a, const Tensor& b);
 Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, Scalar beta = 1, Scalar alpha = 1);
 // torch.matmul's rules: 1-D·1-D dot, 2-D mm, 1-D promoted and squeezed, batched broadcast.
 Tensor matmul(const Tensor& a, const Tensor& b);
+// For a batched matmul (both operands at least 2-D, batch dims broadcast): whether the batch
+// dims of both operands merge into one strided batch (then bmm on 3-D views reads them
+// without a copy); when not, matmul runs one strided-batch GEMM per outer index instead.
+bool matmul_batch_is_one_stride(const Tensor& a, const Tensor& b);
 
 // ----------------------------------------------------------------- indexing (indexing.cpp)
 Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim);

@@ -98,4 +98,27 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 // nn/embedding.cpp; nn::Embedding calls ember::embedding directly.
 Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<std::int64_t> padding_idx = std::nullopt);
 
+// ---------------------------------------------------------------- linear, dropout, attention
+// torch.nn.functional.linear: input [..., in] · weightᵀ + bias; weight [out, in], bias [out]
+// or Tensor(). A 2-D input, or a contiguous 3-D one folded to [B·T, in], is one addmm (the
+// bias added in the GEMM); other shapes are one matmul (leading dims folded into the GEMM's
+// rows) plus the bias. Defined in nn/linear.cpp; nn::Linear calls it.
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor());
+// torch.nn.functional.dropout: in training, zero each element with probability p (drawn
+// from the default generator as PyTorch's CPU bernoulli_ draws) and scale the rest by
+// 1 / (1 - p); the identity when !training or p == 0. "dropout probability has to be between
+// 0 and 1, but got 1.5". Defined in nn/dropout.cpp; nn::Dropout calls it.
+Tensor dropout(const Tensor& input, double p = 0.5, bool training = true);
+// torch.nn.functional.scaled_dot_product_attention: softmax(q·kᵀ · scale + mask) · v.
+// query [..., L, E], key [..., S, E], value [..., S, Ev] (leading dims broadcast) ->
+// [..., L, Ev]. scale: 1/sqrt(E) by default. attn_mask, broadcastable to [..., L, S]: bool
+// (true = may attend) or floating (added to the scores). is_causal: query i sees keys
+// j <= i (tril(ones(L, S)), aligned top-left); not together with attn_mask. A query row
+// that may attend nowhere gives zeros (and zero gradients), as PyTorch's CPU kernels do.
+// dropout_p > 0 drops attention weights with F::dropout (always: pass 0 in eval, as with
+// PyTorch). Composed of differentiable ops; defined in nn/attention.cpp.
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask = Tensor(), double dropout_p = 0.0, bool is_causal = false,
+                                    std::optional<double> scale = std::nullopt);
+
 }  // namespace ember::nn::functional

@@ -1,4 +1,4 @@
-// nn/linear.cpp — nn::Linear (see linear.h).
+// nn/linear.cpp — nn::Linear (see linear.h) and F::linear, which it calls.
 #include <ember/nn/linear.h>
 
 #include <algorithm>
@@ -9,9 +9,34 @@
 #include <ember/autograd/ops.h>
 #include <ember/core/kernel_mode.h>
 #include <ember/core/tensor.h>
+#include <ember/nn/functional.h>
 #include <ember/nn/init.h>
 
 namespace ember::nn {
+
+Tensor functional::linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  // PyTorch's at::linear checks the ranks first, with its own message (a 0-d input has no
+  // feature dim to multiply).
+  EMBER_CHECK(input.dim() != 0 && weight.dim() != 0, ShapeError, "both arguments to linear need to be at least 1D, but they are ",
+              input.dim(), "D and ", weight.dim(), "D");
+  if (weight.dim() == 2) {
+    const std::int64_t in_features = weight.size(1), out_features = weight.size(0);
+    EMBER_CHECK(input.size(-1) == in_features, ShapeError, "mat1 and mat2 shapes cannot be multiplied (",
+                input.dim() >= 2 ? input.numel() / std::max<std::int64_t>(input.size(-1), 1) : 1, "x",
+                input.size(-1), " and ", in_features, "x", out_features, ")");
+  }
+  // 2-D input: bias + input @ weight^T in one fused addmm, PyTorch's fast path.
+  if (input.dim() == 2 && bias.defined()) return ember::addmm(bias, input, weight.t());
+  // A contiguous [B, T, in] is [B·T, in] without a copy: the same one addmm over all B·T
+  // rows, viewed back (PyTorch folds it the same way; its graph ends in UnsafeViewBackward0).
+  if (input.dim() == 3 && weight.dim() == 2 && bias.defined() && input.is_contiguous()) {
+    Tensor rows = ember::view(input, {input.size(0) * input.size(1), input.size(2)});
+    return ember::unsafe_view(ember::addmm(bias, rows, weight.t()), {input.size(0), input.size(1), weight.size(0)});
+  }
+  // Otherwise matmul folds the leading dims into the GEMM's rows (a view when they merge).
+  Tensor output = ember::matmul(input, weight.t());
+  return bias.defined() ? output + bias : output;
+}
 
 Linear::Linear(std::int64_t in_features, std::int64_t out_features, bool with_bias)
     : in_features(in_features), out_features(out_features) {
@@ -33,20 +58,7 @@ void Linear::reset_parameters() {
   }
 }
 
-Tensor Linear::forward(const Tensor& input) {
-  // PyTorch's at::linear checks the ranks first, with its own message (a 0-d input has no
-  // feature dim to multiply).
-  EMBER_CHECK(input.dim() != 0 && weight.dim() != 0, ShapeError, "both arguments to linear need to be at least 1D, but they are ",
-              input.dim(), "D and ", weight.dim(), "D");
-  EMBER_CHECK(input.dim() >= 1 && input.size(-1) == in_features, ShapeError,
-              "mat1 and mat2 shapes cannot be multiplied (",
-              input.dim() >= 2 ? input.numel() / std::max<std::int64_t>(input.size(-1), 1) : 1, "x",
-              input.dim() >= 1 ? input.size(-1) : 0, " and ", in_features, "x", out_features, ")");
-  // 2-D input: bias + input @ weight^T in one fused addmm, PyTorch's fast path.
-  if (input.dim() == 2 && bias.defined()) return ember::addmm(bias, input, weight.t());
-  Tensor output = ember::matmul(input, weight.t());
-  return bias.defined() ? output + bias : output;
-}
+Tensor Linear::forward(const Tensor& input) { return functional::linear(input, weight, bias); }
 
 Tensor Linear::forward_relu(const Tensor& input) {
   // addmm's output is fresh, addmm saves only its inputs, and nothing else holds it: the

@@ -10,6 +10,7 @@
 #include <random>
 
 #include <ember/core/backend.h>
+#include <ember/core/cpu_allocator.h>
 #include <ember/core/native.h>
 #include <ember/core/parallel.h>
 
@@ -282,4 +283,79 @@ TEST_CASE("CPU GEMM gives the same bits on one thread and on many", "[linalg][ge
   Tensor parallel = native::mm(a, b);
   set_num_threads(threads);
   CHECK(std::memcmp(serial.data_ptr(), parallel.data_ptr(), serial.numel() * sizeof(float)) == 0);
+}
+
+TEST_CASE("batched matmul reads permuted and broadcast batch dims in place", "[linalg][strided_batch]") {
+  // Transformer heads: x [B, T, H*D] viewed as [B, T, H, D] and transposed to [B, H, T, D]
+  // (strides T*H*D, D, H*D, 1): B and H cannot merge, so there is no [B*H, T, D] view. The
+  // product runs one strided-batch GEMM per b and allocates nothing but its result.
+  const std::int64_t batch = 3, time = 5, heads = 2, head_dim = 4;
+  std::mt19937 rng(7);
+  std::normal_distribution<double> normal;
+  auto filled = [&](Shape sizes) {
+    Tensor t = empty(sizes, TensorOptions().dtype(DType::Float64));
+    for (std::int64_t i = 0; i < t.numel(); ++i) t.data_ptr<double>()[i] = normal(rng);
+    return t;
+  };
+  Tensor x = filled({batch, time, 2 * heads * head_dim});
+  auto head = [&](std::int64_t i) {
+    Tensor part = native::narrow(x, 2, i * heads * head_dim, heads * head_dim);
+    return native::transpose(native::view(part, {batch, time, heads, head_dim}), 1, 2);
+  };
+  Tensor q = head(0), k = head(1);
+  Tensor k_t = native::transpose(k, -2, -1);
+  REQUIRE_FALSE(native::matmul_batch_is_one_stride(q, k_t));
+  // The common layouts are one strided batch: contiguous q times a transposed contiguous k.
+  Tensor q_dense = native::contiguous(q), k_dense = native::contiguous(k);
+  REQUIRE(native::matmul_batch_is_one_stride(q_dense, native::transpose(k_dense, -2, -1)));
+
+  const std::size_t cache = cpu::cache_limit();
+  cpu::set_cache_limit(0);
+  cpu::reset_peak_memory_stats();
+  const std::size_t before = cpu::memory_stats().allocated_bytes;
+  Tensor scores = native::matmul(q, k_t);
+  CHECK(cpu::memory_stats().max_allocated_bytes - before ==
+        cpu::allocation_size(static_cast<std::size_t>(batch * heads * time * time) * 8));
+  cpu::set_cache_limit(cache);
+  Tensor expected = native::matmul(q_dense, native::transpose(k_dense, -2, -1));
+  CHECK(strided_values(scores) == strided_values(expected));
+
+  // Three batch dims, none mergeable with its neighbour ([3, 2, 2] stored, permuted to
+  // [2, 3, 2]), and batch dims that are all 1 (no group at all).
+  Tensor stored = filled({3, 2, 2, time, head_dim});
+  Tensor permuted = native::permute(stored, {1, 0, 2, 3, 4});
+  Tensor right_side = filled({2, 3, 2, head_dim, 3});
+  REQUIRE_FALSE(native::matmul_batch_is_one_stride(permuted, right_side));
+  Tensor product = native::matmul(permuted, right_side);
+  for (std::int64_t i = 0; i < 2; ++i)
+    for (std::int64_t j = 0; j < 3; ++j)
+      for (std::int64_t l = 0; l < 2; ++l) {
+        auto at = [&](const Tensor& t) { return native::select(native::select(native::select(t, 0, i), 0, j), 0, l); };
+        CHECK(strided_values(at(product)) == strided_values(native::mm(at(permuted), at(right_side))));
+      }
+  Tensor single = filled({1, 1, time, head_dim}), single_right = filled({1, head_dim, 2});
+  Tensor single_product = native::matmul(single, single_right);
+  REQUIRE(single_product.sizes() == Shape{1, 1, time, 2});
+  CHECK(strided_values(single_product) ==
+        strided_values(native::mm(native::view(single, {time, head_dim}), native::view(single_right, {head_dim, 2}))));
+
+  // Broadcast batch dims beside real ones: [H, T, D] against [B, H, D, T] (stride 0 on B),
+  // and a [B, 1, T, D] against [H, D, T]: every batch element as a separate 2-D product.
+  Tensor per_head = native::contiguous(native::select(k_dense, 0, 1));  // [H, T, D]
+  Tensor left = native::matmul(per_head, native::transpose(q_dense, -2, -1));
+  Tensor one_head = native::narrow(q_dense, 1, 1, 1);  // [B, 1, T, D]
+  Tensor right = native::matmul(one_head, native::transpose(per_head, -2, -1));
+  REQUIRE(left.sizes() == Shape{batch, heads, time, time});
+  REQUIRE(right.sizes() == Shape{batch, heads, time, time});
+  for (std::int64_t b = 0; b < batch; ++b) {
+    for (std::int64_t h = 0; h < heads; ++h) {
+      Tensor q_bh = native::select(native::select(q_dense, 0, b), 0, h);
+      Tensor k_h = native::select(per_head, 0, h);
+      CHECK(strided_values(native::select(native::select(left, 0, b), 0, h)) ==
+            strided_values(native::mm(k_h, native::t(q_bh))));
+      Tensor q_b1 = native::select(native::select(q_dense, 0, b), 0, 1);
+      CHECK(strided_values(native::select(native::select(right, 0, b), 0, h)) ==
+            strided_values(native::mm(q_b1, native::t(k_h))));
+    }
+  }
 }
