@@ -18,6 +18,7 @@
 #include <ember/core/device.h>
 #include <ember/core/dispatch.h>
 #include <ember/core/fused_plans.h>
+#include <ember/core/layer_norm_plan.h>
 #include <ember/core/op_list.h>
 #include <ember/core/scalar.h>
 #include <ember/core/strided_index.h>
@@ -160,5 +161,9 @@ EMBER_DECLARE_DISPATCH(pool2d_backward_kernel, void(const Pool2dPlan& plan));
 // Batch norm (core/batch_norm_plan.h): forward with the running-statistics update, backward.
 EMBER_DECLARE_DISPATCH(batch_norm_kernel, void(const BatchNormPlan& plan));
 EMBER_DECLARE_DISPATCH(batch_norm_backward_kernel, void(const BatchNormBackwardPlan& plan));
+
+// Layer norm (core/layer_norm_plan.h; issue 21): forward (mean, rstd, output) and backward.
+EMBER_DECLARE_DISPATCH(layer_norm_kernel, void(const LayerNormPlan& plan));
+EMBER_DECLARE_DISPATCH(layer_norm_backward_kernel, void(const LayerNormBackwardPlan& plan));
 
 }  // namespace ember

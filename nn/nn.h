@@ -13,6 +13,7 @@
 #include <ember/nn/dropout.h>
 #include <ember/nn/functional.h>
 #include <ember/nn/init.h>
+#include <ember/nn/layer_norm.h>
 #include <ember/nn/linear.h>
 #include <ember/nn/lr_one_cycle.h>
 #include <ember/nn/lr_plateau.h>

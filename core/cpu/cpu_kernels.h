@@ -9,6 +9,7 @@
 //   conv_kernels.cpp         conv2d and its two gradients: im2col + gemm (core/conv_plans.h)
 //   pool_kernels.cpp         max / average / adaptive average pooling and their gradients
 //   batch_norm_kernels.cpp   batch norm forward and backward (core/batch_norm_plan.h)
+//   layer_norm_kernels.cpp   layer norm forward and backward (core/layer_norm_plan.h)
 #pragma once
 
 #include <ember/core/backend.h>
@@ -44,5 +45,7 @@ void pool2d(const Pool2dPlan& plan);
 void pool2d_backward(const Pool2dPlan& plan);
 void batch_norm(const BatchNormPlan& plan);
 void batch_norm_backward(const BatchNormBackwardPlan& plan);
+void layer_norm(const LayerNormPlan& plan);
+void layer_norm_backward(const LayerNormBackwardPlan& plan);
 
 }  // namespace ember::cpu

@@ -19,6 +19,7 @@
 //   conv_loops.cpp         the direct seven-loop convolution and its two gradients
 //   pool_loops.cpp         max / average / adaptive average pooling and their gradients
 //   batch_norm_loops.cpp   batch norm forward and backward
+//   layer_norm_loops.cpp   layer norm forward and backward
 // Each file registers its functions in the CPUReference slots of core/dispatch.h
 // (EMBER_REGISTER_KERNEL), which serve CPU tensors when the mode is Reference. Families
 // without a reference loop here (copy_bytes: a memcpy) fall back to the CPU slot.
@@ -56,5 +57,7 @@ void pool2d(const Pool2dPlan& plan);
 void pool2d_backward(const Pool2dPlan& plan);
 void batch_norm(const BatchNormPlan& plan);
 void batch_norm_backward(const BatchNormBackwardPlan& plan);
+void layer_norm(const LayerNormPlan& plan);
+void layer_norm_backward(const LayerNormBackwardPlan& plan);
 
 }  // namespace ember::reference
