@@ -11,8 +11,8 @@
 // float for float inputs (its opmath type) and in double for double inputs; rstd =
 // 1 / sqrt(var + eps) in that type too. We follow the precision, not the algorithm:
 // accumulation in T (float stays float), but two passes — Σx, then Σ(x - mean)² — each in
-// kLanes interleaved partial sums folded pairwise at the end (so the compiler keeps them in
-// one vector register). Two-pass is at least as accurate as Welford (the deviations are
+// kLanes interleaved partial sums folded pairwise at the end (independent sums, so the
+// compiler keeps them in vector registers: two SSE registers of float in the baseline build). Two-pass is at least as accurate as Welford (the deviations are
 // formed after the mean is known, so a row with a large mean loses nothing more than the
 // mean's own rounding) and the two agree to a few ulps; tests/nn/test_layer_norm.cpp holds
 // them to PyTorch within 1e-5 relative. y = (x - mean) · rstd · weight + bias in PyTorch's
@@ -41,7 +41,7 @@ namespace ember::cpu {
 
 namespace {
 
-constexpr int kLanes = 8;  // one AVX2 register of float; two of double
+constexpr int kLanes = 8;  // two SSE registers of float, one AVX2 register
 
 // kLanes running sums of one quantity; add(j, v) feeds element j's term into lane j % kLanes.
 template <class T>
