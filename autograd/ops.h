@@ -162,6 +162,12 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction =
 // input, weight, bias). F::batch_norm (nn/functional.h) adds PyTorch's Python-level checks.
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                   const Tensor& running_var, bool training, double momentum, double eps);
+// torch.layer_norm (layer_norm_ops.cpp): normalise over the last normalized_shape.size() dims
+// of input (which must end in normalized_shape), the variance biased; weight, bias:
+// normalized_shape or undefined (None). grad_fn NativeLayerNormBackward0 (inputs: input,
+// weight, bias). F::layer_norm and nn::LayerNorm (nn/layer_norm.h) call it.
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), double eps = 1e-5);
 
 // ---------------------------------------------------------------- embedding (embedding_ops.cpp)
 // torch.embedding: weight [num_embeddings, dim]; indices int64 or int32 of any shape. Returns

@@ -19,6 +19,7 @@
 #include <ember/core/dispatch.h>
 #include <ember/core/embedding_plan.h>
 #include <ember/core/fused_plans.h>
+#include <ember/core/layer_norm_plan.h>
 #include <ember/core/op_list.h>
 #include <ember/core/scalar.h>
 #include <ember/core/strided_index.h>
@@ -165,5 +166,8 @@ EMBER_DECLARE_DISPATCH(batch_norm_backward_kernel, void(const BatchNormBackwardP
 // The embedding's weight gradient (core/embedding_plan.h): rows summed in input order, no
 // float atomics, so every backend gives the same bits.
 EMBER_DECLARE_DISPATCH(embedding_backward_kernel, void(const EmbeddingBackwardPlan& plan));
+// Layer norm (core/layer_norm_plan.h; issue 21): forward (mean, rstd, output) and backward.
+EMBER_DECLARE_DISPATCH(layer_norm_kernel, void(const LayerNormPlan& plan));
+EMBER_DECLARE_DISPATCH(layer_norm_backward_kernel, void(const LayerNormBackwardPlan& plan));
 
 }  // namespace ember

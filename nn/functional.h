@@ -89,6 +89,13 @@ inline Tensor adaptive_avg_pool2d(const Tensor& input, const ExpandingArray<2>& 
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight = Tensor(), const Tensor& bias = Tensor(), bool training = false,
                   double momentum = 0.1, double eps = 1e-5);
+// torch.nn.functional.layer_norm: normalise over the last normalized_shape.size() dims of
+// input (which must end in normalized_shape) with each row's mean and biased variance, then
+// · weight + bias (normalized_shape, or undefined: None). nn::LayerNorm calls it.
+inline Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight = Tensor(),
+                         const Tensor& bias = Tensor(), double eps = 1e-5) {
+  return ember::layer_norm(input, normalized_shape, weight, bias, eps);
+}
 
 // ---------------------------------------------------------------- embedding
 // torch.nn.functional.embedding: input int64/int32 indices of any shape, weight

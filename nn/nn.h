@@ -14,6 +14,7 @@
 #include <ember/nn/embedding.h>
 #include <ember/nn/functional.h>
 #include <ember/nn/init.h>
+#include <ember/nn/layer_norm.h>
 #include <ember/nn/linear.h>
 #include <ember/nn/lr_one_cycle.h>
 #include <ember/nn/lr_plateau.h>

@@ -17,6 +17,7 @@
 #include <ember/nn/batch_norm.h>
 #include <ember/nn/conv.h>
 #include <ember/nn/dropout.h>
+#include <ember/nn/layer_norm.h>
 #include <ember/nn/linear.h>
 #include <ember/nn/pooling.h>
 #include <ember/nn/shape_layers.h>
@@ -163,6 +164,39 @@ void resolve_batch_norm(LayerReader& r, Shape& shape, bool two_d) {
 void resolve_batch_norm1d(LayerReader& r, Shape& shape, const Context&) { resolve_batch_norm(r, shape, false); }
 void resolve_batch_norm2d(LayerReader& r, Shape& shape, const Context&) { resolve_batch_norm(r, shape, true); }
 
+// LayerNorm normalises the last dims of an example: normalized_shape (an integer or a list,
+// resolved as a list) must be the trailing sizes of the shape the layer before gives; left
+// out, it is the last one (the features).
+void resolve_layer_norm(LayerReader& r, Shape& shape, const Context&) {
+  if (shape.empty()) r.fail("needs features, got a scalar");
+  Shape normalized;
+  if (const Json* given = r.find("normalized_shape")) {
+    auto in_range = [](const Json& v) {
+      return v.is_number_integer() && v.get<std::int64_t>() >= 1 &&
+             !(v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(kMax)) &&
+             v.get<std::int64_t>() <= kMax;
+    };
+    if (in_range(*given)) {
+      normalized = {given->get<std::int64_t>()};
+    } else if (given->is_array() && !given->empty() && std::all_of(given->begin(), given->end(), in_range)) {
+      for (const Json& size : *given) normalized.push_back(size.get<std::int64_t>());
+    } else {
+      r.fail("normalized_shape", make_message("an integer in [1, ", kMax, "] or a non-empty list of them"));
+    }
+  } else {
+    normalized = {shape.back()};
+  }
+  if (normalized.size() > shape.size() || !std::equal(normalized.rbegin(), normalized.rend(), shape.rbegin())) {
+    r.fail("\"normalized_shape\" is " + shape_text(normalized) + " but the layer before gives shape " +
+           shape_text(shape) + " per example, which does not end in it");
+  }
+  r.resolved["normalized_shape"] = normalized;
+  r.number("eps", 1e-5, 0, 1e30);
+  r.boolean("elementwise_affine", true);
+  r.boolean("bias", true);
+  r.finish("normalized_shape, eps, elementwise_affine, bias");
+}
+
 void resolve_no_arguments(LayerReader& r, Shape&, const Context&) { r.finish(""); }
 
 void resolve_gelu(LayerReader& r, Shape&, const Context&) {
@@ -242,6 +276,12 @@ std::shared_ptr<nn::Module> build_batch_norm2d(const Json& l) {
                                            l.at("affine").get<bool>(), l.at("track_running_stats").get<bool>(),
                                            l.at("bias").get<bool>());
 }
+std::shared_ptr<nn::Module> build_layer_norm(const Json& l) {
+  return std::make_shared<nn::LayerNorm>(nn::LayerNormOptions(l.at("normalized_shape").get<std::vector<std::int64_t>>())
+                                             .eps(l.at("eps").get<double>())
+                                             .elementwise_affine(l.at("elementwise_affine").get<bool>())
+                                             .bias(l.at("bias").get<bool>()));
+}
 template <class Layer>
 std::shared_ptr<nn::Module> build_plain(const Json&) {
   return std::make_shared<Layer>();
@@ -271,6 +311,7 @@ constexpr LayerKind kLayerKinds[] = {
     {"AdaptiveAvgPool2d", true, resolve_adaptive_avg_pool, build_adaptive_avg_pool},
     {"BatchNorm1d", false, resolve_batch_norm1d, build_batch_norm1d},
     {"BatchNorm2d", true, resolve_batch_norm2d, build_batch_norm2d},
+    {"LayerNorm", false, resolve_layer_norm, build_layer_norm},
     {"ReLU", false, resolve_no_arguments, build_plain<nn::ReLU>},
     {"GELU", false, resolve_gelu, build_gelu},
     {"Sigmoid", false, resolve_no_arguments, build_plain<nn::Sigmoid>},
@@ -381,6 +422,12 @@ std::vector<StateEntry> spec_state_entries(const std::string& resolved_spec) {
         add("running_mean", {features});
         add("running_var", {features});
         add("num_batches_tracked", {}, kInt64);
+      }
+    } else if (type == "LayerNorm") {
+      if (l.at("elementwise_affine").get<bool>()) {
+        const Shape normalized = l.at("normalized_shape").get<Shape>();
+        add("weight", normalized);
+        if (l.at("bias").get<bool>()) add("bias", normalized);
       }
     }
   }

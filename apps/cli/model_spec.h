@@ -8,10 +8,11 @@
 //    {"type": "Flatten"}, {"type": "Linear", "out_features": 128}, {"type": "ReLU"},
 //    {"type": "Linear"}]
 // Types: Linear, Conv2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, BatchNorm1d, BatchNorm2d,
-// ReLU, GELU, Sigmoid, Tanh, SiLU, Dropout, Flatten, Identity (what nn/ has). A kernel_size,
-// stride, padding, dilation or output_size is an integer or a list of two.
+// LayerNorm, ReLU, GELU, Sigmoid, Tanh, SiLU, Dropout, Flatten, Identity (what nn/ has). A
+// kernel_size, stride, padding, dilation or output_size is an integer or a list of two.
 // Computed when left out: a layer's input size — Linear's in_features, Conv2d's in_channels,
-// BatchNorm's num_features — is what the layer before it gives; the last Linear's
+// BatchNorm's num_features, LayerNorm's normalized_shape (the last size) — is what the layer
+// before it gives; the last Linear's
 // out_features is the number of classes. Given, they must match.
 // Input: examples are images C x H x W (IDX images; CSV rows with --input-shape) when the
 // first layer takes images (Conv2d, a 2-d pool, BatchNorm2d), otherwise flat feature vectors.

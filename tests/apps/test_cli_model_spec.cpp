@@ -165,6 +165,12 @@ TEST_CASE("ember train --model spec: mistakes are usage errors naming the layer 
        "the model gives shape [2, 4, 3] per example, but cross_entropy needs one score per class: [3]"},
       {R"([{"type": "Flatten"}, {"type": "BatchNorm2d"}, {"type": "Linear"}])",
        "layer 1 (BatchNorm2d): needs images C x H x W, but the layer before gives shape [16] per example"},
+      {R"([{"type": "Flatten"}, {"type": "LayerNorm", "normalized_shape": [4, 4]}, {"type": "Linear"}])",
+       "layer 1 (LayerNorm): \"normalized_shape\" is [4, 4] but the layer before gives shape [16] per example, "
+       "which does not end in it"},
+      {R"([{"type": "Flatten"}, {"type": "LayerNorm", "normalized_shape": []}, {"type": "Linear"}])",
+       "layer 1 (LayerNorm): \"normalized_shape\" must be an integer in [1, 2147483647] or a non-empty list of "
+       "them, got []"},
       {R"([{"type": "Flatten"}, {"type": "Dropout", "p": 1.5}, {"type": "Linear"}])",
        "layer 1 (Dropout): \"p\" must be a number in [0, 1], got 1.5"},
       {R"([{"type": "Flatten", "start_dim": 0}, {"type": "Linear"}])",

@@ -182,6 +182,8 @@ inline std::vector<OpCase> cases() {
       {"linear + relu fused", [](L x) { return ember::relu_of_fresh(ember::addmm(x[2], x[0], x[1].t())); },
        {{3, 4}, {5, 4}, {5}}, {}},
       {"mse_loss", [](L x) { return ember::mse_loss(x[0], x[1], ember::Reduction::None); }, {{2, 3}, {2, 3}}, {}},
+      {"layer_norm [B, T, C]", [](L x) { return ember::layer_norm(x[0], {4}, x[1], x[2]); }, {{2, 3, 4}, {4}, {4}}, {}},
+      {"layer_norm over two dims", [](L x) { return ember::layer_norm(x[0], {3, 4}); }, {{2, 3, 4}}, {}},
   };
 }
 

@@ -2,8 +2,9 @@
 --model spec:FILE` fixtures (tests/apps/fixtures/cli/specs/*.json), for test_cli_model_spec.cpp.
 
 Each spec is a list of torch.nn module names and keyword arguments. As ember does, the sizes a
-layer leaves out are taken from the layer before (in_features, in_channels, num_features: here
-from a forward pass of a dummy batch), and the last Linear's out_features is the class count.
+layer leaves out are taken from the layer before (in_features, in_channels, num_features,
+normalized_shape: here from a forward pass of a dummy batch), and the last Linear's
+out_features is the class count.
 The fixtures are run on the IDX fixture: 1x4x4 images (an input of flat features when the first
 layer does not take images), 3 classes.
 
@@ -19,7 +20,7 @@ from reflib import HERE, write
 SPECS = os.path.join(HERE, "..", "apps", "fixtures", "cli", "specs")
 IMAGE_LAYERS = {"Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm2d"}
 INPUT_SIZE = {"Linear": "in_features", "Conv2d": "in_channels", "BatchNorm1d": "num_features",
-              "BatchNorm2d": "num_features"}
+              "BatchNorm2d": "num_features", "LayerNorm": "normalized_shape"}
 CLASSES = 3
 
 
@@ -32,7 +33,7 @@ def build(spec):
         args = {k: tuple(v) if isinstance(v, list) else v for k, v in args.items()}
         key = INPUT_SIZE.get(layer["type"])
         if key is not None and key not in args:
-            args[key] = x.shape[-1] if layer["type"] == "Linear" else x.shape[1]
+            args[key] = x.shape[-1] if layer["type"] in ("Linear", "LayerNorm") else x.shape[1]
         if index == last_linear and "out_features" not in args:
             args["out_features"] = CLASSES
         module = getattr(torch.nn, layer["type"])(**args)
