@@ -38,11 +38,15 @@ std::string join_quoted(const std::vector<std::string>& keys) {
 
 // Points every handle of `target` at `replacement`'s data (PyTorch: param.data = new).
 // The TensorImpl is shared by all handles, so rewriting its fields updates them all, and
-// the autograd meta (requires_grad, grad) stays where it is.
+// the autograd meta (requires_grad, grad) stays where it is. A change of dtype or device also
+// forgets the leaf's gradient accumulator, as PyTorch's set_data does: a graph still alive from
+// before the conversion keeps the old one, which would cast new gradients to the old dtype.
 void replace_data(const Tensor& target, const Tensor& replacement) {
   if (replacement.is_same(target)) return;
   TensorImpl& impl = target.impl();
   const TensorImpl& source = replacement.impl();
+  if (impl.autograd_meta && (impl.dtype != source.dtype || target.device() != replacement.device()))
+    impl.autograd_meta->grad_accumulator.reset();
   impl.storage = source.storage;
   impl.sizes = source.sizes;
   impl.strides = source.strides;

@@ -21,6 +21,7 @@
 #include <ember/nn/lr_scheduler.h>
 #include <ember/nn/module.h>
 #include <ember/nn/module_list.h>
+#include <ember/nn/gpt.h>
 #include <ember/nn/optimizer.h>
 #include <ember/nn/parameter.h>
 #include <ember/nn/pooling.h>

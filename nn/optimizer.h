@@ -52,18 +52,20 @@ using nn::StateDict;
 // One struct for every optimizer, like the Python dict; a field the optimizer does not have
 // (momentum for Adam, beta1 for SGD) is refused with a ValueError rather than silently
 // ignored. The order is SGD's and Adam's argument order merged, for designated initializers.
+// Every hyper-parameter is optional (unset: the optimizer's default); the {} initializers let
+// designated initializers name only some fields without -Wmissing-field-initializers.
 struct ParamGroup {
   std::vector<Tensor> params;
-  std::optional<double> lr;
-  std::optional<double> momentum;   // SGD
-  std::optional<double> dampening;  // SGD
-  std::optional<double> beta1;      // Adam, AdamW (PyTorch's betas[0])
-  std::optional<double> beta2;      // Adam, AdamW (betas[1])
-  std::optional<double> eps;        // Adam, AdamW
-  std::optional<double> weight_decay;
-  std::optional<bool> nesterov;  // SGD
-  std::optional<bool> amsgrad;   // Adam, AdamW
-  std::optional<bool> maximize;
+  std::optional<double> lr{};
+  std::optional<double> momentum{};   // SGD
+  std::optional<double> dampening{};  // SGD
+  std::optional<double> beta1{};      // Adam, AdamW (PyTorch's betas[0])
+  std::optional<double> beta2{};      // Adam, AdamW (betas[1])
+  std::optional<double> eps{};        // Adam, AdamW
+  std::optional<double> weight_decay{};
+  std::optional<bool> nesterov{};  // SGD
+  std::optional<bool> amsgrad{};   // Adam, AdamW
+  std::optional<bool> maximize{};
 };
 
 // Reads the hyper-parameters of one saved parameter group for load_state_dict, collecting

@@ -68,15 +68,6 @@ nlohmann::json config_json(const Checkpoint& c) {
   return config;
 }
 
-// Splits "prefix.rest" entries of a state dict into their own dict without the prefix.
-nn::StateDict with_prefix_removed(const nn::StateDict& all, const std::string& prefix) {
-  nn::StateDict part;
-  for (const auto& [name, tensor] : all) {
-    if (name.rfind(prefix, 0) == 0) part.insert(name.substr(prefix.size()), tensor);
-  }
-  return part;
-}
-
 // "epoch" / "step": a non-negative whole number in plain digits ("-5", "2abc", "" refused).
 std::int64_t whole_number_field(const std::string& text, const char* name, const std::string& path) {
   std::int64_t value = 0;
@@ -107,6 +98,31 @@ void read_schedule_options(const nlohmann::json& train, TrainOptions& options) {
 
 }  // namespace
 
+// Splits "prefix.rest" entries of a state dict into their own dict without the prefix.
+nn::StateDict with_prefix_removed(const nn::StateDict& all, const std::string& prefix) {
+  nn::StateDict part;
+  for (const auto& [name, tensor] : all) {
+    if (name.rfind(prefix, 0) == 0) part.insert(name.substr(prefix.size()), tensor);
+  }
+  return part;
+}
+
+// The optimizer state without "param_groups.*" (optim::Optimizer::load_state_dict then
+// keeps the constructor's hyper-parameters, i.e. the command line's).
+nn::StateDict without_param_groups(const nn::StateDict& state) {
+  nn::StateDict result;
+  for (const auto& [name, tensor] : state) {
+    if (name.rfind("param_groups.", 0) != 0) result.insert(name, tensor);
+  }
+  return result;
+}
+
+nn::StateDict to_device(const nn::StateDict& state, Device device) {
+  nn::StateDict result;
+  for (const auto& [name, tensor] : state) result.insert(name, tensor.to(device));
+  return result;
+}
+
 void save_checkpoint(const Checkpoint& checkpoint, const std::string& path) {
   nn::StateDict tensors;
   for (const auto& [name, tensor] : checkpoint.model_state) tensors.insert("model." + name, tensor);
@@ -133,6 +149,8 @@ Checkpoint load_checkpoint(const std::string& path) {
                 "\" in its metadata)");
     return found->second;
   };
+  EMBER_CHECK(field("format") != "ember-gpt-checkpoint/1", IOError, path,
+              ": a GPT's checkpoint (ember train --model gpt): ember sample and ember info read it");
   EMBER_CHECK(field("format") == kFormat, IOError, path, ": unsupported checkpoint format \"", field("format"),
               "\" (expected ", kFormat, ")");
   Checkpoint checkpoint;

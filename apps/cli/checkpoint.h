@@ -77,6 +77,14 @@ struct Checkpoint {
 };
 
 void save_checkpoint(const Checkpoint& checkpoint, const std::string& path);
+
+// The entries "prefix.<rest>" of a checkpoint's tensors, as <rest> (model., optimizer., ...).
+nn::StateDict with_prefix_removed(const nn::StateDict& all, const std::string& prefix);
+// An optimizer state without "param_groups.*": optim::Optimizer::load_state_dict then keeps
+// the constructor's hyper-parameters, i.e. the command line's (--resume).
+nn::StateDict without_param_groups(const nn::StateDict& state);
+// Every tensor of `state` moved to `device`.
+nn::StateDict to_device(const nn::StateDict& state, Device device);
 // IOError naming the file when it is not an ember CLI checkpoint or is damaged.
 Checkpoint load_checkpoint(const std::string& path);
 

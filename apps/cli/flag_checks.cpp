@@ -16,13 +16,14 @@ namespace ember::cli {
 std::string check_data_spec(const std::string& spec) {
   if (spec == "fashion-mnist" || spec == "toy") return "";
   if ((spec.rfind("idx:", 0) == 0 || spec.rfind("csv:", 0) == 0) && spec.size() > 4) return "";
-  return "expected fashion-mnist, toy, idx:DIR or csv:FILE, got '" + spec + "'";
+  if (spec == "text" || (spec.rfind("text:", 0) == 0 && spec.size() > 5)) return "";  // --model gpt
+  return "expected fashion-mnist, toy, idx:DIR, csv:FILE or text[:FILE], got '" + spec + "'";
 }
 
-// --model: "mlp", "cnn" or "spec:FILE" (the file is read when training starts, model_spec.h).
+// --model: "mlp", "cnn", "gpt" or "spec:FILE" (the file is read when training starts, model_spec.h).
 std::string check_model_choice(const std::string& model) {
-  if (model == "mlp" || model == "cnn" || (is_spec_model(model) && model.size() > 5)) return "";
-  return "expected mlp, cnn or spec:FILE.json, got '" + model + "'";
+  if (model == "mlp" || model == "cnn" || model == "gpt" || (is_spec_model(model) && model.size() > 5)) return "";
+  return "expected mlp, cnn, gpt or spec:FILE.json, got '" + model + "'";
 }
 
 // --device: "auto", "cpu", "cuda" or "cuda:N" (N a device index that fits an int; whether

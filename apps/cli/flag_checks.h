@@ -17,9 +17,9 @@ namespace ember::cli {
 constexpr long long kMaxBatchSize = 2147483647;
 constexpr long long kMaxWorkers = 256;
 
-// --data: "fashion-mnist", "toy", "idx:DIR" or "csv:FILE" ("" when valid, else why not).
+// --data: "fashion-mnist", "toy", "idx:DIR", "csv:FILE" or "text[:FILE]" ("" when valid, else why not).
 std::string check_data_spec(const std::string& spec);
-// --model: "mlp", "cnn" or "spec:FILE".
+// --model: "mlp", "cnn", "gpt" or "spec:FILE".
 std::string check_model_choice(const std::string& model);
 // --device: "auto", "cpu", "cuda" or "cuda:N".
 std::string check_device(const std::string& device);

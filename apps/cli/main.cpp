@@ -1,6 +1,6 @@
 // apps/cli/main.cpp — `ember`, the command-line trainer: parses arguments, runs a command.
 //
-//   ember train   [--data fashion-mnist|toy|idx:DIR|csv:FILE] [--model mlp|cnn] [--hidden 256,128] ...
+//   ember train   [--data fashion-mnist|toy|idx:DIR|csv:FILE] [--model mlp|cnn|gpt] [--hidden 256,128] ...
 //   ember eval    --checkpoint PATH [--data ...]
 //   ember predict --checkpoint PATH --input FILE [--json]
 //   ember info    [--checkpoint PATH [--print-config]]
@@ -30,6 +30,8 @@
 #include <ember/core/kernel_mode.h>
 
 #include "config_file.h"
+#include "gpt_flags.h"
+#include "gpt_training.h"
 #include "flag_checks.h"
 #include "model.h"
 #include "model_spec.h"
@@ -135,6 +137,7 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
   command->add_option("--workers", train.workers, "DataLoader worker threads")
       ->check(whole_number_in(0, kMaxWorkers));
   add_model_data_options(*command, train);
+  add_gpt_options(*command, train);
   add_checkpoint_options(*command, train);
   add_schedule_options(*command, train);
   add_device_option(*command, train.device);
@@ -154,6 +157,13 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
                       "Also write the log's metrics as TensorBoard scalars to an event file in this directory");
   command->add_flag("-q,--quiet", train.quiet, "No progress output, only the summary");
   command->callback([&train, &run, command] {
+    // --model gpt has its own flags and loop (gpt_flags.h, gpt_training.h).
+    check_gpt_options(*command, train);
+    if (train.model == "gpt") {
+      check_schedule_options(*command, train);
+      run = [&train] { return run_train_gpt(train); };
+      return;
+    }
     // Combinations PyTorch's constructors refuse are usage errors too (exit code 2).
     bool sgd = train.optimizer == "sgd";
     if (!sgd && command->count("--momentum") > 0) {

@@ -28,7 +28,7 @@ bool before_checkpoint(const std::string& line, std::int64_t epoch, std::int64_t
     const auto value = entry.find(key);
     return value != entry.end() && value->is_number_integer() && value->get<std::int64_t>() <= limit;
   };
-  if (*event == "step") return number_at_most("step", step);
+  if (*event == "step" || *event == "eval") return number_at_most("step", step);  // eval: --model gpt
   if (*event == "epoch") return number_at_most("epoch", epoch);
   return false;  // "summary": the end of a finished run, not of the checkpoint
 }
@@ -74,10 +74,12 @@ MetricsLog::MetricsLog(const std::string& path, std::int64_t resumed_epoch, std:
                 << " written after step " << resumed_step;
       if (resumed_batch > 0) {
         std::cerr << " (batch " << resumed_batch << " of epoch " << resumed_epoch + 1;
+      } else if (resumed_epoch == 0) {  // --model gpt: steps without epochs
+        std::cerr << " (";
       } else {
         std::cerr << " (the end of epoch " << resumed_epoch;
       }
-      std::cerr << ", where the --resume checkpoint stands)\n"
+      std::cerr << (resumed_batch > 0 || resumed_epoch > 0 ? ", " : "") << "where the --resume checkpoint stands)\n"
                 << std::flush;
     }
   }
@@ -151,6 +153,34 @@ void MetricsLog::summary(const SummaryMetrics& m) {
                          {"test_acc", optional_number(m.has_test, m.test_acc)},
                          {"elapsed_s", m.elapsed_s},
                          {"device", m.device}};
+  write_line(line.dump());
+}
+
+void MetricsLog::gpt_step(std::int64_t step, float loss, double lr, double tokens_per_s) {
+  if (!enabled()) return;
+  nlohmann::json line = {{"event", "step"},
+                         {"step", step},
+                         {"loss", static_cast<double>(loss)},
+                         {"lr", lr},
+                         {"tokens_per_s", tokens_per_s}};
+  write_line(line.dump());
+}
+
+void MetricsLog::gpt_eval(std::int64_t step, double train_loss, double val_loss, double tokens_per_s,
+                          double elapsed_s) {
+  if (!enabled()) return;
+  nlohmann::json line = {{"event", "eval"},          {"step", step},
+                         {"train_loss", train_loss}, {"val_loss", val_loss},
+                         {"tokens_per_s", tokens_per_s}, {"elapsed_s", elapsed_s}};
+  write_line(line.dump());
+}
+
+void MetricsLog::gpt_summary(double train_loss, double val_loss, double tokens_per_s, double elapsed_s,
+                             std::int64_t steps, const std::string& device) {
+  if (!enabled()) return;
+  nlohmann::json line = {{"event", "summary"},          {"train_loss", train_loss}, {"val_loss", val_loss},
+                         {"tokens_per_s", tokens_per_s}, {"elapsed_s", elapsed_s},  {"steps", steps},
+                         {"device", device}};
   write_line(line.dump());
 }
 

@@ -71,6 +71,12 @@ class MetricsLog {
   void step(std::int64_t epoch, std::int64_t step, float loss, double lr, std::optional<double> grad_norm);
   void epoch(const EpochMetrics& metrics);
   void summary(const SummaryMetrics& metrics);
+  // --model gpt (gpt_training.h): steps without epochs, evaluations, and the summary of a
+  // language model (losses, no accuracy; tokens_per_s over the training steps' time).
+  void gpt_step(std::int64_t step, float loss, double lr, double tokens_per_s);
+  void gpt_eval(std::int64_t step, double train_loss, double val_loss, double tokens_per_s, double elapsed_s);
+  void gpt_summary(double train_loss, double val_loss, double tokens_per_s, double elapsed_s, std::int64_t steps,
+                   const std::string& device);
   // --early-stop ended the run after `epoch` (early_stopping.h):
   //   {"event": "early_stop", "epoch": 7, "monitor": "val_loss", "best": 0.41, "best_epoch": 4,
   //    "patience": 3, "min_delta": 0}

@@ -55,6 +55,17 @@ struct TrainOptions {
   // --input-shape C,H,W: how a CSV row's features form an image (a CNN on CSV data needs it;
   // IDX images bring their own, 1 x rows x cols).
   std::vector<std::int64_t> input_shape;
+  // --model gpt (gpt_training.h): a character-level GPT on --data text:FILE, trained for
+  // --max-steps optimizer steps on random windows (no epochs).
+  struct Gpt {
+    std::int64_t block_size = 64;  // --block-size: context length T
+    std::int64_t n_layer = 2;      // --n-layer
+    std::int64_t n_head = 4;       // --n-head
+    std::int64_t n_embd = 128;     // --n-embd
+    std::int64_t max_steps = 2000;
+    std::int64_t eval_every = 200;  // 0: evaluate after the last step only
+    std::int64_t eval_batches = 20;
+  } gpt;
 
   // Optimisation.
   std::int64_t epochs = 20;

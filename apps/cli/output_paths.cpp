@@ -14,6 +14,7 @@
 #include <ember/nn/atomic_file.h>
 
 #include "datasets.h"
+#include "gpt_training.h"
 #include "usage_error.h"
 
 namespace ember::cli {
@@ -65,6 +66,8 @@ std::vector<Role> inputs(const TrainOptions& options) {
   std::vector<Role> roles;
   const std::string& spec = options.data.spec;
   if (spec.rfind("csv:", 0) == 0) roles.push_back({"the --data " + spec + " file", spec.substr(4)});
+  if (spec.rfind("text:", 0) == 0) roles.push_back({"the --data " + spec + " file", spec.substr(5)});
+  if (spec == "text") roles.push_back({"the --data text file", kDefaultTextCorpus});
   const std::string idx_directory = idx_directory_of(spec);
   if (!idx_directory.empty()) {
     for (const char* prefix : {"train", "t10k"}) {

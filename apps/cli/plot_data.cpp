@@ -26,7 +26,8 @@ std::int64_t required_integer(const nlohmann::json& entry, const char* key, cons
 
 LogRecord parse_record(const nlohmann::json& entry, const std::string& event, const std::string& where) {
   LogRecord record;
-  record.epoch = required_integer(entry, "epoch", where);
+  // A GPT's log (--model gpt) counts steps only: its step events have no epoch (0 here).
+  if (event != "step" || entry.contains("epoch")) record.epoch = required_integer(entry, "epoch", where);
   if (event == "step" || (entry.contains("step") && !entry["step"].is_null())) {
     record.step = required_integer(entry, "step", where);
   }
@@ -157,18 +158,34 @@ RunLog read_run_log(const std::string& path) {
       run.steps.push_back(parse_record(entry, "step", where));
     } else if (*event == "epoch") {
       run.epochs.push_back(parse_record(entry, "epoch", where));
+    } else if (*event == "eval") {
+      // A GPT's evaluation (the mean loss of a few random batches of each split) at its
+      // step: kept with the epoch events, numbered 1, 2, ... and placed by its step; its
+      // train loss is an estimate, not an epoch's mean, and is labelled so.
+      nlohmann::json as_epoch = entry;
+      as_epoch["epoch"] = static_cast<std::int64_t>(run.epochs.size()) + 1;
+      const auto step = entry.find("step");
+      EMBER_CHECK(step != entry.end() && step->is_number_integer(), IOError, where,
+                  ": an eval event needs an integer \"step\"");
+      if (as_epoch.contains("train_loss")) {
+        as_epoch["estimated_train_loss"] = as_epoch["train_loss"];
+        as_epoch.erase("train_loss");
+      }
+      run.epochs.push_back(parse_record(as_epoch, "eval", where));
+      run.steps_only = true;
     }  // "summary" and events of later versions hold nothing to plot over time
   }
   EMBER_CHECK(!file.bad(), IOError, path, ": reading the metrics log failed (", std::strerror(errno), ")");
   EMBER_CHECK(!run.steps.empty() || !run.epochs.empty(), IOError, path,
-              ": no step or epoch events to plot (is it a log of `ember train --log`?)");
+              ": no step, epoch or eval events to plot (is it a log of `ember train --log`?)");
   return run;
 }
 
 FigureData figure_data(const std::vector<RunLog>& runs, bool log_loss) {
   FigureData figure;
-  const bool every_run_has_steps =
-      !runs.empty() && std::all_of(runs.begin(), runs.end(), [](const RunLog& run) { return !run.steps.empty(); });
+  const bool every_run_has_steps = !runs.empty() && std::all_of(runs.begin(), runs.end(), [](const RunLog& run) {
+    return !run.steps.empty() || run.steps_only;
+  });
   figure.x_kind = every_run_has_steps ? XAxisKind::Step : XAxisKind::Epoch;
   for (const RunLog& run : runs) figure.run_names.push_back(run.name);
 
@@ -177,6 +194,7 @@ FigureData figure_data(const std::vector<RunLog>& runs, bool log_loss) {
   PanelData loss = make_panel(runs, kind, "Loss", "cross-entropy loss",
                               {{true, "loss", "per step", S::PerStep},
                                {false, "train_loss", "train (epoch mean)", S::Train},
+                               {false, "estimated_train_loss", "train (estimate)", S::Train},
                                {false, "val_loss", "validation", S::Validation}});
   loss.log_y = log_loss;
   PanelData accuracy = make_panel(runs, kind, "Accuracy", "accuracy (%)",

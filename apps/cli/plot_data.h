@@ -10,8 +10,10 @@
 // The figure's panels: loss (per-step loss, epoch train loss, validation loss), accuracy
 // (train, validation, in percent), learning rate, gradient norm; a panel no run has data
 // for is left out. The x axis is the optimiser step when every run logged step events
-// (--log-every): epoch values then sit at their epoch's last step. Otherwise it is the
-// epoch, and logged steps sit at fractions of their epoch.
+// (--log-every) or is a GPT's: epoch values then sit at their epoch's last step. Otherwise
+// it is the epoch, and logged steps sit at fractions of their epoch. A GPT's log (--model
+// gpt) has step events without an epoch and "eval" events (train and validation loss
+// estimates at a step), drawn as "train (estimate)" and "validation" at their steps.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +34,8 @@ struct LogRecord {
 struct RunLog {
   std::string name;  // the file name without its directory and extension: the legend's label
   std::string path;
-  std::vector<LogRecord> steps, epochs;
+  std::vector<LogRecord> steps, epochs;  // epochs: also a GPT's eval events, in order
+  bool steps_only = false;  // a GPT's log: no epochs, evaluations placed by their step
 };
 
 // Reads one log. IOError "PATH:LINE: ..." for a missing or unreadable file, a malformed line,

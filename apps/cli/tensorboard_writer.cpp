@@ -51,6 +51,13 @@ std::string tag_for(const std::string& event, const std::string& key) {
       {{"summary", "train_acc"}, "final/train_acc"},
       {{"summary", "val_acc"}, "final/val_acc"},
       {{"summary", "test_acc"}, "final/test_acc"},
+      // --model gpt (gpt_training.h): evaluations at a step, tokens per second.
+      {{"eval", "train_loss"}, "loss/train"},
+      {{"eval", "val_loss"}, "loss/val"},
+      {{"eval", "tokens_per_s"}, "tokens_per_s"},
+      {{"step", "tokens_per_s"}, "tokens_per_s"},
+      {{"summary", "train_loss"}, "final/train_loss"},
+      {{"summary", "val_loss"}, "final/val_loss"},
   };
   const auto found = named.find({event, key});
   return found != named.end() ? found->second : event + "/" + key;

@@ -11,6 +11,7 @@
 //   epoch events  train_loss, val_loss -> loss/train, loss/val; train_acc, val_acc ->
 //                 accuracy/train, accuracy/val; samples_per_s; epoch       (at the epoch's last step)
 //   summary       train_acc, val_acc, test_acc -> final/...                  (at the last step)
+//   eval (gpt)    train_loss, val_loss -> loss/train, loss/val; tokens_per_s  (at its step)
 // and any other number an event carries as <event>/<key>, so a field added to the log later
 // reaches TensorBoard without a change here. Records are flushed as written.
 #pragma once

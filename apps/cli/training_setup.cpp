@@ -38,22 +38,6 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const TrainOptions& options, st
   return std::make_unique<optim::SGD>(std::move(parameters), hyperparameters);
 }
 
-// The optimizer state without "param_groups.*" (optim::Optimizer::load_state_dict then
-// keeps the constructor's hyper-parameters, i.e. the command line's).
-nn::StateDict without_param_groups(const nn::StateDict& state) {
-  nn::StateDict result;
-  for (const auto& [name, tensor] : state) {
-    if (name.rfind("param_groups.", 0) != 0) result.insert(name, tensor);
-  }
-  return result;
-}
-
-nn::StateDict to_device(const nn::StateDict& state, Device device) {
-  nn::StateDict result;
-  for (const auto& [name, tensor] : state) result.insert(name, tensor.to(device));
-  return result;
-}
-
 // The run's data, with what it turned out to be (CSV header, input scale, class count)
 // and the world size written into run.effective. A --resume checkpoint's input scale and
 // class count are the defaults of this run's data.

@@ -47,7 +47,7 @@ TEST_CASE("ember with bad command lines prints CLI11's message and the usage, ex
       {"train --hidden 30,0", "--hidden: must be at least 1, got 0"},
       {"train --optimizer rmsprop", "--optimizer: rmsprop not in {sgd,adam,adamw}"},
       {"train --device tpu", "--device: expected auto, cpu, cuda or cuda:N, got 'tpu'"},
-      {"train --data mnist", "--data: expected fashion-mnist, toy, idx:DIR or csv:FILE, got 'mnist'"},
+      {"train --data mnist", "--data: expected fashion-mnist, toy, idx:DIR, csv:FILE or text[:FILE], got 'mnist'"},
       {"train --dropout 1.5", "--dropout: must be in [0, 1], got 1.5"},
       {"train --val-split abc", "--val-split: expected a number in [0, 1), got 'abc'"},
       {"train --val-split 1", "--val-split: must be in [0, 1), got 1"},

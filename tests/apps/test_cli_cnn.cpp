@@ -31,7 +31,7 @@ TEST_CASE("ember train --model cnn: flags that do not fit are usage errors (exit
       {"train --device cpu --data toy --channels 4", "--channels: only --model cnn takes it"},
       {"train --device cpu --data toy --input-shape 1,1,2", "--input-shape: only --model cnn takes it"},
       {"train --model cnn --dropout 0.5 " + idx_data(), "--dropout: --model cnn has no dropout layers"},
-      {"train --model rnn " + idx_data(), "--model: expected mlp, cnn or spec:FILE.json, got 'rnn'"},
+      {"train --model rnn " + idx_data(), "--model: expected mlp, cnn, gpt or spec:FILE.json, got 'rnn'"},
       {"train --model cnn --input-shape 1,16 " + csv_data(), "--input-shape"},
       {"train --model cnn --channels 0 " + idx_data(), "--channels"},
       // Found when the data is read: still the command line's fault.

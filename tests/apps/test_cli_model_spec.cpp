@@ -200,7 +200,7 @@ TEST_CASE("ember train --model spec: mistakes are usage errors naming the layer 
   const FlagCase flag_cases[] = {
       {"train " + idx_data() + " " + spec("mlp.json") + " --hidden 4", "--hidden: --model spec:FILE takes its layers from the file"},
       {"train " + idx_data() + " " + spec("cnn.json") + " --channels 4", "--channels: --model spec:FILE takes its layers"},
-      {"train " + idx_data() + " --model spec:", "--model: expected mlp, cnn or spec:FILE.json, got 'spec:'"},
+      {"train " + idx_data() + " --model spec:", "--model: expected mlp, cnn, gpt or spec:FILE.json, got 'spec:'"},
       {"train " + idx_data() + " --model spec:" + scratch / "missing.json" + " --epochs 1",
        "--model spec:" + scratch / "missing.json" + ": cannot read"},
       {"train --device cpu --data csv:" + fixtures_dir() + "/tiny.csv " + spec("cnn.json") + " --epochs 1",

@@ -105,7 +105,7 @@ TEST_CASE("plot: a missing or malformed log is an error naming the file and line
   CHECK_THAT(error_of(write_log(scratch, "d.jsonl", "\n" + good + "\n" + R"({"event":"epoch","epoch":1,"train_loss":"x"})")),
              Contains(scratch / "d.jsonl:3: \"train_loss\" is not a number"));
   CHECK_THAT(error_of(write_log(scratch, "e.jsonl", R"({"no_event":1})")), Contains("e.jsonl:1: the object has no \"event\""));
-  CHECK_THAT(error_of(write_log(scratch, "f.jsonl", "")), Contains("no step or epoch events to plot"));
+  CHECK_THAT(error_of(write_log(scratch, "f.jsonl", "")), Contains("no step, epoch or eval events to plot"));
 }
 
 TEST_CASE("plot: series come from the log's values, against the step when every run has steps", "[apps][plot]") {
@@ -231,4 +231,54 @@ TEST_CASE("plot: the layout maps every point into its frame, extremes to the axi
   REQUIRE(layout.legend.size() == 4);
   CHECK(layout.legend[0].text == "full");
   CHECK(layout.legend[0].is_run);
+}
+
+// What `ember train --model gpt --log-every 2 --eval-every 4` writes: steps without epochs,
+// evaluations at a step, a summary.
+const char* kGptLog =
+    R"({"event":"step","step":2,"loss":3.9,"lr":0.001,"tokens_per_s":5000}
+{"event":"step","step":4,"loss":3.1,"lr":0.001,"tokens_per_s":5100}
+{"event":"eval","step":4,"train_loss":3.0,"val_loss":3.2,"tokens_per_s":5100,"elapsed_s":1}
+{"event":"step","step":6,"loss":2.6,"lr":0.001,"tokens_per_s":5200}
+{"event":"step","step":8,"loss":2.4,"lr":0.001,"tokens_per_s":5200}
+{"event":"eval","step":8,"train_loss":2.3,"val_loss":2.5,"tokens_per_s":5200,"elapsed_s":2}
+{"event":"summary","train_loss":2.3,"val_loss":2.5,"tokens_per_s":5200,"elapsed_s":2,"steps":8,"device":"cpu"}
+)";
+
+TEST_CASE("plot: a GPT's log is drawn against the step, evaluations at their steps", "[apps][plot][gpt]") {
+  ScratchDir scratch("plot_gpt");
+  const RunLog run = read_run_log(write_log(scratch, "gpt.jsonl", kGptLog));
+  CHECK(run.steps_only);
+  REQUIRE(run.steps.size() == 4);
+  REQUIRE(run.epochs.size() == 2);
+  const FigureData figure = figure_data({run}, false);
+  CHECK(figure.x_kind == XAxisKind::Step);
+  const PanelData& loss = *panel_titled(figure, "Loss");
+  const Series& per_step = *series_labelled(loss, 0, "per step");
+  REQUIRE(per_step.points.size() == 4);
+  CHECK(per_step.points[3].x == 8);
+  CHECK(per_step.points[3].y == 2.4);
+  const Series& validation = *series_labelled(loss, 0, "validation");
+  REQUIRE(validation.points.size() == 2);
+  CHECK(validation.points[0].x == 4);
+  CHECK(validation.points[1].x == 8);
+  CHECK(validation.points[1].y == 2.5);
+  const Series& estimate = *series_labelled(loss, 0, "train (estimate)");
+  CHECK(estimate.points[0].y == 3.0);
+  CHECK(series_labelled(loss, 0, "train (epoch mean)") == nullptr);
+  CHECK(panel_titled(figure, "Accuracy") == nullptr);
+
+  // Without --log-every only the evaluations are there: still placed by their step.
+  const RunLog evals_only = read_run_log(write_log(scratch, "evals.jsonl",
+                                                   R"({"event":"eval","step":200,"train_loss":2.0,"val_loss":2.1}
+{"event":"eval","step":400,"train_loss":1.8,"val_loss":1.9}
+)"));
+  const FigureData sparse = figure_data({evals_only}, false);
+  CHECK(sparse.x_kind == XAxisKind::Step);
+  const Series& val = *series_labelled(*panel_titled(sparse, "Loss"), 0, "validation");
+  REQUIRE(val.points.size() == 2);
+  CHECK(val.points[1].x == 400);
+  // An eval event needs its step.
+  CHECK_THROWS_WITH(read_run_log(write_log(scratch, "bad.jsonl", R"({"event":"eval","val_loss":2.1})")),
+                    Contains("bad.jsonl:1: an eval event needs an integer \"step\""));
 }

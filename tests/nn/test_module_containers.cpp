@@ -9,6 +9,8 @@
 #include <ember/ember.h>
 #include <ember/nn/module_list.h>
 
+#include "test_support.h"
+
 using namespace ember;
 
 namespace {
@@ -52,4 +54,30 @@ TEST_CASE("A parameter registered under two names is listed and updated once", "
   model->to(kFloat64);
   REQUIRE(first->weight.is_same(second->weight));
   REQUIRE(first->weight.dtype() == kFloat64);
+}
+
+TEST_CASE("to(dtype) while an earlier graph is alive: new gradients keep the new dtype's precision",
+          "[nn][module]") {
+  // The old graph holds the parameter's float32 gradient accumulator; after the conversion the
+  // float64 backward must not go through it (it cast every gradient to float32: PyTorch's
+  // set_data forgets the accumulator when the dtype changes, and so does ember).
+  manual_seed(3);
+  auto kept = std::make_shared<nn::Linear>(4, 3);
+  auto fresh = std::make_shared<nn::Linear>(4, 3);
+  {
+    NoGradGuard no_grad;
+    fresh->weight.copy_(kept->weight);
+    fresh->bias.copy_(kept->bias);
+  }
+  const Tensor x = randn({5, 4}, TensorOptions().dtype(kFloat64)) * 1e3;
+  Tensor old_loss = (*kept)(x.to(kFloat32)).sum();  // its graph stays alive below
+  old_loss.backward(Tensor(), /*retain_graph=*/true);
+  kept->zero_grad();
+  kept->to(kFloat64);
+  fresh->to(kFloat64);
+  ((*kept)(x) * x.narrow(1, 0, 3)).sum().backward();
+  ((*fresh)(x) * x.narrow(1, 0, 3)).sum().backward();
+  REQUIRE(kept->weight.grad().dtype() == kFloat64);
+  REQUIRE(ember::testing::to_vector(kept->weight.grad()) == ember::testing::to_vector(fresh->weight.grad()));
+  REQUIRE(old_loss.defined());
 }

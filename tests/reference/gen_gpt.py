@@ -81,6 +81,19 @@ def case(c):
         losses.append(loss.item())
     out["step_losses"] = losses
     out["trained_parameters"] = {name: tensor_json(p) for name, p in model.named_parameters()}
+
+    # Generation from the trained model: past block_size (the window slides), with and
+    # without temperature and top-k, a batch of two prompts.
+    model.eval()
+    generated = []
+    for seed, temperature, top_k, prompt in [(5, 1.0, None, [[1]]), (6, 0.7, 3, [[2, 0, 1], [4, 4, 3]]),
+                                             (7, 1.3, 1, [[0, 1]])]:
+        torch.manual_seed(seed)
+        prompt = torch.tensor(prompt, dtype=torch.long) % c["vocab_size"]
+        tokens = model.generate(prompt, 2 * c["block_size"] + 3, temperature, top_k)
+        generated.append({"seed": seed, "temperature": temperature, "top_k": top_k, "prompt": tensor_json(prompt),
+                          "tokens": tensor_json(tokens)})
+    out["generated"] = generated
     return out
 
 

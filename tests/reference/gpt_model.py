@@ -104,6 +104,23 @@ class GPT(nn.Module):
         loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
         return logits, loss
 
+    @torch.no_grad()
+    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None):
+        """New tokens one at a time, as nanoGPT's generate: the last block_size tokens are the
+        context; the last logits / temperature, all but the top_k largest set to -inf; the token
+        drawn with multinomial from the default generator."""
+        block_size = self.transformer.wpe.weight.shape[0]
+        for _ in range(max_new_tokens):
+            context = idx if idx.size(1) <= block_size else idx[:, -block_size:]
+            logits, _ = self(context)
+            logits = logits[:, -1, :] / temperature
+            if top_k is not None:
+                kth, _ = torch.topk(logits, min(top_k, logits.size(-1)))
+                logits[logits < kth[:, [-1]]] = -float("inf")
+            probs = F.softmax(logits, dim=-1)
+            idx = torch.cat((idx, torch.multinomial(probs, num_samples=1)), dim=1)
+        return idx
+
     def optimizer(self, weight_decay, lr, betas):
         """AdamW with two groups: parameters with at least 2 dims decay, the rest do not."""
         parameters = [p for _, p in self.named_parameters() if p.requires_grad]

@@ -1,0 +1,242 @@
+// tests/apps/test_cli_gpt.cpp — `ember train --model gpt` (issue 21): per-step losses, learning
+// rates and evaluations equal the same loop in PyTorch (tests/reference/gen_cli_gpt.py, three
+// configurations on tests/apps/fixtures/words-sample.txt: constant lr, cosine with warm-up and
+// clipping, dropout without weight decay), the checkpoint's contents, flags that do not fit
+// (exit 2, an output that is the input among them) and data that cannot train (exit 1: too
+// short, invalid UTF-8), Ctrl-C saving the model, and --resume continuing a run exactly.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include <ember/ember.h>
+
+#include "test_cli_helpers.h"
+
+using namespace ember;
+using namespace ember::testing;
+using namespace ember::testing::cli;
+
+namespace {
+
+std::string sample_text() { return std::string(EMBER_SOURCE_DIR) + "/tests/apps/fixtures/words-sample.txt"; }
+
+std::string joined(const nlohmann::json& flags) {
+  std::string out;
+  for (const auto& flag : flags) out += " " + flag.get<std::string>();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("ember train --model gpt: every step's loss and lr and every evaluation are PyTorch's",
+          "[cli][gpt]") {
+  const auto reference = load_reference("cli_gpt.json");
+  for (const auto& c : reference["configs"]) {
+    SECTION(c["name"].get<std::string>()) {
+      ScratchDir scratch("gpt_parity");
+      const std::string log = scratch / "log.jsonl";
+      run_ok("train --device cpu --data text:" + sample_text() + joined(c["flags"]) + " --log-every 1 --log " + log +
+             " --quiet");
+      std::vector<nlohmann::json> steps, evals;
+      nlohmann::json summary;
+      for (const auto& entry : log_entries(log)) {
+        if (entry["event"] == "step") steps.push_back(entry);
+        if (entry["event"] == "eval") evals.push_back(entry);
+        if (entry["event"] == "summary") summary = entry;
+      }
+      REQUIRE(steps.size() == c["steps"].size());
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        INFO("step " << i + 1);
+        const auto& expected = c["steps"][i];
+        REQUIRE(steps[i]["step"] == expected["step"]);
+        REQUIRE(steps[i]["loss"].get<double>() == Approx(expected["loss"].get<double>()).epsilon(1e-4));
+        REQUIRE(steps[i]["lr"].get<double>() == Approx(expected["lr"].get<double>()).epsilon(1e-12));
+        REQUIRE(steps[i]["tokens_per_s"].get<double>() > 0);
+      }
+      REQUIRE(evals.size() == c["evals"].size());
+      for (std::size_t i = 0; i < evals.size(); ++i) {
+        const auto& expected = c["evals"][i];
+        REQUIRE(evals[i]["step"] == expected["step"]);
+        REQUIRE(evals[i]["train_loss"].get<double>() == Approx(expected["train_loss"].get<double>()).epsilon(1e-4));
+        REQUIRE(evals[i]["val_loss"].get<double>() == Approx(expected["val_loss"].get<double>()).epsilon(1e-4));
+      }
+      REQUIRE(summary["val_loss"].get<double>() == Approx(c["evals"].back()["val_loss"].get<double>()).epsilon(1e-4));
+      REQUIRE(summary["steps"] == c["steps"].size());
+    }
+  }
+}
+
+TEST_CASE("ember train --model gpt --save writes the model, the vocabulary and the optimizer", "[cli][gpt]") {
+  ScratchDir scratch("gpt_save");
+  const std::string checkpoint = scratch / "gpt.st";
+  const std::string output = run_ok("train --model gpt --device cpu --data text:" + sample_text() +
+                                    " --block-size 8 --n-layer 1 --n-head 2 --n-embd 8 --batch-size 4 --max-steps 3 "
+                                    "--save " + checkpoint);
+  REQUIRE_THAT(output, Catch::Contains("trained 3 steps"));
+  ember::Metadata metadata;
+  auto tensors = ember::load(checkpoint, &metadata);
+  REQUIRE(metadata.at("format") == "ember-gpt-checkpoint/1");
+  REQUIRE(metadata.at("step") == "3");
+  const auto config = nlohmann::json::parse(metadata.at("config"));
+  REQUIRE(config["model"] == "gpt");
+  REQUIRE(config["block_size"] == 8);
+  const std::string vocabulary = config["vocabulary"];
+  REQUIRE(config["vocab_size"] == 65);
+  REQUIRE(vocabulary.find("\xC3\xA9") != std::string::npos);  // é
+  REQUIRE(tensors.contains("model.transformer.wte.weight"));
+  REQUIRE(tensors.contains("model.lm_head.weight"));
+  REQUIRE(tensors.at("model.transformer.wte.weight").sizes() == Shape{65, 8});
+  REQUIRE(tensors.contains("optimizer.param_groups.1.weight_decay"));
+  REQUIRE(tensors.at("optimizer.param_groups.1.weight_decay").item<double>() == 0.0);
+  REQUIRE(tensors.at("optimizer.param_groups.0.weight_decay").item<double>() == Approx(0.1));
+
+  // ember info describes it; ember eval, which reads classifiers, says what it is.
+  const std::string info = run_ok("info --checkpoint " + checkpoint);
+  REQUIRE_THAT(info, Catch::Contains("model:      GPT, ") && Catch::Contains("(1 layer, 2 heads, width 8, context 8, "
+                                                                              "vocabulary 65 characters)") &&
+                         Catch::Contains("trained:    3 steps, on text:") && Catch::Contains("(c_attn): Linear("));
+  const auto config_file = nlohmann::json::parse(run_ok("info --checkpoint " + checkpoint + " --print-config"));
+  REQUIRE(config_file["max-steps"] == 3);
+  int code = -1;
+  const std::string eval = run_ember("eval --checkpoint " + checkpoint, &code);
+  REQUIRE(code == 1);
+  REQUIRE_THAT(eval, Catch::Contains("a GPT's checkpoint (ember train --model gpt)"));
+}
+
+TEST_CASE("ember train --model gpt: flags that do not fit are usage errors (exit 2)", "[cli][gpt][usage]") {
+  struct Case {
+    std::string arguments, message;
+  };
+  const std::string gpt = "train --model gpt --device cpu --data text:" + sample_text() + " ";
+  const Case cases[] = {
+      {gpt + "--hidden 10", "--hidden: --model gpt does not take it"},
+      {gpt + "--epochs 3", "--epochs: --model gpt does not take it"},
+      {gpt + "--grad-accum 2", "--grad-accum: --model gpt does not take it"},
+      {gpt + "--save " + sample_text(), "the checkpoint would replace it"},
+      {gpt + "--n-embd 10 --n-head 4", "--n-embd 10 must be a multiple of --n-head 4"},
+      {gpt + "--optimizer sgd", "--model gpt trains with adamw or adam"},
+      {gpt + "--lr-schedule onecycle", "constant or cosine"},
+      {gpt + "--lr-schedule cosine --warmup-steps 10 --max-steps 10", "shorter than --max-steps"},
+      {gpt + "--dropout 1", "use [0, 1)"},
+      {gpt + "--block-size 0", "--block-size"},
+      {"train --model gpt --device cpu --data toy", "--model gpt trains on text"},
+      {"train --device cpu --data text:" + sample_text(), "use it with --model gpt"},
+      {"train --device cpu --data toy --n-layer 2", "--n-layer: only --model gpt takes it"},
+  };
+  for (const Case& c : cases) {
+    INFO("ember " << c.arguments);
+    int code = -1;
+    std::string output = run_ember(c.arguments, &code);
+    INFO(output);
+    CHECK(code == 2);
+    CHECK_THAT(output, Catch::Contains(c.message));
+  }
+}
+
+TEST_CASE("ember train --model gpt: text it cannot train on is an error (exit 1), nothing overwritten",
+          "[cli][gpt]") {
+  ScratchDir scratch("gpt_hostile");
+  const std::string short_text = scratch / "short.txt", bad_utf8 = scratch / "bad.txt";
+  write_bytes(short_text, "abcdefghij");
+  write_bytes(bad_utf8, "hello\xFFworld");
+  struct Case {
+    std::string arguments, message;
+  };
+  const std::string flags = " --model gpt --device cpu --max-steps 1 --n-layer 1 --n-embd 8 --n-head 2 ";
+  const Case cases[] = {
+      {"train" + flags + "--data text:" + short_text + " --block-size 8",
+       "its validation split has 1 characters; --block-size 8 needs at least 9"},
+      {"train" + flags + "--data text:" + bad_utf8, "invalid UTF-8 at byte 5"},
+      {"train" + flags + "--data text:" + scratch.str(), "not a regular file"},
+  };
+  for (const Case& c : cases) {
+    INFO("ember " << c.arguments);
+    int code = -1;
+    std::string output = run_ember(c.arguments, &code);
+    INFO(output);
+    CHECK(code == 1);
+    CHECK_THAT(output, Catch::Contains(c.message));
+  }
+  REQUIRE(read_file(short_text) == "abcdefghij");
+}
+
+TEST_CASE("ember train --model gpt: Ctrl-C saves the model of the last step and exits 130", "[cli][gpt]") {
+  ScratchDir scratch("gpt_interrupt");
+  const std::string checkpoint = scratch / "gpt.st", log = scratch / "log.jsonl";
+  auto run = run_ember_interrupted(scratch,
+                                   "train --model gpt --device cpu --data text:" + sample_text() +
+                                       " --block-size 8 --n-layer 1 --n-head 2 --n-embd 8 --batch-size 4 "
+                                       "--max-steps 1000000 --eval-every 0 --log-every 1 --log " + log +
+                                       " --save " + checkpoint,
+                                   "grep -q '\"step\":5' '" + log + "'");
+  INFO(run.output);
+  REQUIRE(run.exit_code == 130);
+  REQUIRE_THAT(run.output, Catch::Contains("the model at that step is in " + checkpoint));
+  ember::Metadata metadata;
+  ember::load(checkpoint, &metadata);
+  REQUIRE(std::stoll(metadata.at("step")) >= 5);
+}
+
+namespace {
+
+std::vector<nlohmann::json> events_of(const std::string& log, const std::string& kind) {
+  std::vector<nlohmann::json> found;
+  for (const auto& entry : log_entries(log))
+    if (entry["event"] == kind) found.push_back(entry);
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("ember train --model gpt --resume continues the run exactly, and refuses other options",
+          "[cli][gpt][resume]") {
+  ScratchDir scratch("gpt_resume");
+  const std::string whole = scratch / "whole.jsonl", part = scratch / "part.jsonl", checkpoint = scratch / "gpt.st";
+  const std::string flags = "train --model gpt --device cpu --data text:" + sample_text() +
+                            " --block-size 8 --n-layer 1 --n-head 2 --batch-size 4 --eval-every 4 "
+                            "--eval-batches 2 --clip-grad-norm 1 --log-every 1 --quiet";
+  const std::string same = flags + " --lr 0.003 --n-embd 8";
+  run_ok(same + " --max-steps 12 --log " + whole);
+  // The same run stopped after 8 steps (its checkpoint is written at the evaluation of step 8),
+  // then resumed to 12 with the same log: the log cut back to step 8 and continued.
+  run_ok(same + " --max-steps 8 --save " + checkpoint + " --log " + part);
+  REQUIRE(events_of(part, "summary").size() == 1);
+  const std::string resumed = run_ok(same + " --max-steps 12 --resume " + checkpoint + " --save " + checkpoint +
+                                     " --log " + part);
+  INFO(resumed);
+  const auto expected_steps = events_of(whole, "step"), steps = events_of(part, "step");
+  REQUIRE(steps.size() == 12);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    INFO("step " << i + 1);
+    REQUIRE(steps[i]["step"] == expected_steps[i]["step"]);
+    REQUIRE(steps[i]["loss"].get<double>() == expected_steps[i]["loss"].get<double>());
+  }
+  const auto expected_evals = events_of(whole, "eval"), evals = events_of(part, "eval");
+  REQUIRE(evals.size() == 3);
+  for (std::size_t i = 0; i < evals.size(); ++i) {
+    REQUIRE(evals[i]["step"] == expected_evals[i]["step"]);
+    REQUIRE(evals[i]["val_loss"].get<double>() == expected_evals[i]["val_loss"].get<double>());
+  }
+  REQUIRE(events_of(part, "summary").size() == 1);  // the first run's summary was cut
+  ember::Metadata metadata;
+  ember::load(checkpoint, &metadata);
+  REQUIRE(metadata.at("step") == "12");
+
+  // Options that change the numbers: an error listing them (exit 1), unless
+  // --allow-config-change; a model of another shape or a --max-steps below the checkpoint's
+  // step are refused too.
+  int code = -1;
+  std::string output = run_ember(flags + " --n-embd 8 --max-steps 12 --lr 0.01 --resume " + checkpoint, &code);
+  CHECK(code == 1);
+  CHECK_THAT(output, Catch::Contains("--lr: checkpoint 0.003, now 0.01"));
+  output = run_ember(flags + " --n-embd 8 --max-steps 16 --lr 0.01 --allow-config-change --resume " + checkpoint, &code);
+  CHECK(code == 0);
+  CHECK_THAT(output, Catch::Contains("continuing " + checkpoint + " with other options"));
+  output = run_ember(same + " --max-steps 4 --resume " + checkpoint, &code);
+  CHECK(code == 1);
+  CHECK_THAT(output, Catch::Contains("--max-steps 4 is below the step of"));
+  output = run_ember(flags + " --lr 0.003 --max-steps 20 --n-embd 16 --allow-config-change --resume " + checkpoint, &code);
+  CHECK(code == 1);
+  CHECK_THAT(output, Catch::Contains("is not the one these flags describe"));
+}
