@@ -34,6 +34,7 @@ EMBER_DEFINE_DISPATCH(pool2d_backward_kernel);
 EMBER_DEFINE_DISPATCH(batch_norm_kernel);
 EMBER_DEFINE_DISPATCH(batch_norm_backward_kernel);
 EMBER_DEFINE_DISPATCH(embedding_backward_kernel);
+EMBER_DEFINE_DISPATCH(topk_kernel);
 
 namespace detail {
 

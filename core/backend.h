@@ -22,6 +22,7 @@
 #include <ember/core/op_list.h>
 #include <ember/core/scalar.h>
 #include <ember/core/strided_index.h>
+#include <ember/core/topk_plan.h>
 
 namespace ember {
 
@@ -165,5 +166,9 @@ EMBER_DECLARE_DISPATCH(batch_norm_backward_kernel, void(const BatchNormBackwardP
 // The embedding's weight gradient (core/embedding_plan.h): rows summed in input order, no
 // float atomics, so every backend gives the same bits.
 EMBER_DECLARE_DISPATCH(embedding_backward_kernel, void(const EmbeddingBackwardPlan& plan));
+
+// topk along the last dim of a contiguous [slices, size] input (core/topk_plan.h: the
+// selection that fixes the order of ties). CPU only: core/topk.cpp copies device tensors.
+EMBER_DECLARE_DISPATCH(topk_kernel, void(const TopkPlan& plan));
 
 }  // namespace ember

@@ -10,6 +10,7 @@
 //   pool_kernels.cpp         max / average / adaptive average pooling and their gradients
 //   batch_norm_kernels.cpp   batch norm forward and backward (core/batch_norm_plan.h)
 //   embedding_kernels.cpp    the embedding's weight gradient (core/embedding_plan.h)
+//   topk_kernels.cpp         topk along the last dim (core/topk_plan.h)
 #pragma once
 
 #include <ember/core/backend.h>
@@ -46,5 +47,6 @@ void pool2d_backward(const Pool2dPlan& plan);
 void batch_norm(const BatchNormPlan& plan);
 void batch_norm_backward(const BatchNormBackwardPlan& plan);
 void embedding_backward(const EmbeddingBackwardPlan& plan);
+void topk(const TopkPlan& plan);
 
 }  // namespace ember::cpu

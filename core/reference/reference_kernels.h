@@ -20,6 +20,7 @@
 //   pool_loops.cpp         max / average / adaptive average pooling and their gradients
 //   batch_norm_loops.cpp   batch norm forward and backward
 //   embedding_loops.cpp    the embedding's weight gradient
+//   topk_loops.cpp         topk along the last dim, one row at a time
 // Each file registers its functions in the CPUReference slots of core/dispatch.h
 // (EMBER_REGISTER_KERNEL), which serve CPU tensors when the mode is Reference. Families
 // without a reference loop here (copy_bytes: a memcpy) fall back to the CPU slot.
@@ -58,5 +59,6 @@ void pool2d_backward(const Pool2dPlan& plan);
 void batch_norm(const BatchNormPlan& plan);
 void batch_norm_backward(const BatchNormBackwardPlan& plan);
 void embedding_backward(const EmbeddingBackwardPlan& plan);
+void topk(const TopkPlan& plan);
 
 }  // namespace ember::reference
