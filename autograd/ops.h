@@ -102,6 +102,12 @@ Tensor argmax(const Tensor& self, std::optional<std::int64_t> dim = std::nullopt
 Tensor argmin(const Tensor& self, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false);
 Tensor softmax(const Tensor& self, std::int64_t dim);
 Tensor log_softmax(const Tensor& self, std::int64_t dim);
+// torch.topk: (values, int64 indices) of the k largest (largest=false: smallest) along dim,
+// NaN counting as the largest; ties in PyTorch's CPU order (core/topk_plan.h). Differentiable
+// in values (TopkBackward0: the gradient goes to the chosen indices). topk_ops.cpp; a GPU
+// tensor is selected on the CPU and copied back.
+std::tuple<Tensor, Tensor> topk(const Tensor& self, std::int64_t k, std::int64_t dim = -1, bool largest = true,
+                                bool sorted = true);
 
 // ---------------------------------------------------------------- triangles (triangular_ops.cpp)
 // torch.tril / torch.triu over the last two dims: keep [i, j] where j <= i + diagonal (tril)

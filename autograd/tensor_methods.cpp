@@ -129,6 +129,9 @@ Tensor Tensor::argmax(std::optional<std::int64_t> dim, bool keepdim) const { ret
 Tensor Tensor::argmin(std::optional<std::int64_t> dim, bool keepdim) const { return ember::argmin(*this, dim, keepdim); }
 Tensor Tensor::softmax(std::int64_t dim) const { return ember::softmax(*this, dim); }
 Tensor Tensor::log_softmax(std::int64_t dim) const { return ember::log_softmax(*this, dim); }
+std::tuple<Tensor, Tensor> Tensor::topk(std::int64_t k, std::int64_t dim, bool largest, bool sorted) const {
+  return ember::topk(*this, k, dim, largest, sorted);
+}
 
 // ---------------------------------------------------------------- linear algebra, indexing
 Tensor Tensor::matmul(const Tensor& other) const { return ember::matmul(*this, other); }

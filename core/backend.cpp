@@ -36,6 +36,7 @@ EMBER_DEFINE_DISPATCH(batch_norm_backward_kernel);
 EMBER_DEFINE_DISPATCH(embedding_backward_kernel);
 EMBER_DEFINE_DISPATCH(layer_norm_kernel);
 EMBER_DEFINE_DISPATCH(layer_norm_backward_kernel);
+EMBER_DEFINE_DISPATCH(topk_kernel);
 
 namespace detail {
 

@@ -23,6 +23,7 @@
 #include <ember/core/op_list.h>
 #include <ember/core/scalar.h>
 #include <ember/core/strided_index.h>
+#include <ember/core/topk_plan.h>
 
 namespace ember {
 
@@ -169,5 +170,9 @@ EMBER_DECLARE_DISPATCH(embedding_backward_kernel, void(const EmbeddingBackwardPl
 // Layer norm (core/layer_norm_plan.h; issue 21): forward (mean, rstd, output) and backward.
 EMBER_DECLARE_DISPATCH(layer_norm_kernel, void(const LayerNormPlan& plan));
 EMBER_DECLARE_DISPATCH(layer_norm_backward_kernel, void(const LayerNormBackwardPlan& plan));
+
+// topk along the last dim of a contiguous [slices, size] input (core/topk_plan.h: the
+// selection that fixes the order of ties). CPU only: core/topk.cpp copies device tensors.
+EMBER_DECLARE_DISPATCH(topk_kernel, void(const TopkPlan& plan));
 
 }  // namespace ember

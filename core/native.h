@@ -114,6 +114,9 @@ Tensor softmax(const Tensor& self, std::int64_t dim);      // numerically stable
 Tensor log_softmax(const Tensor& self, std::int64_t dim);
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan);
 bool equal(const Tensor& a, const Tensor& b);  // same sizes and same values
+// (values, int64 indices) of the k largest/smallest along dim; NaN counts as the largest
+// (topk.cpp: PyTorch's checks and its order of ties).
+std::tuple<Tensor, Tensor> topk(const Tensor& self, std::int64_t k, std::int64_t dim, bool largest, bool sorted);
 
 // ----------------------------------------------------------------- linear algebra (linalg.cpp)
 // mm: "mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)".

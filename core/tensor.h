@@ -270,6 +270,7 @@ class Tensor {
   Tensor argmin(std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false) const;
   Tensor softmax(std::int64_t dim) const;
   Tensor log_softmax(std::int64_t dim) const;
+  std::tuple<Tensor, Tensor> topk(std::int64_t k, std::int64_t dim = -1, bool largest = true, bool sorted = true) const;
 
   // ---------------------------------------------------------------- linear algebra, indexing
   Tensor matmul(const Tensor& other) const;

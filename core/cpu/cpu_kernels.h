@@ -11,6 +11,7 @@
 //   batch_norm_kernels.cpp   batch norm forward and backward (core/batch_norm_plan.h)
 //   embedding_kernels.cpp    the embedding's weight gradient (core/embedding_plan.h)
 //   layer_norm_kernels.cpp   layer norm forward and backward (core/layer_norm_plan.h)
+//   topk_kernels.cpp         topk along the last dim (core/topk_plan.h)
 #pragma once
 
 #include <ember/core/backend.h>
@@ -49,5 +50,6 @@ void batch_norm_backward(const BatchNormBackwardPlan& plan);
 void embedding_backward(const EmbeddingBackwardPlan& plan);
 void layer_norm(const LayerNormPlan& plan);
 void layer_norm_backward(const LayerNormBackwardPlan& plan);
+void topk(const TopkPlan& plan);
 
 }  // namespace ember::cpu

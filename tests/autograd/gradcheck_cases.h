@@ -104,6 +104,8 @@ inline std::vector<OpCase> cases() {
       {"max all", [](L x) { return x[0].max(); }, {{2, 3}}, {}},
       {"min all", [](L x) { return x[0].min(); }, {{2, 3}}, {}},
       {"max dim", [](L x) { return std::get<0>(x[0].max(1)); }, {{2, 3}}, {}},
+      {"topk", [](L x) { return std::get<0>(x[0].topk(2, 1)); }, {{2, 4}}, {}},
+      {"topk smallest dim 0", [](L x) { return std::get<0>(ember::topk(x[0], 2, 0, false)); }, {{3, 2}}, {}},
       {"min dim keepdim", [](L x) { return std::get<0>(x[0].min(0, true)); }, {{2, 3}}, {}},
       {"softmax", [](L x) { return x[0].softmax(1); }, {{2, 3}}, {}},
       {"log_softmax", [](L x) { return x[0].log_softmax(0); }, {{2, 3}}, {}},

@@ -33,6 +33,11 @@ std::optional<std::int64_t> optional_dim(const json& params) {
   return params.at("dim").get<std::int64_t>();
 }
 
+std::tuple<Tensor, Tensor> topk_of(const Tensor& x, const json& p) {
+  return ember::topk(x, p["k"].get<std::int64_t>(), p["dim"].get<std::int64_t>(), p["largest"].get<bool>(),
+                     p["sorted"].get<bool>());
+}
+
 template <Tensor (*Op)(const Tensor&)>
 OpCall unary() {
   return [](const std::vector<Tensor>& x, const json&) { return Op(x[0]); };
@@ -86,6 +91,8 @@ const std::map<std::string, OpCall>& op_table() {
       {"amin", [](In x, const json& p) { return ember::amin(x[0], dims(p), p["keepdim"].get<bool>()); }},
       {"argmax", [](In x, const json& p) { return ember::argmax(x[0], optional_dim(p), p["keepdim"].get<bool>()); }},
       {"argmin", [](In x, const json& p) { return ember::argmin(x[0], optional_dim(p), p["keepdim"].get<bool>()); }},
+      {"topk", [](In x, const json& p) { return std::get<0>(topk_of(x[0], p)); }},
+      {"topk_indices", [](In x, const json& p) { return std::get<1>(topk_of(x[0], p)); }},
       {"softmax", [](In x, const json& p) { return ember::softmax(x[0], p["dim"].get<std::int64_t>()); }},
       {"log_softmax", [](In x, const json& p) { return ember::log_softmax(x[0], p["dim"].get<std::int64_t>()); }},
       {"mm", binary<&ember::mm>()},

@@ -200,6 +200,7 @@ TEST_CASE("reference kernels: the CPU's kernel slots serve them in reference mod
   check(pool2d_kernel, &cpu::pool2d, &reference::pool2d);
   check(pool2d_backward_kernel, &cpu::pool2d_backward, &reference::pool2d_backward);
   check(embedding_backward_kernel, &cpu::embedding_backward, &reference::embedding_backward);
+  check(topk_kernel, &cpu::topk, &reference::topk);
   // No reference loop: a memcpy is a memcpy.
   KernelModeGuard mode(KernelMode::Reference);
   CHECK(copy_bytes_kernel.kernel_for(kCPU) == &cpu::copy_bytes);

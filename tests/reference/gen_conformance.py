@@ -210,6 +210,8 @@ def pow_scalar_ulps(p):
 
 REDUCE_PARAMS = ({"dim": None, "keepdim": False}, {"dim": [0], "keepdim": False}, {"dim": [-1], "keepdim": True},
                  {"dim": [0, 1], "keepdim": False})
+TOPK_PARAMS = ({"k": 2, "dim": -1, "largest": True, "sorted": True}, {"k": 1, "dim": 0, "largest": False, "sorted": True},
+               {"k": 3, "dim": 1, "largest": True, "sorted": False}, {"k": 0, "dim": 0, "largest": True, "sorted": True})
 ARG_PARAMS = ({"dim": None, "keepdim": False}, {"dim": 0, "keepdim": False}, {"dim": -1, "keepdim": True})
 
 
@@ -291,6 +293,11 @@ OPS = [
        params=({"dim": 0}, {"dim": 1}), grad=True),
     op("index_add", "index", lambda x, index, source, dim: torch.index_add(x, dim, index, source),
        params=({"dim": 0}, {"dim": 1}), grad=True),
+    # topk (issue 21): values and indices, ties (±0, repeated values) and NaN in PyTorch's order
+    op("topk", "reduce", lambda x, k, dim, largest, sorted: torch.topk(x, k, dim, largest, sorted).values,
+       params=TOPK_PARAMS, grad=True),
+    op("topk_indices", "reduce", lambda x, k, dim, largest, sorted: torch.topk(x, k, dim, largest, sorted).indices,
+       params=TOPK_PARAMS),
 ]
 
 

@@ -12,6 +12,7 @@
 #include <ember/core/tensor.h>
 #include <ember/core/factories.h>
 #include <ember/core/random.h>
+#include <ember/core/sampling.h>
 #include <ember/core/print.h>
 #include <ember/core/cuda_hooks.h>
 #include <ember/autograd/autograd.h>
