@@ -3,6 +3,7 @@
 //   ember train   [--data fashion-mnist|toy|idx:DIR|csv:FILE] [--model mlp|cnn|gpt] [--hidden 256,128] ...
 //   ember eval    --checkpoint PATH [--data ...]
 //   ember predict --checkpoint PATH --input FILE [--json]
+//   ember sample  --checkpoint GPT.st [--prompt TEXT] [--tokens N] [--temperature X] [--top-k K]
 //   ember info    [--checkpoint PATH [--print-config]]
 //   ember plot    LOG.jsonl [LOG ...] -o curves.svg|png   (plot_command.h)
 //   ember train --config FILE.json [flags that override it] [--print-config]   (config_file.h)
@@ -81,7 +82,7 @@ bool unknown_command(CLI::App& app, int argc, char** argv) {
   for (const CLI::App* command : app.get_subcommands({})) {
     if (command->check_name(name)) return false;
   }
-  std::cerr << "ember: error: unknown command '" << name << "' (expected train, eval, predict, info or plot)\n"
+  std::cerr << "ember: error: unknown command '" << name << "' (expected train, eval, predict, sample, info or plot)\n"
             << app.help() << std::flush;
   return true;
 }
@@ -240,6 +241,28 @@ void add_predict_command(CLI::App& app, PredictOptions& predict, Command& run) {
   command->callback([&predict, &run] { run = [&predict] { return run_predict(predict); }; });
 }
 
+// `ember sample`: text from a GPT's checkpoint (sample_command.cpp).
+void add_sample_command(CLI::App& app, SampleOptions& sample, Command& run) {
+  CLI::App* command = app.add_subcommand("sample", "Text from a GPT checkpoint of ember train --model gpt");
+  command->add_option("--checkpoint", sample.checkpoint_path, "Checkpoint written by ember train --model gpt --save")
+      ->required()
+      ->check(CLI::ExistingFile);
+  command->add_option("--prompt", sample.prompt, "Text the samples continue (default: a newline)");
+  command->add_option("--tokens", sample.tokens, "New characters per sample (default 500)")
+      ->check(whole_number_in(1, 1LL << 30));
+  command->add_option("--temperature", sample.temperature,
+                      "Divides the logits: below 1 more likely characters, above 1 more varied (default 0.8)")
+      ->check(real_number(false));
+  command->add_option("--top-k", sample.top_k, "Draw only among the K likeliest characters; 0: all (default 200)")
+      ->check(whole_number_at_least(0));
+  command->add_option("--seed", sample.seed, "Seed of the random generator (default 1337)")->check(seed_number());
+  command->add_option("--num-samples", sample.num_samples, "Samples to draw (default 1)")
+      ->check(whole_number_in(1, 1 << 20));
+  command->add_flag("--no-cache", sample.no_cache, "Recompute the whole context every step instead of a KV cache");
+  add_device_option(*command, sample.device);
+  command->callback([&sample, &run] { run = [&sample] { return run_sample(sample); }; });
+}
+
 void add_plot_command(CLI::App& app, PlotOptions& plot, Command& run) {
   CLI::App* command = app.add_subcommand("plot", "Draw the curves of one or more --log files (SVG or PNG)");
   command->add_option("logs", plot.log_paths, "Metrics logs written by ember train --log (one run each)")->required();
@@ -273,7 +296,7 @@ int print_text(const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"ember — train, evaluate and use MLP and CNN classifiers with the ember tensor engine", "ember"};
+  CLI::App app{"ember — train, evaluate and use MLP and CNN classifiers and character-level GPTs with the ember tensor engine", "ember"};
   app.require_subcommand(1);
   // On a usage error print CLI11's message and then the usage, as the issue asks.
   app.failure_message(CLI::FailureMessage::help);
@@ -282,11 +305,13 @@ int main(int argc, char** argv) {
   EvalOptions eval;
   PredictOptions predict;
   PlotOptions plot;
+  SampleOptions sample;
   InfoOptions info;
   Command run;
   add_train_command(app, train, run);
   add_eval_command(app, eval, run);
   add_predict_command(app, predict, run);
+  add_sample_command(app, sample, run);
   add_plot_command(app, plot, run);
   add_info_command(app, info, run);
   CLI::App& train_command = *app.get_subcommand("train");

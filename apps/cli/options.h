@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -145,6 +146,20 @@ struct PredictOptions {
   std::string device = "auto";
 };
 
+// `ember sample --checkpoint C ...` (sample_command.cpp): text from a GPT's checkpoint.
+// The defaults are nanoGPT's sample.py's, but one sample.
+struct SampleOptions {
+  std::string checkpoint_path;
+  std::optional<std::string> prompt;  // unset: "\n"
+  std::int64_t tokens = 500;          // new characters per sample
+  double temperature = 0.8;
+  std::int64_t top_k = 200;           // 0: every character may be drawn
+  std::uint64_t seed = 1337;
+  std::int64_t num_samples = 1;
+  bool no_cache = false;              // recompute the whole context every step
+  std::string device = "auto";
+};
+
 // `ember info --checkpoint PATH [--print-config]` (checkpoint_info.cpp).
 struct InfoOptions {
   std::string checkpoint_path;  // empty: plain `ember info`
@@ -156,6 +171,7 @@ struct InfoOptions {
 int run_train(const TrainOptions& options);
 int run_eval(const EvalOptions& options);
 int run_predict(const PredictOptions& options);
+int run_sample(const SampleOptions& options);
 int run_info();
 int run_checkpoint_info(const InfoOptions& options);
 

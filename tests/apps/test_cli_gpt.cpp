@@ -35,9 +35,9 @@ TEST_CASE("ember train --model gpt: every step's loss and lr and every evaluatio
   for (const auto& c : reference["configs"]) {
     SECTION(c["name"].get<std::string>()) {
       ScratchDir scratch("gpt_parity");
-      const std::string log = scratch / "log.jsonl";
+      const std::string log = scratch / "log.jsonl", checkpoint = scratch / "gpt.st";
       run_ok("train --device cpu --data text:" + sample_text() + joined(c["flags"]) + " --log-every 1 --log " + log +
-             " --quiet");
+             " --save " + checkpoint + " --quiet");
       std::vector<nlohmann::json> steps, evals;
       nlohmann::json summary;
       for (const auto& entry : log_entries(log)) {
@@ -63,7 +63,50 @@ TEST_CASE("ember train --model gpt: every step's loss and lr and every evaluatio
       }
       REQUIRE(summary["val_loss"].get<double>() == Approx(c["evals"].back()["val_loss"].get<double>()).epsilon(1e-4));
       REQUIRE(summary["steps"] == c["steps"].size());
+
+      // ember sample on the trained model: PyTorch's text, with and without the KV cache.
+      for (const auto& sample : c["samples"]) {
+        const std::string prompt = sample["prompt"];
+        std::string arguments = "sample --device cpu --checkpoint " + checkpoint + " --tokens " +
+                                std::to_string(sample["tokens"].get<int>()) + " --temperature " +
+                                sample["temperature"].dump() + " --top-k " + sample["top_k"].dump() + " --seed " +
+                                sample["seed"].dump() + " --num-samples " + sample["num_samples"].dump();
+        if (prompt != "\n") arguments += " --prompt " + prompt;
+        INFO("ember " << arguments);
+        REQUIRE(run_ok(arguments) == sample["output"].get<std::string>());
+        REQUIRE(run_ok(arguments + " --no-cache") == sample["output"].get<std::string>());
+      }
     }
+  }
+}
+
+TEST_CASE("ember sample: prompts and checkpoints it cannot use are clear errors", "[cli][gpt][usage]") {
+  ScratchDir scratch("gpt_sample_errors");
+  const std::string checkpoint = scratch / "gpt.st";
+  run_ok("train --model gpt --device cpu --data text:" + sample_text() +
+         " --block-size 8 --n-layer 1 --n-head 2 --n-embd 8 --batch-size 4 --max-steps 1 --quiet --save " + checkpoint);
+  struct Case {
+    std::string arguments, message;
+    int code;
+  };
+  const std::string sample = "sample --device cpu --checkpoint " + checkpoint + " ";
+  const Case cases[] = {
+      {sample + "--prompt 'a~b'", "--prompt: ", 2},  // '~' is not in the word list's vocabulary
+      {sample + "--prompt ''", "--prompt is empty", 2},
+      {sample + "--temperature 0", "--temperature", 2},
+      {sample + "--tokens 0", "--tokens", 2},
+      {sample + "--top-k -1", "--top-k", 2},
+      {"sample --device cpu --checkpoint " + scratch.str(), "--checkpoint", 2},
+      {"sample --device cpu --checkpoint " + std::string(EMBER_SOURCE_DIR) + "/tests/apps/fixtures/words-sample.txt",
+       "words-sample.txt", 1},
+  };
+  for (const Case& c : cases) {
+    INFO("ember " << c.arguments);
+    int code = -1;
+    std::string output = run_ember(c.arguments, &code);
+    INFO(output);
+    CHECK(code == c.code);
+    CHECK_THAT(output, Catch::Contains(c.message));
   }
 }
 

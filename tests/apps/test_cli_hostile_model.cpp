@@ -76,7 +76,7 @@ TEST_CASE("ember: sizes, counts and hyperparameters out of range are usage error
       {"train --data toy --num-classes 0", "--num-classes: must be at least 1"},
       {"train --data toy --epochs -99999999999999999999", "--epochs: must be at least 1, got -99999999999999999999"},
       {"train --data toy --seed 18446744073709551616", "--seed: must be in [-9223372036854775808, 18446744073709551615]"},
-      {"frobnicate", "ember: error: unknown command 'frobnicate' (expected train, eval, predict, info or plot)"},
+      {"frobnicate", "ember: error: unknown command 'frobnicate' (expected train, eval, predict, sample, info or plot)"},
   };
   for (const Case& c : cases) {
     INFO("ember " << c.arguments);

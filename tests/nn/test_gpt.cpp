@@ -203,3 +203,40 @@ TEST_CASE("GPT with a KV cache computes the logits of the whole context, in piec
     }
   }
 }
+
+TEST_CASE("nn::generate draws PyTorch's tokens: temperature, top-k, a sliding window, with and without the KV cache",
+          "[nn][gpt]") {
+  for (const auto& c : reference()["configs"]) {
+    SECTION(c["name"].get<std::string>()) {
+      nn::GPT model(config_of(c));
+      {
+        NoGradGuard no_grad;  // PyTorch's trained weights, so both sample from the same model
+        for (const auto& [name, parameter] : model.named_parameters())
+          parameter.copy_(tensor_from_json(c["trained_parameters"][name]));
+      }
+      model.eval();
+      const std::int64_t block_size = c["block_size"];
+      for (const auto& g : c["generated"]) {
+        nn::GenerateOptions options;
+        options.max_new_tokens = 2 * block_size + 3;  // past block_size: the window slides
+        options.temperature = g["temperature"];
+        if (!g["top_k"].is_null()) options.top_k = g["top_k"].get<std::int64_t>();
+        const Tensor prompt = tensor_from_json(g["prompt"]);
+        for (bool use_cache : {true, false}) {
+          INFO("seed " << g["seed"] << (use_cache ? ", KV cache" : ", recomputed"));
+          options.use_cache = use_cache;
+          manual_seed(g["seed"].get<std::uint64_t>());
+          const Tensor tokens = nn::generate(model, prompt, options);
+          REQUIRE_FALSE(tokens.requires_grad());
+          require_equal(tokens, g["tokens"]);
+        }
+      }
+      nn::GenerateOptions bad;
+      bad.temperature = 0;
+      REQUIRE_THROWS_WITH(nn::generate(model, zeros({1, 1}, TensorOptions().dtype(kLong)), bad),
+                          Catch::Contains("temperature must be positive"));
+      REQUIRE_THROWS_WITH(nn::generate(model, zeros({1, 0}, TensorOptions().dtype(kLong))),
+                          Catch::Contains("time >= 1"));
+    }
+  }
+}

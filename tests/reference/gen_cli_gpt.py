@@ -3,7 +3,8 @@
 The same loop as apps/cli/gpt_training.cpp, for the configurations below, on the committed
 fixture tests/apps/fixtures/words-sample.txt. Writes cli_gpt.json, read by
 tests/apps/test_cli_gpt.cpp, which runs `ember train` with each config's flags and compares
-the per-step losses, learning rates and evaluations (relative error below 1e-4).
+the per-step losses, learning rates and evaluations (relative error below 1e-4), and then
+`ember sample` on the trained checkpoint against the text PyTorch generates.
 
 The loop (docs/cli.md, "Training a GPT"):
   manual_seed(seed); text -> sorted characters -> ids; first int(0.9 n) train, the rest val
@@ -105,7 +106,20 @@ def run(c):
         if (c["eval_every"] and step % c["eval_every"] == 0) or step == c["max_steps"]:
             losses = estimate_loss(model, [("train", train), ("val", val)], c)
             evals.append({"step": step, "train_loss": losses["train"], "val_loss": losses["val"]})
-    return {"name": c["name"], "flags": flags(c), "vocab_size": len(chars), "steps": steps, "evals": evals}
+    # `ember sample --checkpoint C [--prompt P] --tokens N --temperature X --top-k K --seed S
+    # --num-samples M` from the trained model: nanoGPT's sample.py (manual_seed, then generate
+    # per sample), decoded; the samples joined as ember prints them.
+    model.eval()
+    samples = []
+    for prompt, tokens, temperature, top_k, seed, count in [("\n", 40, 0.8, 200, 1337, 1), ("ab", 30, 1.0, 5, 3, 2)]:
+        torch.manual_seed(seed)
+        start = torch.tensor([[index[ch] for ch in prompt]], dtype=torch.long)
+        texts = ["".join(chars[i] for i in model.generate(start, tokens, temperature, top_k)[0].tolist())
+                 for _ in range(count)]
+        samples.append({"prompt": prompt, "tokens": tokens, "temperature": temperature, "top_k": top_k, "seed": seed,
+                        "num_samples": count, "output": "\n---------------\n".join(texts) + "\n"})
+    return {"name": c["name"], "flags": flags(c), "vocab_size": len(chars), "steps": steps, "evals": evals,
+            "samples": samples}
 
 
 if __name__ == "__main__":
