@@ -23,7 +23,10 @@ std::string sample_text() { return std::string(EMBER_SOURCE_DIR) + "/tests/apps/
 
 std::string joined(const nlohmann::json& flags) {
   std::string out;
-  for (const auto& flag : flags) out += " " + flag.get<std::string>();
+  for (const auto& flag : flags) {
+    out += ' ';
+    out += flag.get<std::string>();
+  }
   return out;
 }
 

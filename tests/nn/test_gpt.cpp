@@ -211,7 +211,7 @@ TEST_CASE("nn::generate draws PyTorch's tokens: temperature, top-k, a sliding wi
       nn::GPT model(config_of(c));
       {
         NoGradGuard no_grad;  // PyTorch's trained weights, so both sample from the same model
-        for (const auto& [name, parameter] : model.named_parameters())
+        for (auto [name, parameter] : model.named_parameters())
           parameter.copy_(tensor_from_json(c["trained_parameters"][name]));
       }
       model.eval();
