@@ -88,12 +88,8 @@ TEST_CASE("ember sample: prompts and checkpoints it cannot use are clear errors"
   const std::string checkpoint = scratch / "gpt.st";
   run_ok("train --model gpt --device cpu --data text:" + sample_text() +
          " --block-size 8 --n-layer 1 --n-head 2 --n-embd 8 --batch-size 4 --max-steps 1 --quiet --save " + checkpoint);
-  struct Case {
-    std::string arguments, message;
-    int code;
-  };
   const std::string sample = "sample --device cpu --checkpoint " + checkpoint + " ";
-  const Case cases[] = {
+  check_failures({
       {sample + "--prompt 'a~b'", "--prompt: ", 2},  // '~' is not in the word list's vocabulary
       {sample + "--prompt ''", "--prompt is empty", 2},
       {sample + "--temperature 0", "--temperature", 2},
@@ -102,15 +98,7 @@ TEST_CASE("ember sample: prompts and checkpoints it cannot use are clear errors"
       {"sample --device cpu --checkpoint " + scratch.str(), "--checkpoint", 2},
       {"sample --device cpu --checkpoint " + std::string(EMBER_SOURCE_DIR) + "/tests/apps/fixtures/words-sample.txt",
        "words-sample.txt", 1},
-  };
-  for (const Case& c : cases) {
-    INFO("ember " << c.arguments);
-    int code = -1;
-    std::string output = run_ember(c.arguments, &code);
-    INFO(output);
-    CHECK(code == c.code);
-    CHECK_THAT(output, Catch::Contains(c.message));
-  }
+  });
 }
 
 TEST_CASE("ember train --model gpt --save writes the model, the vocabulary and the optimizer", "[cli][gpt]") {
@@ -151,11 +139,8 @@ TEST_CASE("ember train --model gpt --save writes the model, the vocabulary and t
 }
 
 TEST_CASE("ember train --model gpt: flags that do not fit are usage errors (exit 2)", "[cli][gpt][usage]") {
-  struct Case {
-    std::string arguments, message;
-  };
   const std::string gpt = "train --model gpt --device cpu --data text:" + sample_text() + " ";
-  const Case cases[] = {
+  check_failures({
       {gpt + "--hidden 10", "--hidden: --model gpt does not take it"},
       {gpt + "--epochs 3", "--epochs: --model gpt does not take it"},
       {gpt + "--grad-accum 2", "--grad-accum: --model gpt does not take it"},
@@ -169,15 +154,7 @@ TEST_CASE("ember train --model gpt: flags that do not fit are usage errors (exit
       {"train --model gpt --device cpu --data toy", "--model gpt trains on text"},
       {"train --device cpu --data text:" + sample_text(), "use it with --model gpt"},
       {"train --device cpu --data toy --n-layer 2", "--n-layer: only --model gpt takes it"},
-  };
-  for (const Case& c : cases) {
-    INFO("ember " << c.arguments);
-    int code = -1;
-    std::string output = run_ember(c.arguments, &code);
-    INFO(output);
-    CHECK(code == 2);
-    CHECK_THAT(output, Catch::Contains(c.message));
-  }
+  });
 }
 
 TEST_CASE("ember train --model gpt: text it cannot train on is an error (exit 1), nothing overwritten",
@@ -186,24 +163,13 @@ TEST_CASE("ember train --model gpt: text it cannot train on is an error (exit 1)
   const std::string short_text = scratch / "short.txt", bad_utf8 = scratch / "bad.txt";
   write_bytes(short_text, "abcdefghij");
   write_bytes(bad_utf8, "hello\xFFworld");
-  struct Case {
-    std::string arguments, message;
-  };
   const std::string flags = " --model gpt --device cpu --max-steps 1 --n-layer 1 --n-embd 8 --n-head 2 ";
-  const Case cases[] = {
+  check_failures({
       {"train" + flags + "--data text:" + short_text + " --block-size 8",
-       "its validation split has 1 characters; --block-size 8 needs at least 9"},
-      {"train" + flags + "--data text:" + bad_utf8, "invalid UTF-8 at byte 5"},
-      {"train" + flags + "--data text:" + scratch.str(), "not a regular file"},
-  };
-  for (const Case& c : cases) {
-    INFO("ember " << c.arguments);
-    int code = -1;
-    std::string output = run_ember(c.arguments, &code);
-    INFO(output);
-    CHECK(code == 1);
-    CHECK_THAT(output, Catch::Contains(c.message));
-  }
+       "its validation split has 1 characters; --block-size 8 needs at least 9", 1},
+      {"train" + flags + "--data text:" + bad_utf8, "invalid UTF-8 at byte 5", 1},
+      {"train" + flags + "--data text:" + scratch.str(), "not a regular file", 1},
+  });
   REQUIRE(read_file(short_text) == "abcdefghij");
 }
 

@@ -164,6 +164,24 @@ inline std::string run_ok(const std::string& arguments) {
   return output;
 }
 
+// A command line that must fail with `code` and a message containing `message`.
+struct ExpectedFailure {
+  std::string arguments, message;
+  int code = 2;  // 2: a usage error; 1: the command failed
+};
+
+// Runs each `ember ARGUMENTS` and checks its exit code and message (CHECK: every case runs).
+inline void check_failures(const std::vector<ExpectedFailure>& cases) {
+  for (const ExpectedFailure& c : cases) {
+    INFO("ember " << c.arguments);
+    int code = -1;
+    std::string output = run_ember(c.arguments, &code);
+    INFO(output);
+    CHECK(code == c.code);
+    CHECK_THAT(output, Catch::Contains(c.message));
+  }
+}
+
 // The model tensors of a checkpoint ("model.*"), as raw bytes by name: equal maps mean
 // byte-identical parameters.
 inline std::map<std::string, std::string> model_bytes(const std::string& checkpoint) {
