@@ -11,6 +11,8 @@
 //   batch_norm_kernels.cpp   batch norm forward and backward (core/batch_norm_plan.h)
 //   embedding_kernels.cpp    the embedding's weight gradient (core/embedding_plan.h)
 //   layer_norm_kernels.cpp   layer norm forward and backward (core/layer_norm_plan.h)
+//   flash_attention_kernels.cpp  fused attention forward and backward, tiled, online softmax
+//                                (core/flash_attention_plan.h)
 #pragma once
 
 #include <ember/core/backend.h>
@@ -49,5 +51,7 @@ void batch_norm_backward(const BatchNormBackwardPlan& plan);
 void embedding_backward(const EmbeddingBackwardPlan& plan);
 void layer_norm(const LayerNormPlan& plan);
 void layer_norm_backward(const LayerNormBackwardPlan& plan);
+void flash_attention(const FlashAttentionPlan& plan);
+void flash_attention_backward(const FlashAttentionBackwardPlan& plan);
 
 }  // namespace ember::cpu
