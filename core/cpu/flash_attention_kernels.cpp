@@ -110,7 +110,21 @@ void tile_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::
   gemm(plan);
 }
 
-// Runs task(t, worker) for every t in [0, tasks): one worker per pool thread claiming tasks
+// out[e · cols + j] = rows[j · row_stride + e] for j < cols, e < width: one entry's k (or v)
+// transposed into [width, cols], so that the score products q·kᵀ (and dO·vᵀ) read their
+// right-hand side as plain rows and the GEMM need not transpose a key tile for every query
+// tile that meets it. Blocks of 16 rows keep both sides' cache lines in use.
+template <class T>
+void transpose_rows(const T* rows, std::int64_t row_stride, std::int64_t cols, std::int64_t width, T* out) {
+  constexpr std::int64_t kBlock = 16;
+  for (std::int64_t j0 = 0; j0 < cols; j0 += kBlock) {
+    const std::int64_t j1 = std::min(cols, j0 + kBlock);
+    for (std::int64_t e = 0; e < width; ++e)
+      for (std::int64_t j = j0; j < j1; ++j) out[e * cols + j] = rows[j * row_stride + e];
+  }
+}
+
+// Runs task(t) for every t in [0, tasks): one worker per pool thread claiming tasks
 // from a shared counter, or the caller alone for a single task.
 template <class Task>
 void run_tasks(std::int64_t tasks, const Task& task) {
@@ -152,6 +166,11 @@ void flash_attention_typed(const FlashAttentionPlan& plan) {
   T* lse = static_cast<T*>(plan.logsumexp);
   const FlashRowOps<T>& ops = row_ops<T>();
   const T minus_infinity = -std::numeric_limits<T>::infinity();
+  // kᵀ of every entry, [E, S] each: the size of k, never of the scores.
+  std::vector<T> key_t(static_cast<std::size_t>(entries * E * S));
+  run_tasks(entries, [&](std::int64_t entry) {
+    transpose_rows(row_of(k, plan.key_strides, shape, entry, 0), plan.key_strides.row, S, E, key_t.data() + entry * E * S);
+  });
 
   run_tasks(entries * query_tiles, [&](std::int64_t task) {
     // Causal tiles further down see more keys: hand the heaviest out first.
@@ -167,9 +186,8 @@ void flash_attention_typed(const FlashAttentionPlan& plan) {
     const std::int64_t key_end = tile_key_end(row0, rows, S, plan.is_causal);
     for (std::int64_t key0 = 0; key0 < key_end; key0 += kKeyTile) {
       const std::int64_t cols = std::min(kKeyTile, key_end - key0);
-      const T* k_tile = row_of(k, plan.key_strides, shape, entry, key0);
-      tile_gemm<T>(rows, cols, E, q_tile, plan.query_strides.row, 1, k_tile, 1, plan.key_strides.row, scores.data(),
-                   kKeyTile, plan.scale, 0.0);
+      tile_gemm<T>(rows, cols, E, q_tile, plan.query_strides.row, 1, key_t.data() + entry * E * S + key0, S, 1,
+                   scores.data(), kKeyTile, plan.scale, 0.0);
       for (std::int64_t r = 0; r < rows; ++r) {
         T* s = scores.data() + r * kKeyTile;
         const std::int64_t visible = visible_in_tile(row0 + r, key0, cols, S, plan.is_causal);
@@ -225,11 +243,16 @@ void flash_attention_backward_typed(const FlashAttentionBackwardPlan& plan) {
   const double scale = plan.scale;
 
   run_tasks(entries, [&](std::int64_t entry) {
-    thread_local std::vector<T> probabilities, grad_scores;
+    thread_local std::vector<T> probabilities, grad_scores, key_t, value_t;
     probabilities.resize(static_cast<std::size_t>(kQueryTile * kKeyTile));
     grad_scores.resize(static_cast<std::size_t>(kQueryTile * kKeyTile));
+    key_t.resize(static_cast<std::size_t>(E * S));
+    value_t.resize(static_cast<std::size_t>(Ev * S));
     T* p = probabilities.data();
     T* ds = grad_scores.data();
+    // This entry's kᵀ [E, S] and vᵀ [Ev, S], for the products q·kᵀ and dO·vᵀ.
+    transpose_rows(row_of(k, plan.key_strides, shape, entry, 0), plan.key_strides.row, S, E, key_t.data());
+    transpose_rows(row_of(v, plan.value_strides, shape, entry, 0), plan.value_strides.row, S, Ev, value_t.data());
     T* entry_delta = delta + entry * L;
     const T* entry_lse = lse + entry * L;
     for (std::int64_t i = 0; i < L; ++i)
@@ -247,10 +270,9 @@ void flash_attention_backward_typed(const FlashAttentionBackwardPlan& plan) {
       for (std::int64_t key0 = 0; key0 < key_end; key0 += kKeyTile) {
         const std::int64_t cols = std::min(kKeyTile, key_end - key0);
         const T* k_tile = row_of(k, plan.key_strides, shape, entry, key0);
-        const T* v_tile = row_of(v, plan.value_strides, shape, entry, key0);
         // p = exp(scale · q kᵀ - lse), 0 past the diagonal.
-        tile_gemm<T>(rows, cols, E, q_tile, plan.query_strides.row, 1, k_tile, 1, plan.key_strides.row, p, kKeyTile,
-                     scale, 0.0);
+        tile_gemm<T>(rows, cols, E, q_tile, plan.query_strides.row, 1, key_t.data() + key0, S, 1, p, kKeyTile, scale,
+                     0.0);
         for (std::int64_t r = 0; r < rows; ++r) {
           const std::int64_t visible = visible_in_tile(row0 + r, key0, cols, S, plan.is_causal);
           ops.exp_shifted(p + r * kKeyTile, visible, entry_lse[row0 + r]);
@@ -260,7 +282,7 @@ void flash_attention_backward_typed(const FlashAttentionBackwardPlan& plan) {
         tile_gemm<T>(cols, Ev, rows, p, 1, kKeyTile, do_tile, plan.grad_output_strides.row, 1,
                      row_of(dv, plan.grad_value_strides, shape, entry, key0), plan.grad_value_strides.row, 1.0, 1.0);
         // dS = p ∘ (dO_i V_jᵀ - D_i)
-        tile_gemm<T>(rows, cols, Ev, do_tile, plan.grad_output_strides.row, 1, v_tile, 1, plan.value_strides.row, ds,
+        tile_gemm<T>(rows, cols, Ev, do_tile, plan.grad_output_strides.row, 1, value_t.data() + key0, S, 1, ds,
                      kKeyTile, 1.0, 0.0);
         for (std::int64_t r = 0; r < rows; ++r)
           ops.softmax_grad(ds + r * kKeyTile, p + r * kKeyTile, cols, entry_delta[row0 + r]);
