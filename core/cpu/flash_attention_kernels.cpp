@@ -25,8 +25,11 @@
 //     dK_j and dV_j sum over every query tile, so a head's tiles stay on one thread and no
 //     two threads ever add to one gradient row (PyTorch's CPU kernel splits the same way).
 //
-// The tile products are core/cpu/gemm.cpp's GEMM (its SIMD micro-kernels), reading q, k, v,
-// dO and the gradients in place through their strides. Everything between the products is
+// The tile products are core/cpu/gemm.cpp's GEMM (its SIMD micro-kernels), reading q, v, dO
+// and the gradients in place through their strides. k (and v in the backward) is first
+// transposed once per head into [E, S] (scratch the size of k, never of the scores), so that
+// q·kᵀ reads plain rows: otherwise the GEMM would transpose each key tile again for every
+// query tile that meets it (a seventh of the forward's time at T = 1024). Everything between the products is
 // per row, in the vector loops of core/cpu/flash_attention_rows.h (a polynomial exp: libm's
 // would cost as much as the products), picked for the CPU at run time. Accumulation is in the
 // element type — float for float32, as PyTorch's CPU kernel accumulates — and each output
