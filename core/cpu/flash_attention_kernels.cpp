@@ -31,7 +31,8 @@
 // q·kᵀ reads plain rows: otherwise the GEMM would transpose each key tile again for every
 // query tile that meets it (a seventh of the forward's time at T = 1024). Everything between the products is
 // per row, in the vector loops of core/cpu/flash_attention_rows.h (a polynomial exp: libm's
-// would cost as much as the products), picked for the CPU at run time. Accumulation is in the
+// would cost as much as the products), built for AVX-512, AVX2 and the baseline and picked at
+// run time as the GEMM's micro-kernel is. Accumulation is in the
 // element type — float for float32, as PyTorch's CPU kernel accumulates — and each output
 // element is summed in a fixed order whatever the thread count.
 //
@@ -43,10 +44,13 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include <ember/core/backend.h>
 #include <ember/core/cpu/cpu_kernels.h>
+#include <ember/core/cpu/gemm_kernels.h>
 #include <ember/core/dispatch.h>
 #include <ember/core/error.h>
 #include <ember/core/parallel.h>
@@ -64,23 +68,20 @@ namespace {
 constexpr std::int64_t kQueryTile = 64;
 constexpr std::int64_t kKeyTile = 256;
 
-// The row loops for this CPU: AVX-512 or AVX2 when cpuid says so, else the portable build.
+// The row loops for this CPU: the instruction set the GEMM's micro-kernel uses (AVX-512 or
+// AVX2 when cpuid says so, else the portable build; EMBER_GEMM_KERNEL=portable|avx2|avx512
+// forces one, for tests and benchmarks: core/cpu/gemm_kernels.h). Asked once per call.
 template <class T>
-const FlashRowOps<T>& row_ops() {
-  static const FlashRowOps<T> ops = [] {
-    __builtin_cpu_init();
-    const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
-    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if constexpr (std::is_same_v<T, float>) {
-      if (avx512) return flash_row_ops_avx512_f32();
-      if (avx2) return flash_row_ops_avx2_f32();
-    } else {
-      if (avx512) return flash_row_ops_avx512_f64();
-      if (avx2) return flash_row_ops_avx2_f64();
-    }
-    return rows_portable::row_ops<T>();
-  }();
-  return ops;
+FlashRowOps<T> row_ops() {
+  const std::string isa = active_gemm_kernel_name();
+  if constexpr (std::is_same_v<T, float>) {
+    if (isa == "avx512") return flash_row_ops_avx512_f32();
+    if (isa == "avx2") return flash_row_ops_avx2_f32();
+  } else {
+    if (isa == "avx512") return flash_row_ops_avx512_f64();
+    if (isa == "avx2") return flash_row_ops_avx2_f64();
+  }
+  return rows_portable::row_ops<T>();
 }
 
 // Row r of batch entry `entry` of an operand (entry = o · inner + n).
@@ -167,7 +168,7 @@ void flash_attention_typed(const FlashAttentionPlan& plan) {
   const T* v = static_cast<const T*>(plan.value);
   T* out = static_cast<T*>(plan.output);
   T* lse = static_cast<T*>(plan.logsumexp);
-  const FlashRowOps<T>& ops = row_ops<T>();
+  const FlashRowOps<T> ops = row_ops<T>();
   const T minus_infinity = -std::numeric_limits<T>::infinity();
   // kᵀ of every entry, [E, S] each: the size of k, never of the scores.
   std::vector<T> key_t(static_cast<std::size_t>(entries * E * S));
@@ -242,7 +243,7 @@ void flash_attention_backward_typed(const FlashAttentionBackwardPlan& plan) {
   T* dq = static_cast<T*>(plan.grad_query);
   T* dk = static_cast<T*>(plan.grad_key);
   T* dv = static_cast<T*>(plan.grad_value);
-  const FlashRowOps<T>& ops = row_ops<T>();
+  const FlashRowOps<T> ops = row_ops<T>();
   const double scale = plan.scale;
 
   run_tasks(entries, [&](std::int64_t entry) {

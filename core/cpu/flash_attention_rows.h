@@ -16,7 +16,8 @@
 // and AVX-512 (core/CMakeLists.txt gives core/cpu/flash_attention_rows_avx2.cpp and
 // _avx512.cpp their flags) — each in its own namespace, EMBER_FLASH_ROWS_NAMESPACE, so no
 // inline function is defined twice with different code. flash_attention_kernels.cpp picks
-// one table at run time with cpuid, as core/cpu/gemm.cpp picks its micro-kernel.
+// one table at run time: the instruction set of the GEMM's micro-kernel (cpuid, or
+// EMBER_GEMM_KERNEL; core/cpu/gemm_kernels.h).
 //
 // Include only after defining EMBER_FLASH_ROWS_NAMESPACE; flash_attention_row_ops.h declares
 // what the including files export.

@@ -14,12 +14,14 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <string>
 
 #include <ember/autograd/gradcheck.h>
 #include <ember/autograd/node.h>
+#include <ember/core/cpu/gemm_kernels.h>
 #include <ember/core/cpu_allocator.h>
 #include <ember/core/kernel_mode.h>
 #include <ember/core/parallel.h>
@@ -225,6 +227,28 @@ TEST_CASE("fused and composite attention agree across tiles, layouts and dtypes"
       }
       require_all_close(fused.out, reference.out, rtol, atol);
       for (std::size_t i = 0; i < fused.grads.size(); ++i) require_all_close(fused.grads[i], reference.grads[i], rtol, atol);
+    }
+  }
+}
+
+TEST_CASE("flash attention's row loops agree on every instruction set", "[nn][attention][flash]") {
+  // The exp, max and sums between the tile products are built three times
+  // (core/cpu/flash_attention_rows.h); EMBER_GEMM_KERNEL picks the one this call uses.
+  const Spec s{1, 2, 70, 300, 16, true, false};
+  const Run composite = run_backend(s, DType::Float64, SDPBackend::Math, 9);
+  const Run composite32 = run_backend(s, DType::Float32, SDPBackend::Math, 9);
+  for (const char* isa : {"portable", "avx2", "avx512"}) {
+    if (!cpu::gemm_kernel_available(isa)) continue;
+    INFO(isa);
+    setenv("EMBER_GEMM_KERNEL", isa, 1);
+    const Run fused = run_backend(s, DType::Float64, SDPBackend::FlashAttention, 9);
+    const Run fused32 = run_backend(s, DType::Float32, SDPBackend::FlashAttention, 9);
+    unsetenv("EMBER_GEMM_KERNEL");
+    require_all_close(fused.out, composite.out, 1e-10, 1e-12);
+    require_all_close(fused32.out, composite32.out, 2e-4, 2e-5);
+    for (std::size_t i = 0; i < 3; ++i) {
+      require_all_close(fused.grads[i], composite.grads[i], 1e-10, 1e-12);
+      require_all_close(fused32.grads[i], composite32.grads[i], 2e-4, 2e-5);
     }
   }
 }
