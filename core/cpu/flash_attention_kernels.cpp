@@ -17,7 +17,7 @@
 //
 //   backward, one task per batch entry (a head):
 //     D_i = dO_i · O_i for every row, first
-//     for each query tile i, each key tile j it sees:
+//     for each key tile j, each query tile i that sees it:
 //       p   = exp(scale · Q_i K_jᵀ - lse_i)          (GEMM, then exp; the saved lse, no max)
 //       dV_j += pᵀ dO_i                              (GEMM, beta = 1)
 //       dS  = p ∘ (dO_i V_jᵀ - D_i)                  (GEMM, then the row loop)
@@ -27,14 +27,14 @@
 //
 // The tile products are core/cpu/gemm.cpp's GEMM (its SIMD micro-kernels), reading q, v, dO
 // and the gradients in place through their strides. k (and v in the backward) is first
-// transposed once per head into [E, S] (scratch the size of k, never of the scores), so that
-// q·kᵀ reads plain rows: otherwise the GEMM would transpose each key tile again for every
-// query tile that meets it (a seventh of the forward's time at T = 1024). Everything between the products is
-// per row, in the vector loops of core/cpu/flash_attention_rows.h (a polynomial exp: libm's
-// would cost as much as the products), built for AVX-512, AVX2 and the baseline and picked at
-// run time as the GEMM's micro-kernel is. Accumulation is in the
-// element type — float for float32, as PyTorch's CPU kernel accumulates — and each output
-// element is summed in a fixed order whatever the thread count.
+// transposed once per head into [E, S] — scratch the size of k, never of the scores — so that
+// q·kᵀ reads plain rows; otherwise the GEMM would transpose each key tile again for every
+// query tile that meets it. Everything between the products is per row, in the vector loops
+// of core/cpu/flash_attention_rows.h (a polynomial exp: libm's, one call per score, would cost
+// about as much as the products), built for AVX-512, AVX2 and the baseline and picked at run
+// time as the GEMM's micro-kernel is. Accumulation is in the element type — float for
+// float32, as PyTorch's CPU kernel accumulates — and each output element is summed in a fixed
+// order whatever the thread count.
 //
 // Threads: the tasks (forward: batch entry × query tile, the heaviest causal tiles first;
 // backward: batch entries) are claimed from an atomic counter by one worker per pool thread.
@@ -63,8 +63,8 @@ namespace ember::cpu {
 namespace {
 
 // Rows of queries per tile and keys per tile. A tile's scores (64 × 256 floats, 64 KiB), its
-// accumulator and one key tile stay in L2 between the two products; 64 rows amortise the
-// packing of each key tile the GEMM does over enough queries.
+// accumulator and one key tile of kᵀ and v stay in L2 between the two products, and each key
+// tile serves 64 queries per trip from memory.
 constexpr std::int64_t kQueryTile = 64;
 constexpr std::int64_t kKeyTile = 256;
 
@@ -265,15 +265,21 @@ void flash_attention_backward_typed(const FlashAttentionBackwardPlan& plan) {
     zero_rows(dq, plan.grad_query_strides, shape, entry, L, E);
     zero_rows(dk, plan.grad_key_strides, shape, entry, S, E);
     zero_rows(dv, plan.grad_value_strides, shape, entry, S, Ev);
-    for (std::int64_t row0 = 0; row0 < L; row0 += kQueryTile) {
-      const std::int64_t rows = std::min(kQueryTile, L - row0);
-      const T* q_tile = row_of(q, plan.query_strides, shape, entry, row0);
-      const T* do_tile = row_of(dout, plan.grad_output_strides, shape, entry, row0);
-      T* dq_tile = row_of(dq, plan.grad_query_strides, shape, entry, row0);
-      const std::int64_t key_end = tile_key_end(row0, rows, S, plan.is_causal);
-      for (std::int64_t key0 = 0; key0 < key_end; key0 += kKeyTile) {
-        const std::int64_t cols = std::min(kKeyTile, key_end - key0);
-        const T* k_tile = row_of(k, plan.key_strides, shape, entry, key0);
+    // Key tiles outside, query tiles inside (FlashAttention-2's order): a key tile's dK and dV
+    // accumulate in L2 while the query tiles stream past, instead of all of dK and dV (a MiB
+    // each at S = 4096) being walked once per query tile. dQ_i still sums its key tiles in
+    // order, dK_j and dV_j their query tiles.
+    for (std::int64_t key0 = 0; key0 < S; key0 += kKeyTile) {
+      const std::int64_t key_tile = std::min(kKeyTile, S - key0);
+      const T* k_tile = row_of(k, plan.key_strides, shape, entry, key0);
+      T* dk_tile = row_of(dk, plan.grad_key_strides, shape, entry, key0);
+      T* dv_tile = row_of(dv, plan.grad_value_strides, shape, entry, key0);
+      // With is_causal, query rows before key0 see none of these keys.
+      for (std::int64_t row0 = plan.is_causal ? key0 : 0; row0 < L; row0 += kQueryTile) {
+        const std::int64_t rows = std::min(kQueryTile, L - row0);
+        const std::int64_t cols = std::min(key_tile, tile_key_end(row0, rows, S, plan.is_causal) - key0);
+        const T* q_tile = row_of(q, plan.query_strides, shape, entry, row0);
+        const T* do_tile = row_of(dout, plan.grad_output_strides, shape, entry, row0);
         // p = exp(scale · q kᵀ - lse), 0 past the diagonal.
         tile_gemm<T>(rows, cols, E, q_tile, plan.query_strides.row, 1, key_t.data() + key0, S, 1, p, kKeyTile, scale,
                      0.0);
@@ -283,18 +289,18 @@ void flash_attention_backward_typed(const FlashAttentionBackwardPlan& plan) {
           std::fill(p + r * kKeyTile + visible, p + r * kKeyTile + cols, T(0));
         }
         // dV_j += pᵀ dO_i
-        tile_gemm<T>(cols, Ev, rows, p, 1, kKeyTile, do_tile, plan.grad_output_strides.row, 1,
-                     row_of(dv, plan.grad_value_strides, shape, entry, key0), plan.grad_value_strides.row, 1.0, 1.0);
+        tile_gemm<T>(cols, Ev, rows, p, 1, kKeyTile, do_tile, plan.grad_output_strides.row, 1, dv_tile,
+                     plan.grad_value_strides.row, 1.0, 1.0);
         // dS = p ∘ (dO_i V_jᵀ - D_i)
         tile_gemm<T>(rows, cols, Ev, do_tile, plan.grad_output_strides.row, 1, value_t.data() + key0, S, 1, ds,
                      kKeyTile, 1.0, 0.0);
         for (std::int64_t r = 0; r < rows; ++r)
           ops.softmax_grad(ds + r * kKeyTile, p + r * kKeyTile, cols, entry_delta[row0 + r]);
         // dQ_i += scale · dS K_j,  dK_j += scale · dSᵀ Q_i
-        tile_gemm<T>(rows, E, cols, ds, kKeyTile, 1, k_tile, plan.key_strides.row, 1, dq_tile,
-                     plan.grad_query_strides.row, scale, 1.0);
-        tile_gemm<T>(cols, E, rows, ds, 1, kKeyTile, q_tile, plan.query_strides.row, 1,
-                     row_of(dk, plan.grad_key_strides, shape, entry, key0), plan.grad_key_strides.row, scale, 1.0);
+        tile_gemm<T>(rows, E, cols, ds, kKeyTile, 1, k_tile, plan.key_strides.row, 1,
+                     row_of(dq, plan.grad_query_strides, shape, entry, row0), plan.grad_query_strides.row, scale, 1.0);
+        tile_gemm<T>(cols, E, rows, ds, 1, kKeyTile, q_tile, plan.query_strides.row, 1, dk_tile,
+                     plan.grad_key_strides.row, scale, 1.0);
       }
     }
   });
