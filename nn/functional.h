@@ -127,8 +127,8 @@ Tensor dropout(const Tensor& input, double p = 0.5, bool training = true);
 // FlashAttention, grad_fn ScaledDotProductFlashAttentionForCpuBackward0) when it supports the
 // case — 4-D q, k, v with one batch size, head count and head dim, no mask, no dropout, L and
 // S > 0, unit last strides, float32/64: PyTorch's conditions for its CPU flash kernel, which
-// it picks for the same cases — else a composition of differentiable ops (matmul, softmax,
-// matmul). nn/attention.h says how the choice is made and how to force either path
+// it picks for the same cases; three 3-D inputs run as [1, N, L, E], as PyTorch 2.15's — else
+// a composition of differentiable ops (matmul, softmax, matmul). nn/attention.h says how the choice is made and how to force either path
 // (nn::SdpaKernelGuard, PyTorch's sdpa_kernel; EMBER_KERNELS=reference picks the composite).
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask = Tensor(), double dropout_p = 0.0, bool is_causal = false,
