@@ -8,7 +8,9 @@
 //   SDPBackend::Math            the composite: matmul, softmax, matmul as ember ops (every
 //                               mask, dropout, broadcasting), grad_fn from its last matmul.
 // As PyTorch on the CPU, the fused one runs whenever it supports the case
-// (can_use_flash_attention below) and the composite otherwise. Two differences: ember's fused
+// (can_use_flash_attention below) and the composite otherwise; three 3-D inputs [N, L, E] are
+// first viewed as [1, N, L, E] and the output squeezed, as PyTorch 2.15 does (so they reach the
+// fused kernel too, and the output's grad_fn is SqueezeBackward1). Two differences: ember's fused
 // kernel takes no attn_mask (PyTorch's CPU kernel does; with a mask ember runs the composite),
 // and EMBER_KERNELS=reference (core/kernel_mode.h) picks the composite by default, as it
 // unfuses the training step's other fused ops — the plain path a reader steps through first.
