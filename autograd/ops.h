@@ -175,6 +175,22 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight = Tensor(),
                   const Tensor& bias = Tensor(), double eps = 1e-5);
 
+// ---------------------------------------------------------------- attention (attention_ops.cpp)
+// PyTorch's torch.ops.aten._scaled_dot_product_flash_attention_for_cpu: softmax(q·kᵀ · scale)
+// · v as one fused kernel (FlashAttention: tiles and an online softmax, the L×S scores never
+// held; core/flash_attention.h). query [..., L, E], key [..., S, E], value [..., S, Ev], the
+// same leading dims (no broadcasting), float32 or float64, CPU or CUDA. is_causal: query i
+// sees keys 0..i (top-left). scale: 1/sqrt(E) by default. Returns (output [..., L, Ev],
+// logsumexp [..., L]); only the output is differentiable. grad_fn
+// ScaledDotProductFlashAttentionForCpuBackward0 on the CPU, ScaledDotProductFlashAttentionBackward0
+// on a GPU (inputs: query, key, value); its backward is the fused backward kernel, and under
+// create_graph the composite's formula, so double backward works (PyTorch's does not:
+// "derivative for aten::_scaled_dot_product_flash_attention_for_cpu_backward is not
+// implemented"). F::scaled_dot_product_attention calls it when it can (nn/attention.h).
+std::tuple<Tensor, Tensor> scaled_dot_product_flash_attention(const Tensor& query, const Tensor& key,
+                                                              const Tensor& value, bool is_causal = false,
+                                                              std::optional<double> scale = std::nullopt);
+
 // ---------------------------------------------------------------- embedding (embedding_ops.cpp)
 // torch.embedding: weight [num_embeddings, dim]; indices int64 or int32 of any shape. Returns
 // weight's rows, shape indices.shape + [dim]; grad_fn EmbeddingBackward0. padding_idx: a row

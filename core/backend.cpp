@@ -37,6 +37,8 @@ EMBER_DEFINE_DISPATCH(embedding_backward_kernel);
 EMBER_DEFINE_DISPATCH(layer_norm_kernel);
 EMBER_DEFINE_DISPATCH(layer_norm_backward_kernel);
 EMBER_DEFINE_DISPATCH(topk_kernel);
+EMBER_DEFINE_DISPATCH(flash_attention_kernel);
+EMBER_DEFINE_DISPATCH(flash_attention_backward_kernel);
 
 namespace detail {
 

@@ -18,6 +18,7 @@
 #include <ember/core/device.h>
 #include <ember/core/dispatch.h>
 #include <ember/core/embedding_plan.h>
+#include <ember/core/flash_attention_plan.h>
 #include <ember/core/fused_plans.h>
 #include <ember/core/layer_norm_plan.h>
 #include <ember/core/op_list.h>
@@ -170,6 +171,10 @@ EMBER_DECLARE_DISPATCH(embedding_backward_kernel, void(const EmbeddingBackwardPl
 // Layer norm (core/layer_norm_plan.h; issue 21): forward (mean, rstd, output) and backward.
 EMBER_DECLARE_DISPATCH(layer_norm_kernel, void(const LayerNormPlan& plan));
 EMBER_DECLARE_DISPATCH(layer_norm_backward_kernel, void(const LayerNormBackwardPlan& plan));
+// Fused attention (core/flash_attention_plan.h; issue 21): the output and each row's
+// logsumexp, never the L×S scores; the backward recomputes them tile by tile.
+EMBER_DECLARE_DISPATCH(flash_attention_kernel, void(const FlashAttentionPlan& plan));
+EMBER_DECLARE_DISPATCH(flash_attention_backward_kernel, void(const FlashAttentionBackwardPlan& plan));
 
 // topk along the last dim of a contiguous [slices, size] input (core/topk_plan.h: the
 // selection that fixes the order of ties). CPU only: core/topk.cpp copies device tensors.

@@ -123,7 +123,13 @@ Tensor dropout(const Tensor& input, double p = 0.5, bool training = true);
 // j <= i (tril(ones(L, S)), aligned top-left); not together with attn_mask. A query row
 // that may attend nowhere gives zeros (and zero gradients), as PyTorch's CPU kernels do.
 // dropout_p > 0 drops attention weights with F::dropout (always: pass 0 in eval, as with
-// PyTorch). Composed of differentiable ops; defined in nn/attention.cpp.
+// PyTorch). Defined in nn/attention.cpp: one fused op (ember::scaled_dot_product_flash_attention,
+// FlashAttention, grad_fn ScaledDotProductFlashAttentionForCpuBackward0) when it supports the
+// case — 4-D q, k, v with one batch size, head count and head dim, no mask, no dropout, L and
+// S > 0, unit last strides, float32/64: PyTorch's conditions for its CPU flash kernel, which
+// it picks for the same cases; three 3-D inputs run as [1, N, L, E], as PyTorch 2.15's — else
+// a composition of differentiable ops (matmul, softmax, matmul). nn/attention.h says how the choice is made and how to force either path
+// (nn::SdpaKernelGuard, PyTorch's sdpa_kernel; EMBER_KERNELS=reference picks the composite).
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask = Tensor(), double dropout_p = 0.0, bool is_causal = false,
                                     std::optional<double> scale = std::nullopt);

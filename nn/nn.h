@@ -7,6 +7,7 @@
 
 #include <ember/nn/activation.h>
 #include <ember/nn/adam.h>
+#include <ember/nn/attention.h>
 #include <ember/nn/batch_norm.h>
 #include <ember/nn/clip_grad.h>
 #include <ember/nn/conv.h>

@@ -19,14 +19,15 @@ namespace ember_bench {
 struct Workload {
   std::string id;     // unique and device-independent, e.g. "gemm/square/1024"; --filter matches it
   std::string group;  // gemm, elementwise, reduction, softmax, cross_entropy, sgd, copy, h2d, d2h,
-                      // conv2d, max_pool2d, batch_norm, train_step, train_epoch, dataloader
+                      // conv2d, max_pool2d, batch_norm, attention, train_step, train_epoch, dataloader
   std::string op;     // matmul, add, mul, relu, sum, softmax, cross_entropy, sgd, clone, to_device,
-                      // to_host, step, epoch, load; conv2d/max_pool2d/batch_norm: forward or
+                      // to_host, step, epoch, load; conv2d/max_pool2d/batch_norm/attention: forward or
                       // forward_backward
   std::string shape;  // human-readable, e.g. "128x784x256" or "batch 256"
   std::vector<std::int64_t> dims;    // gemm: M,K,N; elementwise/sum/copy: n; softmax, CE: rows,cols;
                                      // conv2d: N,Cin,H,W,Cout,kH,kW,stride,padding,dilation,groups;
                                      // max_pool2d: N,C,H,W,kernel,stride; batch_norm: N,C,H,W;
+                                     // attention: B,H,T,D,causal,fused (1 fused kernel, 0 composite);
                                      // the CNN's train figures: C,H,W (one example), C1,C2
   std::vector<std::int64_t> layers;  // MLP widths for sgd / train / dataloader (input first); the
                                      // CNN: its Linear head (flattened features first)

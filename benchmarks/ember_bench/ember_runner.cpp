@@ -1,6 +1,6 @@
 // benchmarks/ember_bench/ember_runner.cpp — ember's side of every figure (tutorial §2–§9:
 // tensors, autograd, nn.Sequential MLPs, SGD, DataLoader, .to(device); §10: Conv2d,
-// MaxPool2d, BatchNorm2d and the CNN of `ember train --model cnn`).
+// MaxPool2d, BatchNorm2d and the CNN of `ember train --model cnn`; scaled dot-product attention).
 #include "ember_runner.h"
 
 #include <initializer_list>
@@ -161,6 +161,31 @@ Measurement run_conv_layer(const Workload& w, const ember::Device& device, const
   throw std::runtime_error("ember-bench: no ember runner for " + w.id);
 }
 
+// attention: F::scaled_dot_product_attention on [B, H, T, D] q, k, v, restricted to the fused
+// kernel or to the composite (nn::SdpaKernelGuard); the forward alone (no recording), or
+// forward + backward from a fixed output gradient into q, k and v.
+Measurement run_attention(const Workload& w, const ember::Device& device, const Policy& policy, Timer& timer) {
+  const bool backward = w.op == "forward_backward";
+  const auto& d = w.dims;
+  const bool causal = d[4] != 0;
+  nn::SdpaKernelGuard only(d[5] != 0 ? nn::SDPBackend::FlashAttention : nn::SDPBackend::Math);
+  Tensor q = uniform({d[0], d[1], d[2], d[3]}, device), k = uniform({d[0], d[1], d[2], d[3]}, device),
+         v = uniform({d[0], d[1], d[2], d[3]}, device);
+  auto forward = [&] { return F::scaled_dot_product_attention(q, k, v, {}, 0.0, causal); };
+  if (!backward) {
+    ember::NoGradGuard no_grad;
+    return measure([&] { (void)forward(); }, policy, timer);
+  }
+  for (Tensor* t : {&q, &k, &v}) t->requires_grad_(true);
+  Tensor grad_output = uniform(q.sizes(), device);
+  return measure(
+      [&] {
+        clear_grads({&q, &k, &v});
+        forward().backward(grad_output);
+      },
+      policy, timer);
+}
+
 Measurement run_training(const Workload& w, const ember::Device& device, const Policy& policy, Timer& timer) {
   ember::manual_seed(123);
   const bool cnn = w.model == "cnn";
@@ -224,6 +249,7 @@ Measurement run_ember(const Workload& workload, const ember::Device& device, con
   if (workload.group == "dataloader") return run_dataloader(workload, policy, timer);
   if (workload.group == "conv2d" || workload.group == "max_pool2d" || workload.group == "batch_norm")
     return run_conv_layer(workload, device, policy, timer);
+  if (workload.group == "attention") return run_attention(workload, device, policy, timer);
   return run_op(workload, device, policy, timer);
 }
 

@@ -172,6 +172,35 @@ Workload batch_norm(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t
   return w;
 }
 
+// Scaled dot-product attention (issue 21): B x H heads of T queries and T keys, head dim D,
+// causal. dims: B, H, T, D, causal (1), fused (1: ember's fused kernel, 0: the composite; the
+// PyTorch peer runs its default CPU kernel, flash, for the first and its math path for the
+// second). Work: the two products of the forward, 2·2·T²·D flops per head, halved by the
+// causal mask; the backward's five products count 2.5 forwards (FlashAttention's convention),
+// so forward + backward is 3.5 forwards.
+Workload attention(std::int64_t batch, std::int64_t heads, std::int64_t time, std::int64_t head_dim, bool fused,
+                   bool backward) {
+  Workload w;
+  const std::string path = fused ? "fused" : "composite";
+  w.id = "attention/T" + std::to_string(time) + "/" + path + "/" + pass_suffix(backward);
+  w.group = "attention";
+  w.op = backward ? "forward_backward" : "forward";
+  w.dims = {batch, heads, time, head_dim, 1, fused ? 1 : 0};
+  w.shape = std::to_string(batch) + "x" + std::to_string(heads) + "x" + std::to_string(time) + "x" +
+            std::to_string(head_dim) + ", causal, " + path;
+  w.batch = batch;
+  w.size = static_cast<double>(time);
+  const double forward = 2.0 * batch * heads * static_cast<double>(time) * time * head_dim;
+  w.flops = (backward ? 3.5 : 1.0) * forward;
+  const double qkv = static_cast<double>(batch) * heads * time * head_dim;
+  w.bytes = kFloat * qkv * (backward ? 8 : 4);  // q, k, v, out (+ their gradients and dO)
+  // q, k, v, out and their gradients; the composite holds a few [T, T] matrices per head too.
+  const double scores = static_cast<double>(batch) * heads * time * time;
+  w.footprint_bytes = kFloat * (8 * qkv + (fused ? 0.0 : (backward ? 5.0 : 2.0) * scores));
+  w.unit = "GFLOP/s";
+  return w;
+}
+
 // `ember train --model cnn`'s network on 1x28x28 images (its defaults: channels 32,64,
 // hidden 128, 10 classes). dims: C, H, W, C1, C2; layers: the Linear head (flattened
 // features, hidden, classes).
@@ -322,6 +351,14 @@ std::vector<Workload> build_workloads(bool quick) {
   if (!quick) norm_shapes.insert(norm_shapes.end(), {{128, 64, 14, 14}, {8, 64, 56, 56}});
   for (const auto& s : norm_shapes)
     for (bool backward : {false, true}) list.push_back(batch_norm(s[0], s[1], s[2], s[3], backward));
+  // Attention (issue 21): 1 x 8 heads of head dim 64, causal, T = 128 ... 4096, the fused
+  // kernel and the composite, forward and forward + backward. Long sequences take seconds a call
+  // on a CPU: the policy then keeps few samples.
+  const std::vector<std::int64_t> times = quick ? std::vector<std::int64_t>{128, 512}
+                                                : std::vector<std::int64_t>{128, 256, 512, 1024, 2048, 4096};
+  for (auto t : times)
+    for (bool fused : {true, false})
+      for (bool backward : {false, true}) list.push_back(attention(1, 8, t, 64, fused, backward));
   // End to end: one training step (batch already on the device) and one epoch through the
   // DataLoader (shuffle, collate, .to(device) per batch) on synthetic data of the right
   // shape. An epoch is 60000 examples (Fashion-MNIST's training set); for the wide MLP it is

@@ -252,6 +252,37 @@ def run_conv_layer(w, device, policy, timer, memory_format):
     return measure(body, policy, timer)
 
 
+def run_attention(w, device, policy, timer):
+    """attention: F.scaled_dot_product_attention on [B, H, T, D] q, k, v, causal, with PyTorch's
+    default kernel choice (its flash kernel on the CPU) for ember's fused figures and its math
+    path (sdpa_kernel(SDPBackend.MATH)) for the composite ones; the forward alone (no_grad) or
+    forward + backward from a fixed output gradient, as benchmarks/ember_bench/ember_runner.cpp."""
+    from contextlib import nullcontext
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    batch, heads, time_, head_dim, causal, fused = w["dims"]
+    q, k, v = (uniform((batch, heads, time_, head_dim), device) for _ in range(3))
+    backend = nullcontext() if fused else sdpa_kernel(SDPBackend.MATH)
+
+    def forward():
+        return F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
+
+    with backend:
+        if w["op"] != "forward_backward":
+            with torch.no_grad():
+                return measure(forward, policy, timer)
+        for t in (q, k, v):
+            t.requires_grad_(True)
+        grad_output = uniform((batch, heads, time_, head_dim), device)
+
+        def body():
+            for t in (q, k, v):
+                t.grad = None
+            forward().backward(grad_output)
+
+        return measure(body, policy, timer)
+
+
 def make_cnn(w):
     """`ember train --model cnn`'s network: dims C, H, W, C1, C2; layers its Linear head."""
     channels, _, _, c1, c2 = w["dims"]
@@ -291,6 +322,8 @@ def run(w, device, policy):
         return run_training(w, device, policy, timer)
     if group in ("conv2d", "max_pool2d", "batch_norm"):
         return best_memory_format(lambda memory_format: run_conv_layer(w, device, policy, timer, memory_format))
+    if group == "attention":
+        return run_attention(w, device, policy, timer)
     if group == "dataloader":
         return run_dataloader(w, policy, timer)
     return run_op(w, device, policy, timer)

@@ -12,6 +12,8 @@
 //   embedding_kernels.cpp    the embedding's weight gradient (core/embedding_plan.h)
 //   layer_norm_kernels.cpp   layer norm forward and backward (core/layer_norm_plan.h)
 //   topk_kernels.cpp         topk along the last dim (core/topk_plan.h)
+//   flash_attention_kernels.cpp  fused attention forward and backward, tiled, online softmax
+//                                (core/flash_attention_plan.h)
 #pragma once
 
 #include <ember/core/backend.h>
@@ -51,5 +53,7 @@ void embedding_backward(const EmbeddingBackwardPlan& plan);
 void layer_norm(const LayerNormPlan& plan);
 void layer_norm_backward(const LayerNormBackwardPlan& plan);
 void topk(const TopkPlan& plan);
+void flash_attention(const FlashAttentionPlan& plan);
+void flash_attention_backward(const FlashAttentionBackwardPlan& plan);
 
 }  // namespace ember::cpu

@@ -22,6 +22,7 @@
 //   embedding_loops.cpp    the embedding's weight gradient
 //   layer_norm_loops.cpp   layer norm forward and backward
 //   topk_loops.cpp         topk along the last dim, one row at a time
+//   flash_attention_loops.cpp  fused attention forward and backward, one query row at a time
 // Each file registers its functions in the CPUReference slots of core/dispatch.h
 // (EMBER_REGISTER_KERNEL), which serve CPU tensors when the mode is Reference. Families
 // without a reference loop here (copy_bytes: a memcpy) fall back to the CPU slot.
@@ -63,5 +64,7 @@ void embedding_backward(const EmbeddingBackwardPlan& plan);
 void layer_norm(const LayerNormPlan& plan);
 void layer_norm_backward(const LayerNormBackwardPlan& plan);
 void topk(const TopkPlan& plan);
+void flash_attention(const FlashAttentionPlan& plan);
+void flash_attention_backward(const FlashAttentionBackwardPlan& plan);
 
 }  // namespace ember::reference

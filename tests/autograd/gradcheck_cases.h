@@ -186,6 +186,15 @@ inline std::vector<OpCase> cases() {
       {"mse_loss", [](L x) { return ember::mse_loss(x[0], x[1], ember::Reduction::None); }, {{2, 3}, {2, 3}}, {}},
       {"layer_norm [B, T, C]", [](L x) { return ember::layer_norm(x[0], {4}, x[1], x[2]); }, {{2, 3, 4}, {4}, {4}}, {}},
       {"layer_norm over two dims", [](L x) { return ember::layer_norm(x[0], {3, 4}); }, {{2, 3, 4}}, {}},
+      // The fused attention (issue 21): L != S across the causal diagonal, and a plain one.
+      {"scaled_dot_product_flash_attention causal", [](L x) {
+         return std::get<0>(ember::scaled_dot_product_flash_attention(x[0], x[1], x[2], true));
+       },
+       {{1, 2, 4, 3}, {1, 2, 3, 3}, {1, 2, 3, 3}}, {}},
+      {"scaled_dot_product_flash_attention", [](L x) {
+         return std::get<0>(ember::scaled_dot_product_flash_attention(x[0], x[1], x[2], false, 0.5));
+       },
+       {{2, 3, 4}, {2, 5, 4}, {2, 5, 2}}, {}},
   };
 }
 

@@ -3,7 +3,8 @@
 Writes attention.json, read by tests/nn/test_attention.cpp. Each case draws query, key,
 value (and a mask) with a fixed seed, runs torch.nn.functional.scaled_dot_product_attention
 on the CPU (PyTorch picks its kernel: the flash CPU kernel or the math path; they agree to
-rounding) and backpropagates sum(out * grad) to get dq, dk, dv.
+rounding; "grad_fn" records which, and "grad_fn_strided" which it picks for the same inputs
+with a last-dim stride of 2) and backpropagates sum(out * grad) to get dq, dk, dv.
   "heads_view" cases store one packed tensor x [B, T, 3·H·D] and take q, k, v from it as a
   transformer does: x[..., i·C:(i+1)·C].view(B, T, H, D).transpose(1, 2) (non-contiguous,
   batch dims that cannot be merged into one stride).
@@ -57,9 +58,17 @@ def attention_case(q_shape, k_shape, v_shape, dtype, mask=None, mask_shape=None,
         torch.manual_seed(seed + 1000)
     result = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
                                             scale=scale)
+    out["grad_fn"] = result.grad_fn.name()
     grad = torch.randn(result.shape, generator=gen, dtype=dtype)
     (result * grad).sum().backward()
     out["grad"] = tensor_json(grad)
+    if heads_view is None:
+        # The kernel PyTorch picks for the same call on inputs whose last dim has stride 2 (the
+        # test's "strided" variant): its fused kernels need unit strides there.
+        spread = [torch.zeros(*t.shape[:-1], 2 * t.shape[-1], dtype=dtype)[..., ::2].copy_(t.detach()).requires_grad_()
+                  for t in leaves]
+        out["grad_fn_strided"] = F.scaled_dot_product_attention(*spread, attn_mask=attn_mask, dropout_p=dropout_p,
+                                                                 is_causal=is_causal, scale=scale).grad_fn.name()
     out["out"] = tensor_json(result)
     if heads_view is not None:
         out["dx"] = tensor_json(leaves[0].grad)
