@@ -166,7 +166,10 @@ TEST_CASE("GPT trains as PyTorch does: randint batches, two AdamW groups, clippi
       }
       for (const auto& [name, parameter] : model.named_parameters()) {
         INFO(name);
-        require_close(parameter, c["trained_parameters"][name], 1e-4, 1e-6);
+        // atol: both run a fused attention kernel (other tiles, other summation orders), and
+        // AdamW's first steps move every weight by about lr whatever the gradient's size, so a
+        // bias that stays near 0 can differ by ~1e-6 after a few steps (float32).
+        require_close(parameter, c["trained_parameters"][name], 1e-4, 3e-6);
       }
     }
   }
