@@ -6,10 +6,12 @@
 // is forward, cross-entropy, backward, AdamW (nanoGPT's two groups), zero_grad, on a fixed
 // batch of random token ids (the batch's contents do not change the work). It prints
 // training tokens/s (B·T per step) from the median and the fastest of the timed steps, then
-// the share of the forward pass (median of separately timed forwards).
+// the CPU time per step (steadier than the wall clock on a shared machine, with one thread)
+// and the share of the forward pass (median of separately timed forwards).
 // Usage: gpt_step_profile [steps=30] [batch=32] [warm-up steps=5] [threads=all]
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -65,10 +67,12 @@ int main(int argc, char** argv) {
   model.train();
   run_steps(warm_up, model, optimizer, x, y);
 
-  std::vector<double> step_seconds;
+  std::vector<double> step_seconds, cpu_seconds;
   for (int i = 0; i < steps; ++i) {
     const auto start = Clock::now();
+    const std::clock_t cpu_start = std::clock();
     run_steps(1, model, optimizer, x, y);
+    cpu_seconds.push_back(static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC);
     step_seconds.push_back(seconds_since(start));
   }
   const double tokens = static_cast<double>(batch * config.block_size);
@@ -78,6 +82,10 @@ int main(int argc, char** argv) {
               "(%.0f tokens/s), fastest %.3f ms (%.0f tokens/s)\n",
               static_cast<long long>(batch), ember::get_num_threads(), step * 1e3, tokens / step, fastest * 1e3,
               tokens / fastest);
+  // CPU time (all threads) per step: on a shared machine, with one thread, a steadier measure
+  // than the wall clock, which counts the time another process held the core.
+  std::printf("  CPU time per step: median %.3f ms (%.0f tokens per CPU-second)\n", median(cpu_seconds) * 1e3,
+              tokens / median(cpu_seconds));
 
   std::vector<double> forward_seconds;
   for (int i = 0; i < steps; ++i) {

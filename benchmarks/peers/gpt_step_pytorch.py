@@ -50,13 +50,16 @@ def step():
 
 for _ in range(5):
     step()
-seconds = []
+seconds, cpu_seconds = [], []
 for _ in range(args.steps):
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     step()
+    cpu_seconds.append(time.process_time() - cpu_start)
     seconds.append(time.perf_counter() - start)
 tokens = args.batch * block
 median = statistics.median(seconds)
 print(f"PyTorch {torch.__version__} GPT step{' (compiled)' if args.compile else ''}, batch {args.batch}, "
       f"{torch.get_num_threads()} threads: median {median * 1e3:.3f} ms ({tokens / median:.0f} tokens/s), "
       f"fastest {min(seconds) * 1e3:.3f} ms ({tokens / min(seconds):.0f} tokens/s)")
+print(f"  CPU time per step: median {statistics.median(cpu_seconds) * 1e3:.3f} ms "
+      f"({tokens / statistics.median(cpu_seconds):.0f} tokens per CPU-second)")
