@@ -19,7 +19,8 @@ namespace ember_bench {
 struct Workload {
   std::string id;     // unique and device-independent, e.g. "gemm/square/1024"; --filter matches it
   std::string group;  // gemm, elementwise, reduction, softmax, cross_entropy, sgd, copy, h2d, d2h,
-                      // conv2d, max_pool2d, batch_norm, attention, train_step, train_epoch, dataloader
+                      // conv2d, max_pool2d, batch_norm, attention, layer_norm, embedding, train_step,
+                      // train_epoch, dataloader
   std::string op;     // matmul, add, mul, relu, sum, softmax, cross_entropy, sgd, clone, to_device,
                       // to_host, step, epoch, load; conv2d/max_pool2d/batch_norm/attention: forward or
                       // forward_backward
@@ -28,6 +29,7 @@ struct Workload {
                                      // conv2d: N,Cin,H,W,Cout,kH,kW,stride,padding,dilation,groups;
                                      // max_pool2d: N,C,H,W,kernel,stride; batch_norm: N,C,H,W;
                                      // attention: B,H,T,D,causal,fused (1 fused kernel, 0 composite);
+                                     // layer_norm: rows,C; embedding: V,C,tokens; the GPT: V,T,L,heads,C;
                                      // the CNN's train figures: C,H,W (one example), C1,C2
   std::vector<std::int64_t> layers;  // MLP widths for sgd / train / dataloader (input first); the
                                      // CNN: its Linear head (flattened features first)
@@ -39,7 +41,7 @@ struct Workload {
   double flops = 0;           // per call (0 when not meaningful)
   double bytes = 0;           // minimum memory traffic per call
   double items = 0;           // examples per call (train, dataloader)
-  std::string unit;           // GFLOP/s, GB/s or examples/s: how `rate` is computed
+  std::string unit;           // GFLOP/s, GB/s, examples/s or tokens/s (the GPT): how `rate` is computed
   double footprint_bytes = 0; // memory the workload needs on its device (capped per device)
   bool cpu_only = false;      // dataloader: host work, measured once
   bool cuda_only = false;     // h2d, d2h

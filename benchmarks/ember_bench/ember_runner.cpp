@@ -1,12 +1,14 @@
 // benchmarks/ember_bench/ember_runner.cpp — ember's side of every figure (tutorial §2–§9:
 // tensors, autograd, nn.Sequential MLPs, SGD, DataLoader, .to(device); §10: Conv2d,
-// MaxPool2d, BatchNorm2d and the CNN of `ember train --model cnn`; scaled dot-product attention).
+// MaxPool2d, BatchNorm2d and the CNN of `ember train --model cnn`; scaled dot-product attention,
+// layer norm, embedding and the GPT of `ember train --model gpt`).
 #include "ember_runner.h"
 
-#include <initializer_list>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <vector>
 
 #include <ember/ember.h>
 
@@ -103,7 +105,7 @@ std::shared_ptr<nn::Sequential> make_cnn(const Workload& w) {
 }
 
 // A fresh gradient each call, not an accumulation into the last call's.
-void clear_grads(std::initializer_list<Tensor*> tensors) {
+void clear_grads(const std::vector<Tensor*>& tensors) {
   for (Tensor* tensor : tensors)
     if (tensor->defined()) tensor->mutable_grad() = Tensor();
 }
@@ -186,7 +188,74 @@ Measurement run_attention(const Workload& w, const ember::Device& device, const 
       policy, timer);
 }
 
+// layer_norm: F::layer_norm over the last dim of [rows, C] with weight and bias; embedding:
+// F::embedding of `tokens` random ids in a [V, C] table. The forward alone (no recording), or
+// forward + backward from a fixed output gradient into the input (layer norm) and the
+// parameters.
+Measurement run_gpt_layer(const Workload& w, const ember::Device& device, const Policy& policy, Timer& timer) {
+  const bool backward = w.op == "forward_backward";
+  const auto& d = w.dims;
+  std::vector<Tensor*> grads;
+  Tensor input, weight, bias;
+  std::function<Tensor()> forward;
+  if (w.group == "layer_norm") {
+    input = uniform({d[0], d[1]}, device);
+    weight = uniform({d[1]}, device);
+    bias = uniform({d[1]}, device);
+    forward = [&] { return F::layer_norm(input, {d[1]}, weight, bias); };
+    grads = {&input, &weight, &bias};
+  } else {
+    input = ember::randint(0, d[0], {d[2]}, ember::TensorOptions().dtype(ember::kInt64)).to(device);
+    weight = uniform({d[0], d[1]}, device);
+    forward = [&] { return F::embedding(input, weight); };
+    grads = {&weight};
+  }
+  if (!backward) {
+    ember::NoGradGuard no_grad;
+    return measure([&] { (void)forward(); }, policy, timer);
+  }
+  for (Tensor* t : grads) t->requires_grad_(true);
+  Tensor grad_output;
+  {
+    ember::NoGradGuard no_grad;
+    grad_output = uniform(forward().sizes(), device);
+  }
+  return measure(
+      [&] {
+        clear_grads(grads);
+        forward().backward(grad_output);
+      },
+      policy, timer);
+}
+
+// train_step/gpt: `ember train --model gpt`'s step (gpt_training.cpp) on a fixed batch of
+// random ids: forward, the mean cross-entropy, backward, AdamW with nanoGPT's two groups.
+Measurement run_gpt_training(const Workload& w, const ember::Device& device, const Policy& policy, Timer& timer) {
+  ember::manual_seed(123);
+  const auto& d = w.dims;
+  nn::GPTConfig config{.vocab_size = d[0], .block_size = d[1], .n_layer = d[2], .n_head = d[3], .n_embd = d[4]};
+  nn::GPT model(config);
+  model.to(device);
+  std::vector<Tensor> decay, no_decay;
+  for (const auto& [name, parameter] : model.named_parameters())
+    (parameter.dim() >= 2 ? decay : no_decay).push_back(parameter);
+  ember::optim::AdamW optimizer({{.params = decay, .weight_decay = 0.1}, {.params = no_decay, .weight_decay = 0.0}},
+                                {.lr = 1e-3, .beta1 = 0.9, .beta2 = 0.95});
+  const auto ids = ember::TensorOptions().dtype(ember::kInt64);
+  Tensor x = ember::randint(0, d[0], {w.batch, d[1]}, ids).to(device);
+  Tensor y = ember::randint(0, d[0], {w.batch, d[1]}, ids).to(device);
+  return measure(
+      [&] {
+        Tensor loss = nn::GPT::loss(model.forward(x), y);
+        loss.backward();
+        optimizer.step();
+        optimizer.zero_grad();
+      },
+      policy, timer);
+}
+
 Measurement run_training(const Workload& w, const ember::Device& device, const Policy& policy, Timer& timer) {
+  if (w.model == "gpt") return run_gpt_training(w, device, policy, timer);
   ember::manual_seed(123);
   const bool cnn = w.model == "cnn";
   auto model = cnn ? make_cnn(w) : make_mlp(w.layers);
@@ -250,6 +319,8 @@ Measurement run_ember(const Workload& workload, const ember::Device& device, con
   if (workload.group == "conv2d" || workload.group == "max_pool2d" || workload.group == "batch_norm")
     return run_conv_layer(workload, device, policy, timer);
   if (workload.group == "attention") return run_attention(workload, device, policy, timer);
+  if (workload.group == "layer_norm" || workload.group == "embedding")
+    return run_gpt_layer(workload, device, policy, timer);
   return run_op(workload, device, policy, timer);
 }
 

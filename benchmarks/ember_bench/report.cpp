@@ -25,12 +25,15 @@ std::string cpu_counterpart(const std::string& implementation) {
 
 bool bandwidth_bound(const std::string& group) {
   return group == "elementwise" || group == "reduction" || group == "copy" || group == "softmax" ||
-         group == "cross_entropy" || group == "sgd" || group == "max_pool2d" || group == "batch_norm";
+         group == "cross_entropy" || group == "sgd" || group == "max_pool2d" || group == "batch_norm" ||
+         group == "layer_norm" || group == "embedding";
 }
 
 std::string format_rate(double rate, const std::string& unit) {
   char text[64];
-  if (unit == "examples/s") {
+  if (unit == "tokens/s") {
+    std::snprintf(text, sizeof text, "%.1fK tok/s", rate / 1e3);
+  } else if (unit == "examples/s") {
     if (rate >= 1e6) std::snprintf(text, sizeof text, "%.2fM ex/s", rate / 1e6);
     else if (rate >= 1e3) std::snprintf(text, sizeof text, "%.1fK ex/s", rate / 1e3);
     else std::snprintf(text, sizeof text, "%.0f ex/s", rate);

@@ -201,6 +201,73 @@ Workload attention(std::int64_t batch, std::int64_t heads, std::int64_t time, st
   return w;
 }
 
+// Layer norm (issue 21) over the last dim of [rows, C], with weight and bias: the GPT's
+// ln_1/ln_2/ln_f at batch x context rows. dims: rows, C. Traffic: x in, y out (forward);
+// x, dy in, dx out, and the parameters' gradients (backward, so about 5 passes in all).
+Workload layer_norm(std::int64_t rows, std::int64_t width, bool backward) {
+  Workload w;
+  w.shape = std::to_string(rows) + "x" + std::to_string(width);
+  w.id = "layer_norm/" + w.shape + "/" + pass_suffix(backward);
+  w.group = "layer_norm";
+  w.op = backward ? "forward_backward" : "forward";
+  w.dims = {rows, width};
+  w.batch = rows;
+  const double elements = static_cast<double>(rows) * width;
+  w.size = elements;
+  w.bytes = kFloat * elements * (backward ? 5 : 2);
+  w.footprint_bytes = 5 * kFloat * elements;
+  w.unit = "GB/s";
+  return w;
+}
+
+// Embedding (issue 21): `tokens` ids looked up in a [V, C] table (forward), and the backward's
+// index-add of their gradients into the table's gradient. dims: V, C, tokens. Traffic: the
+// rows read and written (forward); the gradient rows read and added, plus zeroing the [V, C]
+// gradient (backward).
+Workload embedding(std::int64_t vocabulary, std::int64_t width, std::int64_t tokens, bool backward) {
+  Workload w;
+  w.shape = std::to_string(vocabulary) + "x" + std::to_string(width) + ", " + std::to_string(tokens) + " tokens";
+  w.id = "embedding/" + std::to_string(vocabulary) + "x" + std::to_string(width) + "/t" + std::to_string(tokens) +
+         "/" + pass_suffix(backward);
+  w.group = "embedding";
+  w.op = backward ? "forward_backward" : "forward";
+  w.dims = {vocabulary, width, tokens};
+  w.batch = tokens;
+  const double gathered = static_cast<double>(tokens) * width, table = static_cast<double>(vocabulary) * width;
+  w.size = gathered;
+  w.bytes = kFloat * (backward ? 4 * gathered + 2 * table : 2 * gathered);
+  w.footprint_bytes = kFloat * (2 * table + 3 * gathered);
+  w.unit = "GB/s";
+  return w;
+}
+
+// `ember train --model gpt`'s default GPT (2 layers, 4 heads, width 128, context 64, a
+// 65-character vocabulary) and its step: forward, cross-entropy, backward, AdamW with
+// nanoGPT's two groups. dims: V, T, L, heads, C. Rate: training tokens (batch x T) per second.
+// Work: 6 flops per parameter per token (the Linear layers and lm_head, forward and
+// backward) plus the attention's products (3.5 causal forwards, as the attention figures).
+Workload gpt_training(std::int64_t batch) {
+  Workload w;
+  const std::int64_t vocabulary = 65, time = 64, layers = 2, heads = 4, width = 128;
+  w.model = "gpt";
+  w.group = "train_step";
+  w.op = "step";
+  w.batch = batch;
+  w.dims = {vocabulary, time, layers, heads, width};
+  w.id = "train_step/gpt/b" + std::to_string(batch);
+  w.shape = "batch " + std::to_string(batch) + " x " + std::to_string(time) + " tokens, 2 layers, width 128";
+  w.items = static_cast<double>(batch * time);
+  w.size = static_cast<double>(batch);
+  w.unit = "tokens/s";
+  const double c = static_cast<double>(width);
+  const double matrix_parameters = layers * 12.0 * c * c + vocabulary * c;  // blocks' Linears + lm_head
+  const double attention = 3.5 * 2.0 * batch * layers * static_cast<double>(time) * time * c;
+  w.flops = 6.0 * matrix_parameters * w.items + attention;
+  // Parameters, gradients and AdamW's two moments; a block's activations (a few [B, T, 4C]).
+  w.footprint_bytes = kFloat * (4 * (matrix_parameters + time * c) + 16.0 * batch * time * 4 * c * layers);
+  return w;
+}
+
 // `ember train --model cnn`'s network on 1x28x28 images (its defaults: channels 32,64,
 // hidden 128, 10 classes). dims: C, H, W, C1, C2; layers: the Linear head (flattened
 // features, hidden, classes).
@@ -359,6 +426,15 @@ std::vector<Workload> build_workloads(bool quick) {
   for (auto t : times)
     for (bool fused : {true, false})
       for (bool backward : {false, true}) list.push_back(attention(1, 8, t, 64, fused, backward));
+  // The GPT's other layers (issue 21): layer norm over its width at batch x context rows, and
+  // the token embedding; the larger shapes are GPT-2 small's (width 768, vocabulary 50257).
+  for (bool backward : {false, true}) {
+    list.push_back(layer_norm(2048, 128, backward));
+    list.push_back(embedding(65, 128, 2048, backward));
+    if (quick) continue;
+    list.push_back(layer_norm(8192, 768, backward));
+    list.push_back(embedding(50257, 768, 8192, backward));
+  }
   // End to end: one training step (batch already on the device) and one epoch through the
   // DataLoader (shuffle, collate, .to(device) per batch) on synthetic data of the right
   // shape. An epoch is 60000 examples (Fashion-MNIST's training set); for the wide MLP it is
@@ -372,6 +448,7 @@ std::vector<Workload> build_workloads(bool quick) {
   // `ember train --model cnn`'s network at the batch sizes of issue 19 (an epoch: 60000
   // Fashion-MNIST-shaped 1x28x28 examples; 1024 in --quick).
   for (auto b : cnn_batches) list.push_back(cnn_training("train_step", b, 0));
+  list.push_back(gpt_training(32));  // `ember train --model gpt`'s default step
   for (const std::string model : {"toy", "fmnist", "wide"}) {
     if (quick && model == "wide") continue;
     const std::int64_t examples = quick ? 1024 : (model == "wide" ? 4096 : 60000);

@@ -283,6 +283,66 @@ def run_attention(w, device, policy, timer):
         return measure(body, policy, timer)
 
 
+def run_gpt_layer(w, device, policy, timer):
+    """layer_norm: F.layer_norm over the last dim of [rows, C] with weight and bias; embedding:
+    F.embedding of `tokens` random ids in a [V, C] table; the forward alone (no_grad) or forward +
+    backward from a fixed output gradient, as benchmarks/ember_bench/ember_runner.cpp."""
+    d = w["dims"]
+    if w["group"] == "layer_norm":
+        inputs = [uniform((d[0], d[1]), device), uniform((d[1],), device), uniform((d[1],), device)]
+
+        def forward():
+            return F.layer_norm(inputs[0], (d[1],), inputs[1], inputs[2])
+        trained = inputs
+    else:
+        ids = torch.randint(0, d[0], (d[2],), device=device)
+        table = uniform((d[0], d[1]), device)
+
+        def forward():
+            return F.embedding(ids, table)
+        trained = [table]
+    if w["op"] != "forward_backward":
+        with torch.no_grad():
+            return measure(forward, policy, timer)
+    for t in trained:
+        t.requires_grad_(True)
+    with torch.no_grad():
+        grad_output = uniform(tuple(forward().shape), device)
+
+    def body():
+        for t in trained:
+            t.grad = None
+        forward().backward(grad_output)
+
+    return measure(body, policy, timer)
+
+
+def run_gpt_training(w, device, policy, timer):
+    """train_step/gpt: the GPT of tests/reference/gpt_model.py (nanoGPT's structure; its
+    attention is F.scaled_dot_product_attention, PyTorch's CPU flash kernel) and its step:
+    forward, cross-entropy, backward, AdamW with the two groups (PyTorch's default foreach
+    implementation), on a fixed batch of random ids."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "reference"))
+    from gpt_model import GPT
+
+    vocabulary, time_, layers, heads, width = w["dims"]
+    torch.manual_seed(123)
+    model = GPT(vocabulary, time_, layers, heads, width).to(device)
+    optimizer = model.optimizer(0.1, 1e-3, (0.9, 0.95))
+    x = torch.randint(0, vocabulary, (w["batch"], time_), device=device)
+    y = torch.randint(0, vocabulary, (w["batch"], time_), device=device)
+
+    def step():
+        _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    return measure(step, policy, timer)
+
+
 def make_cnn(w):
     """`ember train --model cnn`'s network: dims C, H, W, C1, C2; layers its Linear head."""
     channels, _, _, c1, c2 = w["dims"]
@@ -316,6 +376,8 @@ def run(w, device, policy):
         return run_cross_entropy(w, device, policy, timer)
     if group == "sgd":
         return run_sgd(w, device, policy, timer)
+    if group == "train_step" and w["model"] == "gpt":
+        return run_gpt_training(w, device, policy, timer)
     if group in ("train_step", "train_epoch"):
         if w["model"] == "cnn":
             return best_memory_format(lambda memory_format: run_training(w, device, policy, timer, memory_format))
@@ -324,6 +386,8 @@ def run(w, device, policy):
         return best_memory_format(lambda memory_format: run_conv_layer(w, device, policy, timer, memory_format))
     if group == "attention":
         return run_attention(w, device, policy, timer)
+    if group in ("layer_norm", "embedding"):
+        return run_gpt_layer(w, device, policy, timer)
     if group == "dataloader":
         return run_dataloader(w, policy, timer)
     return run_op(w, device, policy, timer)

@@ -98,7 +98,7 @@ foreach(i RANGE ${last})
   if(NOT id MATCHES "${FILTER}")
     fail("figure '${id}' does not match the filter")
   endif()
-  if(NOT unit MATCHES "^(GFLOP/s|GB/s|examples/s)$")
+  if(NOT unit MATCHES "^(GFLOP/s|GB/s|examples/s|tokens/s)$")
     fail("${id}: unit '${unit}'")
   endif()
   list(APPEND all_keys "${id}@${device}@${implementation}")
@@ -155,8 +155,9 @@ foreach(i RANGE ${last})
   # Each group's unit (docs/benchmarks.md, "What is measured").
   json_get(group results ${i} group)
   if((group STREQUAL "conv2d" AND NOT unit STREQUAL "GFLOP/s") OR
-     (group MATCHES "^(max_pool2d|batch_norm)$" AND NOT unit STREQUAL "GB/s") OR
-     (group MATCHES "^train_" AND NOT unit STREQUAL "examples/s"))
+     (group MATCHES "^(max_pool2d|batch_norm|layer_norm|embedding)$" AND NOT unit STREQUAL "GB/s") OR
+     (id MATCHES "^train_step/gpt/" AND NOT unit STREQUAL "tokens/s") OR
+     (group MATCHES "^train_" AND NOT id MATCHES "^train_step/gpt/" AND NOT unit STREQUAL "examples/s"))
     fail("${id}: unit '${unit}' for group ${group}")
   endif()
   json_get(flops results ${i} work_per_call flops)
