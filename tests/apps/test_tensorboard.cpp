@@ -150,3 +150,50 @@ TEST_CASE("tensorboard: --tensorboard on a file is a usage error", "[apps][tenso
   CHECK(code == 2);
   CHECK_THAT(output, Contains("--tensorboard " + (scratch / "file") + ": exists and is not a directory"));
 }
+
+TEST_CASE("tensorboard: a GPT's log reaches TensorBoard: step losses, evaluations, tokens/s", "[apps][tensorboard][interop][gpt]") {
+  REQUIRE_TENSORBOARD_BUILD();
+  const std::optional<std::string> python =
+      ember::testing::find_python("tensorboard.backend.event_processing.event_accumulator");
+  EMBER_REQUIRE_IN_CI(python.has_value(), "no python3 can import tensorboard (pip install tensorboard; .ci/run installs it)");
+  ScratchDir scratch("tensorboard_gpt");
+  int code = -1;
+  const std::string log_path = scratch / "gpt.jsonl", events = scratch / "tb";
+  std::string output = run_ember("train --model gpt --device cpu --data text:" + std::string(EMBER_SOURCE_DIR) +
+                                     "/tests/apps/fixtures/words-sample.txt --block-size 8 --n-layer 1 --n-head 2 "
+                                     "--n-embd 8 --batch-size 4 --max-steps 4 --eval-every 2 --eval-batches 1 "
+                                     "--log-every 1 --log " + log_path + " --tensorboard " + events + " -q",
+                                 &code);
+  INFO(output);
+  REQUIRE(code == 0);
+  const std::string reader = std::string(EMBER_SOURCE_DIR) + "/tests/apps/tensorboard_reader.py";
+  output = command_output("'" + *python + "' " + reader + " " + events + " 2>/dev/null", &code);
+  INFO(output);
+  REQUIRE(code == 0);
+  const nlohmann::json scalars = nlohmann::json::parse(output)["scalars"];
+  auto value_at = [&](const std::string& tag, std::int64_t step) -> std::optional<double> {
+    if (!scalars.contains(tag)) return std::nullopt;
+    for (const auto& item : scalars[tag])
+      if (item[0] == step) return item[1].get<double>();
+    return std::nullopt;
+  };
+  std::size_t steps = 0, evals = 0;
+  std::ifstream log(log_path);
+  for (std::string line; std::getline(log, line);) {
+    const nlohmann::json entry = nlohmann::json::parse(line);
+    const auto as_float = [](const nlohmann::json& v) { return static_cast<double>(static_cast<float>(v.get<double>())); };
+    if (entry["event"] == "step") {
+      ++steps;
+      CHECK(value_at("loss/train_step", entry["step"]) == as_float(entry["loss"]));
+      CHECK(value_at("tokens_per_s", entry["step"]).has_value());
+    } else if (entry["event"] == "eval") {
+      ++evals;
+      CHECK(value_at("loss/train", entry["step"]) == as_float(entry["train_loss"]));
+      CHECK(value_at("loss/val", entry["step"]) == as_float(entry["val_loss"]));
+    } else if (entry["event"] == "summary") {
+      CHECK(value_at("final/val_loss", 4) == as_float(entry["val_loss"]));
+    }
+  }
+  CHECK(steps == 4);
+  CHECK(evals == 2);
+}
