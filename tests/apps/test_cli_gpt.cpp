@@ -6,6 +6,7 @@
 // short, invalid UTF-8), Ctrl-C saving the model, and --resume continuing a run exactly.
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -251,4 +252,48 @@ TEST_CASE("ember train --model gpt --resume continues the run exactly, and refus
   output = run_ember(flags + " --lr 0.003 --max-steps 20 --n-embd 16 --allow-config-change --resume " + checkpoint, &code);
   CHECK(code == 1);
   CHECK_THAT(output, Catch::Contains("is not the one these flags describe"));
+}
+
+TEST_CASE("ember sample: a crafted GPT checkpoint is an error naming the file, before any model is built",
+          "[cli][gpt][hostile]") {
+  ScratchDir scratch("gpt_crafted");
+  const std::string good = scratch / "gpt.st";
+  run_ok("train --model gpt --device cpu --data text:" + sample_text() +
+         " --block-size 8 --n-layer 1 --n-head 2 --n-embd 8 --batch-size 4 --max-steps 1 --quiet --save " + good);
+  ember::Metadata metadata;
+  const auto tensors = ember::load(good, &metadata);
+  const auto config = nlohmann::json::parse(metadata.at("config"));
+  auto crafted = [&](const std::string& name, const std::function<void(nlohmann::json&, ember::Metadata&)>& edit) {
+    nlohmann::json c = config;
+    ember::Metadata m = metadata;
+    edit(c, m);
+    m["config"] = c.dump();
+    const std::string path = scratch / name;
+    ember::save(tensors, path, m);
+    return path;
+  };
+  const std::string huge = crafted("huge.st", [](nlohmann::json& c, ember::Metadata&) { c["n_embd"] = 1 << 30; });
+  const std::string unsorted = crafted("unsorted.st", [](nlohmann::json& c, ember::Metadata&) {
+    std::string v = c["vocabulary"];
+    std::swap(v[0], v[1]);
+    c["vocabulary"] = v;
+  });
+  const std::string short_vocabulary = crafted("short.st", [](nlohmann::json& c, ember::Metadata&) {
+    c["vocabulary"] = c["vocabulary"].get<std::string>().substr(1);
+  });
+  const std::string bad_step = crafted("step.st", [](nlohmann::json&, ember::Metadata& m) { m["step"] = "-3"; });
+  const std::string classifier_format = crafted("format.st", [](nlohmann::json&, ember::Metadata& m) {
+    m["format"] = "ember-cli-checkpoint/1";
+  });
+  const std::string sample = "sample --device cpu --tokens 5 --checkpoint ";
+  check_failures({
+      {sample + huge, "does not match its", 1},
+      {sample + unsorted, "unsorted.st", 1},
+      {sample + short_vocabulary, "its vocabulary has 64 characters for vocab_size 65", 1},
+      {sample + bad_step, "the checkpoint's step \"-3\" is not a non-negative whole number", 1},
+      {sample + classifier_format, "not a GPT checkpoint", 1},
+      {"train --model gpt --device cpu --data text:" + sample_text() +
+           " --block-size 8 --n-layer 1 --n-head 2 --n-embd 8 --batch-size 4 --max-steps 2 --resume " + huge,
+       "width 1073741824) is not the one these flags describe", 1},
+  });
 }
