@@ -41,6 +41,25 @@ std::string command_output(const std::string& command, int* exit_code) {
   return output;
 }
 
+// Declares `python`, a python3 that can import tensorboard; skips the test (fails it in CI)
+// when there is none.
+#define REQUIRE_TENSORBOARD_READER(python)                                                          \
+  const std::optional<std::string> python =                                                         \
+      ember::testing::find_python("tensorboard.backend.event_processing.event_accumulator");        \
+  EMBER_REQUIRE_IN_CI(python.has_value(), "no python3 can import tensorboard (pip install tensorboard; " \
+                                          ".ci/run installs it)")
+
+// The event files in `events` as TensorBoard's own reader sees them (tensorboard_reader.py:
+// {"files": [...], "first_event": {...}, "scalars": {tag: [[step, value], ...]}}).
+nlohmann::json read_with_tensorboard(const std::string& python, const std::string& events) {
+  const std::string reader = std::string(EMBER_SOURCE_DIR) + "/tests/apps/tensorboard_reader.py";
+  int code = -1;
+  const std::string output = command_output("'" + python + "' " + reader + " " + events + " 2>/dev/null", &code);
+  INFO(output);
+  REQUIRE(code == 0);
+  return nlohmann::json::parse(output);
+}
+
 std::string little_endian(std::uint64_t value, int count) {
   std::string bytes;
   for (int i = 0; i < count; ++i) bytes.push_back(static_cast<char>((value >> (8 * i)) & 0xFF));
@@ -74,9 +93,7 @@ TEST_CASE("tensorboard: a record is length, its CRC, the data, the data's CRC", 
 
 TEST_CASE("tensorboard: TensorBoard's reader finds the --log values as scalars", "[apps][tensorboard][interop]") {
   REQUIRE_TENSORBOARD_BUILD();
-  const std::optional<std::string> python =
-      ember::testing::find_python("tensorboard.backend.event_processing.event_accumulator");
-  EMBER_REQUIRE_IN_CI(python.has_value(), "no python3 can import tensorboard (pip install tensorboard; .ci/run installs it)");
+  REQUIRE_TENSORBOARD_READER(python);
   ScratchDir scratch("tensorboard");
   int code = -1;
   const std::string log_path = scratch / "run.jsonl";
@@ -87,11 +104,7 @@ TEST_CASE("tensorboard: TensorBoard's reader finds the --log values as scalars",
   INFO(output);
   REQUIRE(code == 0);
 
-  const std::string reader = std::string(EMBER_SOURCE_DIR) + "/tests/apps/tensorboard_reader.py";
-  output = command_output("'" + *python + "' " + reader + " " + events + " 2>/dev/null", &code);
-  INFO(output);
-  REQUIRE(code == 0);
-  const nlohmann::json read = nlohmann::json::parse(output);
+  const nlohmann::json read = read_with_tensorboard(*python, events);
   REQUIRE(read["files"].size() == 1);
   CHECK(std::regex_match(read["files"][0].get<std::string>(), std::regex(R"(events\.out\.tfevents\.\d+\..+)")));
   CHECK(read["first_event"]["file_version"] == "brain.Event:2");
@@ -153,9 +166,7 @@ TEST_CASE("tensorboard: --tensorboard on a file is a usage error", "[apps][tenso
 
 TEST_CASE("tensorboard: a GPT's log reaches TensorBoard: step losses, evaluations, tokens/s", "[apps][tensorboard][interop][gpt]") {
   REQUIRE_TENSORBOARD_BUILD();
-  const std::optional<std::string> python =
-      ember::testing::find_python("tensorboard.backend.event_processing.event_accumulator");
-  EMBER_REQUIRE_IN_CI(python.has_value(), "no python3 can import tensorboard (pip install tensorboard; .ci/run installs it)");
+  REQUIRE_TENSORBOARD_READER(python);
   ScratchDir scratch("tensorboard_gpt");
   int code = -1;
   const std::string log_path = scratch / "gpt.jsonl", events = scratch / "tb";
@@ -166,11 +177,7 @@ TEST_CASE("tensorboard: a GPT's log reaches TensorBoard: step losses, evaluation
                                  &code);
   INFO(output);
   REQUIRE(code == 0);
-  const std::string reader = std::string(EMBER_SOURCE_DIR) + "/tests/apps/tensorboard_reader.py";
-  output = command_output("'" + *python + "' " + reader + " " + events + " 2>/dev/null", &code);
-  INFO(output);
-  REQUIRE(code == 0);
-  const nlohmann::json scalars = nlohmann::json::parse(output)["scalars"];
+  const nlohmann::json scalars = read_with_tensorboard(*python, events)["scalars"];
   auto value_at = [&](const std::string& tag, std::int64_t step) -> std::optional<double> {
     if (!scalars.contains(tag)) return std::nullopt;
     for (const auto& item : scalars[tag])
