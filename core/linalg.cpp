@@ -246,8 +246,10 @@ Tensor matmul_batched(const Tensor& a_in, const Tensor& b_in) {
         offset_b += index * merged.b_strides[g - 1];
         offset_c += index * merged.out_strides[g - 1];
       }
-      plan.a = a_base + offset_a * item;
-      plan.b = b_base + offset_b * item;
+      // k = 0: a and b hold no elements and may have no storage (a null base); the GEMM then
+      // only writes zeros to c, and an offset from null would be undefined behaviour.
+      plan.a = a_base != nullptr ? a_base + offset_a * item : nullptr;
+      plan.b = b_base != nullptr ? b_base + offset_b * item : nullptr;
       plan.c = c_base + offset_c * item;
       gemm_kernel(out.device(), plan);
     }

@@ -359,3 +359,20 @@ TEST_CASE("batched matmul reads permuted and broadcast batch dims in place", "[l
     }
   }
 }
+
+TEST_CASE("batched matmul with k = 0 over batch dims that do not merge gives zeros", "[linalg][fuzz]") {
+  // The API fuzzer found an offset applied to the null data pointer of such empty operands
+  // (UBSan: "applying non-zero offset to null pointer"; tests/fuzz/corpus/api/
+  // known-12-batched-matmul-k0-null-base replays it under UBSan in scripts/fuzz.sh).
+  for (auto [a_sizes, b_sizes] : {std::pair<ember::Shape, ember::Shape>{{2, 1, 4, 0}, {1, 3, 0, 5}},
+                                  std::pair<ember::Shape, ember::Shape>{{3, 2, 4, 0}, {2, 0, 5}}}) {
+    ember::Tensor a = ember::empty(a_sizes), b = ember::empty(b_sizes);
+    ember::Tensor out = native::matmul(a.transpose(0, 1).transpose(0, 1), b);
+    ember::Shape expected = a_sizes;
+    expected.back() = b_sizes.back();
+    if (b_sizes.size() == 4) expected[1] = b_sizes[1];
+    REQUIRE(out.sizes() == expected);
+    REQUIRE(native::matmul(a, b).abs().sum().item<float>() == 0.0f);
+    REQUIRE(out.abs().sum().item<float>() == 0.0f);
+  }
+}
