@@ -18,6 +18,7 @@
 
 #include <ember/core/element_math.h>
 #include <ember/core/host_device.h>
+#include <ember/core/vectorisable_math.h>
 
 namespace ember::element {
 
@@ -87,9 +88,17 @@ template <class T> struct GeluConstants {
   static constexpr T k1OverSqrt2Pi = T(kTwoOverSqrtPi * 0.70710678118654752440 * 0.5);  // 1/√(2π)
   static constexpr T kKappa = T(0.044715);
 };
+// GELU's erf and exp: in float, the arithmetic forms of core/vectorisable_math.h, so the
+// GELU loops vectorise (and every backend still rounds alike); in double, the C library's.
+template <class T> EMBER_HOST_DEVICE EMBER_INLINE T gelu_erf(T x) {
+  if constexpr (std::is_same_v<T, float>) return math::vectorisable_erf(x); else return math::erf(x);
+}
+template <class T> EMBER_HOST_DEVICE EMBER_INLINE T gelu_exp(T x) {
+  if constexpr (std::is_same_v<T, float>) return math::vectorisable_exp(x); else return math::exp(x);
+}
 template <class T> struct Gelu {  // approximate="none": x · ½(1 + erf(x/√2))
   EMBER_HOST_DEVICE T operator()(T x) const {
-    return x * T(0.5) * (T(1) + math::erf(x * GeluConstants<T>::kSqrt1_2));
+    return x * T(0.5) * (T(1) + gelu_erf(x * GeluConstants<T>::kSqrt1_2));
   }
 };
 template <class T> struct GeluTanh {  // approximate="tanh": ½x(1 + tanh(√(2/π)(x + 0.044715x³)))
@@ -210,8 +219,8 @@ template <class T> struct TanhBackward {  // 1 - tanh²
 template <class T> struct GeluBackward {  // Φ(x) + x·φ(x)
   EMBER_HOST_DEVICE T operator()(T grad_output, T x) const {
     using C = GeluConstants<T>;
-    const T cdf = T(0.5) * (T(1) + math::erf(x * C::kSqrt1_2));
-    const T pdf = C::k1OverSqrt2Pi * math::exp(x * x * T(-0.5));
+    const T cdf = T(0.5) * (T(1) + gelu_erf(x * C::kSqrt1_2));
+    const T pdf = C::k1OverSqrt2Pi * gelu_exp(x * x * T(-0.5));
     return grad_output * (cdf + x * pdf);
   }
 };

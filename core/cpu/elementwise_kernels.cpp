@@ -14,7 +14,9 @@
 //                            1 the loop is a plain `out[i] = f(x[i])` over raw pointers,
 //                            which GCC auto-vectorises at -O2/-O3.
 //
-// A large new output (streamed_store, below) is written with non-temporal stores.
+// A large new output (streamed_store, below) is written with non-temporal stores. The few
+// functions bound by arithmetic, not memory (GELU), run their contiguous runs in
+// elementwise_wide_runs.cpp, built for AVX-512 and AVX2 as well.
 //
 // Then one switch per entry point turns the runtime op + dtype into a loop over a functor.
 #include <algorithm>
@@ -29,6 +31,7 @@
 #endif
 
 #include <ember/core/cpu/cpu_kernels.h>
+#include <ember/core/cpu/elementwise_wide_runs.h>
 #include <ember/core/element_functions.h>
 #include <ember/core/error.h>
 #include <ember/core/parallel.h>
@@ -160,6 +163,9 @@ void unary_loop(const StridedPlan& plan, F f) {
     Out* o = out + base[0];
     const In* x = in + base[1];
     if (out_step == 1 && in_step == 1) {
+      if constexpr (wide::has_wide_run<F>) {
+        if (!stream) return wide::run(f, o, x, count);  // built for AVX-512 / AVX2 too
+      }
       write_run(o, count, stream, [&](std::int64_t i) { return f(x[i]); });  // the vectorisable case
     } else {
       for (std::int64_t i = 0; i < count; ++i) o[i * out_step] = f(x[i * in_step]);
@@ -180,6 +186,9 @@ void binary_loop(const StridedPlan& plan, F f) {
     const T* x = a + base[1];
     const T* y = b + base[2];
     if (out_step == 1 && a_step == 1 && b_step == 1) {
+      if constexpr (wide::has_wide_run<F>) {
+        if (!stream) return wide::run(f, o, x, y, count);
+      }
       write_run(o, count, stream, [&](std::int64_t i) { return f(x[i], y[i]); });
     } else if (out_step == 1 && a_step == 1 && b_step == 0) {
       const T scalar = y[0];  // tensor (op) scalar: the second operand is broadcast

@@ -1,0 +1,30 @@
+// core/cpu/elementwise_wide_runs.h — performance code, safe to skip on a first read: the
+// contiguous runs of the compute-heavy element functions, built for AVX-512 and AVX2 too.
+//
+// core/cpu/elementwise_kernels.cpp is compiled for plain x86-64 (SSE2, four floats at a
+// time) so the library runs on any x86-64 CPU. That is enough for loops that wait on memory,
+// but GELU's erf and exp (core/vectorisable_math.h) are some forty operations per element:
+// those loops are bound by arithmetic, and a wider vector does the same work in a quarter
+// of the time. Each function here is compiled three times with GCC's target_clones (AVX-512,
+// AVX2, plain x86-64) and the dynamic loader picks the widest the CPU has, once. The element
+// function is the same in every clone, and no clone contracts a multiply-add into an FMA
+// (-ffp-contract=off, core/CMakeLists.txt), so all three round alike: the results stay bit
+// for bit those of the reference loops and the emulated CUDA kernels.
+#pragma once
+
+#include <cstdint>
+
+#include <ember/core/element_functions.h>
+
+namespace ember::cpu::wide {
+
+// out[i] = gelu(x[i]) and out[i] = gelu_backward(grad_output[i], x[i]) for i < count.
+void run(element::Gelu<float>, float* out, const float* x, std::int64_t count);
+void run(element::GeluBackward<float>, float* out, const float* grad_output, const float* x, std::int64_t count);
+
+// Is F one of the functions above (so the loops call wide::run for a contiguous run)?
+template <class F> inline constexpr bool has_wide_run = false;
+template <> inline constexpr bool has_wide_run<element::Gelu<float>> = true;
+template <> inline constexpr bool has_wide_run<element::GeluBackward<float>> = true;
+
+}  // namespace ember::cpu::wide
