@@ -67,6 +67,23 @@ DistributedMode::StepAgreement DistributedMode::agree_on_step(double loss, bool 
   return {sums[0] / world_size_, sums[1] > 0};
 }
 
+std::vector<std::vector<std::uint8_t>> DistributedMode::all_gather_bytes(const std::vector<std::uint8_t>& bytes) const {
+  if (!active_) return {bytes};
+  // A [world_size, n] table, this rank's row filled and the others zero: summed over ranks
+  // (exact in int64) every row holds its rank's bytes. One all-reduce, on any backend.
+  const auto length = static_cast<std::int64_t>(bytes.size());
+  Tensor table = zeros({world_size_, length}, kLong);
+  std::int64_t* row = table.data_ptr<std::int64_t>() + rank_ * length;
+  for (std::int64_t i = 0; i < length; ++i) row[i] = bytes[static_cast<std::size_t>(i)];
+  all_reduce_on_backend(table);
+  std::vector<std::vector<std::uint8_t>> gathered(static_cast<std::size_t>(world_size_));
+  const std::int64_t* sums = table.data_ptr<std::int64_t>();
+  for (int rank = 0; rank < world_size_; ++rank)
+    for (std::int64_t i = 0; i < length; ++i)
+      gathered[static_cast<std::size_t>(rank)].push_back(static_cast<std::uint8_t>(sums[rank * length + i]));
+  return gathered;
+}
+
 void DistributedMode::sum_epoch_totals(double& loss_sum, std::int64_t& correct, std::int64_t& seen) const {
   if (!active_) return;
   Tensor sums = tensor({loss_sum}, kFloat64);

@@ -62,6 +62,9 @@ class DistributedMode {
   // so the resumed ranks add to exactly what they had). Alone: one entry each.
   void gather_epoch_totals(double loss_sum, std::int64_t correct, std::int64_t seen, std::vector<double>& loss_sums,
                            std::vector<std::int64_t>& corrects, std::vector<std::int64_t>& seens) const;
+  // Every rank's `bytes`, indexed by rank (each rank passes as many; alone: {bytes}). The GPT
+  // trainer's checkpoint keeps each rank's generator state with it.
+  std::vector<std::vector<std::uint8_t>> all_gather_bytes(const std::vector<std::uint8_t>& bytes) const;
   // Whether `flag` is true on any rank (one all-reduce; alone: the flag).
   bool any_rank(bool flag) const;
   // Every rank waits for the others (before rank 0's summary leaves the group).

@@ -22,6 +22,9 @@ nn::StateDict prefixed(const nn::StateDict& part, const std::string& prefix, nn:
   return into;
 }
 
+// More ranks than any job ember-run starts: a larger "world_size" is a damaged file.
+constexpr std::int64_t kMaxWorldSize = 1 << 16;
+
 std::int64_t whole_number(const std::string& text, const std::string& path, const char* what) {
   std::int64_t value = -1;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -47,12 +50,18 @@ void save_gpt_checkpoint(const GptCheckpoint& checkpoint, const std::string& pat
                            {"dropout", c.dropout},
                            {"bias", c.bias},
                            {"data", checkpoint.data_spec}};
-  save(tensors, path,
-       {{"format", kGptCheckpointFormat},
-        {"step", std::to_string(checkpoint.step)},
-        {"generator", to_hex(checkpoint.generator_state)},
-        {"config", config.dump()},
-        {"train_config", checkpoint.train_config}});
+  EMBER_CHECK(!checkpoint.generator_states.empty(), ValueError, "a GPT checkpoint needs a generator state");
+  Metadata metadata{{"format", kGptCheckpointFormat},
+                    {"step", std::to_string(checkpoint.step)},
+                    {"generator", to_hex(checkpoint.generator_states[0])},
+                    {"config", config.dump()},
+                    {"train_config", checkpoint.train_config}};
+  if (checkpoint.generator_states.size() > 1) {
+    metadata["world_size"] = std::to_string(checkpoint.generator_states.size());
+    for (std::size_t rank = 1; rank < checkpoint.generator_states.size(); ++rank)
+      metadata["generator.rank" + std::to_string(rank)] = to_hex(checkpoint.generator_states[rank]);
+  }
+  save(tensors, path, metadata);
 }
 
 bool is_gpt_checkpoint(const std::string& path) {
@@ -75,7 +84,16 @@ GptCheckpoint load_gpt_checkpoint(const std::string& path) {
               "\", not a GPT checkpoint (", kGptCheckpointFormat, ") of ember train --model gpt");
   GptCheckpoint checkpoint;
   checkpoint.step = whole_number(field("step"), path, "step");
-  checkpoint.generator_state = from_hex(field("generator"), path, "generator state");
+  checkpoint.generator_states.push_back(from_hex(field("generator"), path, "generator state"));
+  if (metadata.count("world_size") != 0) {
+    const std::int64_t world_size = whole_number(field("world_size"), path, "world_size");
+    EMBER_CHECK(world_size >= 1 && world_size <= kMaxWorldSize, IOError, path, ": its world_size ", world_size,
+                " is not between 1 and ", kMaxWorldSize);
+    for (std::int64_t rank = 1; rank < world_size; ++rank) {
+      const std::string key = "generator.rank" + std::to_string(rank);
+      checkpoint.generator_states.push_back(from_hex(field(key), path, "rank " + std::to_string(rank) + "'s generator state"));
+    }
+  }
   if (auto found = metadata.find("train_config"); found != metadata.end()) checkpoint.train_config = found->second;
 
   const nlohmann::json config = nlohmann::json::parse(field("config"), nullptr, /*allow_exceptions=*/false);

@@ -10,7 +10,11 @@
 //   metadata  format            "ember-gpt-checkpoint/1"
 //             step              optimizer steps taken
 //             generator         the default generator's state (hex), so a resumed run draws
-//                               the batches the uninterrupted one would have
+//                               the batches the uninterrupted one would have; under
+//                               ember-run, rank 0's
+//             world_size        under ember-run (absent: 1): the job's ranks, and
+//             generator.rank<r> rank r's generator, for r = 1 .. world_size - 1 (each rank
+//                               draws its own batches)
 //             config            JSON: the model's shape (vocab_size, block_size, n_layer,
 //                               n_head, n_embd, dropout, bias), the vocabulary (UTF-8: the
 //                               characters of ids 0, 1, ...) and the --data it trained on
@@ -39,7 +43,8 @@ struct GptCheckpoint {
   data::CharVocabulary vocabulary;
   std::string data_spec;     // --data of the run: "text" or "text:FILE"
   std::int64_t step = 0;
-  std::vector<std::uint8_t> generator_state;
+  // The default generator's state of every rank: [0] alone without ember-run.
+  std::vector<std::vector<std::uint8_t>> generator_states;
   nn::StateDict model_state, optimizer_state, scheduler_state;
   std::string train_config;  // the run's options as a --config file (JSON text)
 };

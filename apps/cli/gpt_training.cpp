@@ -22,6 +22,7 @@
 #include <ember/core/factories.h>
 #include <ember/core/random.h>
 #include <ember/data/text_corpus.h>
+#include <ember/distributed/ddp.h>
 #include <ember/nn/adam.h>
 #include <ember/nn/clip_grad.h>
 #include <ember/nn/gpt.h>
@@ -29,6 +30,7 @@
 
 #include "checkpoint.h"
 #include "device_choice.h"
+#include "distributed_mode.h"
 #include "gpt_checkpoint.h"
 #include "interrupt.h"
 #include "lr_schedule.h"
@@ -95,9 +97,11 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const nn::GPT& model, const Tra
 
 struct GptRun {
   const TrainOptions& options;
+  const DistributedMode& distributed;
   Device device;
   data::TextCorpus corpus;
   std::shared_ptr<nn::GPT> model;
+  std::shared_ptr<nn::Module> trained;  // the model, or under ember-run its DDP wrapper
   std::unique_ptr<optim::Optimizer> optimizer;
   LrSchedule schedule;
   MetricsLog log;
@@ -106,8 +110,9 @@ struct GptRun {
   Clock::time_point start;
   double last_train_loss = NAN, last_val_loss = NAN;
 
-  double tokens_per_s() const {
-    const double tokens = static_cast<double>(step * options.batch_size * options.gpt.block_size);
+  double tokens_per_s() const {  // the whole job's: every rank trains on B · T tokens a step
+    const double tokens =
+        static_cast<double>(step * options.batch_size * options.gpt.block_size * distributed.world_size());
     return train_seconds > 0 ? tokens / train_seconds : 0.0;
   }
 };
@@ -123,14 +128,18 @@ double estimate_loss(GptRun& run, const Tensor& split) {
   return sum / static_cast<double>(run.options.gpt.eval_batches);
 }
 
+// Under ember-run every rank calls this (the generators are gathered: a collective) and
+// rank 0 writes the file.
 void save_run(const GptRun& run) {
   if (run.options.save_path.empty()) return;
+  std::vector<std::vector<std::uint8_t>> generators = run.distributed.all_gather_bytes(default_generator().get_state());
+  if (!run.distributed.is_main()) return;
   GptCheckpoint checkpoint;
   checkpoint.config = run.model->config();
   checkpoint.vocabulary = run.corpus.vocabulary;
   checkpoint.data_spec = run.options.data.spec;
   checkpoint.step = run.step;
-  checkpoint.generator_state = default_generator().get_state();
+  checkpoint.generator_states = std::move(generators);
   for (const auto& [name, tensor] : run.model->state_dict()) checkpoint.model_state.insert(name, tensor.to(kCPU));
   for (const auto& [name, tensor] : run.optimizer->state_dict()) checkpoint.optimizer_state.insert(name, tensor.to(kCPU));
   checkpoint.scheduler_state = run.schedule.state_dict();
@@ -138,7 +147,10 @@ void save_run(const GptRun& run) {
   save_gpt_checkpoint(checkpoint, run.options.save_path);
 }
 
-void evaluate(GptRun& run) {
+// Rank 0 evaluates (with its own generator, as nanoGPT's master process does: every rank's
+// model is the same), then every rank takes part in the save.
+void evaluate_and_save(GptRun& run) {
+  if (!run.distributed.is_main()) return save_run(run);
   run.model->eval();
   run.last_train_loss = estimate_loss(run, run.corpus.train);
   run.last_val_loss = estimate_loss(run, run.corpus.val);
@@ -182,6 +194,18 @@ std::vector<std::string> config_differences(const std::string& saved_json, const
   return differences;
 }
 
+// Stops the run after a Ctrl-C or SIGTERM (on any rank, under ember-run): saves, says so.
+int stop_interrupted(const GptRun& run) {
+  save_run(run);
+  if (run.distributed.is_main()) {
+    std::cerr << "\nember: " << interrupted_word() << " after step " << run.step
+              << (run.options.save_path.empty() ? std::string("; nothing saved (no --save)")
+                                                : "; the model at that step is in " + run.options.save_path)
+              << "\n";
+  }
+  return interrupted_exit_code();
+}
+
 void check_split(const Tensor& split, const char* name, const std::string& path, std::int64_t block_size) {
   EMBER_CHECK(split.size(0) > block_size, ValueError, "text file ", path, ": its ", name, " split has ",
               split.size(0), " characters; --block-size ", block_size, " needs at least ", block_size + 1,
@@ -198,15 +222,15 @@ int run_train_gpt(const TrainOptions& options) {
   if (!options.log_path.empty()) check_log_path(options.log_path);
   if (!options.tensorboard_dir.empty()) check_tensorboard_dir(options.tensorboard_dir);
   check_distinct_paths(options);
-  const char* world_size = std::getenv("WORLD_SIZE");
-  EMBER_CHECK(world_size == nullptr || std::string(world_size) == "1", ValueError,
-              "--model gpt does not train under ember-run yet (WORLD_SIZE=", world_size ? world_size : "",
-              "): run it as one process");
   std::optional<GptCheckpoint> resumed;
   if (!options.resume_path.empty()) resumed = load_gpt_checkpoint(options.resume_path);
   install_interrupt_handler();
-  const Device device = choose_device(options.device);
-  manual_seed(options.seed);
+  // Under ember-run (WORLD_SIZE): rank r seeds --seed + r, so each rank draws its own batches
+  // (nanoGPT's seed_offset); DDP then starts every rank from rank 0's weights, which are
+  // those of a single process with the same --seed.
+  DistributedMode distributed(options.device, options.timeout_s);
+  const Device device = choose_device(distributed.device_request());
+  manual_seed(options.seed + static_cast<std::uint64_t>(distributed.rank()));
   data::TextCorpus corpus = data::read_text_corpus(path);
   check_split(corpus.train, "training", path, options.gpt.block_size);
   check_split(corpus.val, "validation", path, options.gpt.block_size);
@@ -227,15 +251,19 @@ int run_train_gpt(const TrainOptions& options) {
                 " (", corpus.vocabulary.size(), "): it was trained on other text");
     EMBER_CHECK(resumed->step <= options.gpt.max_steps, ValueError, "--max-steps ", options.gpt.max_steps,
                 " is below the step of ", from, " (", resumed->step, "): --max-steps counts every step");
-    const std::vector<std::string> differences = config_differences(resumed->train_config, options.config_json, options);
+    std::vector<std::string> differences = config_differences(resumed->train_config, options.config_json, options);
+    if (resumed->generator_states.size() != static_cast<std::size_t>(distributed.world_size()))
+      differences.push_back("ranks (ember-run): checkpoint " + std::to_string(resumed->generator_states.size()) +
+                            ", now " + std::to_string(distributed.world_size()));
     if (!differences.empty()) {
       std::string list;
       for (const std::string& difference : differences) list += "\n  " + difference;
       EMBER_CHECK(options.allow_config_change, ValueError, "--resume ", from,
                   ": the run would not continue the checkpoint's, its options differ:", list,
                   "\n(--allow-config-change continues with the new ones)");
-      std::cerr << "ember: warning: --allow-config-change: continuing " << from << " with other options:" << list
-                << "\n" << std::flush;
+      if (distributed.is_main())
+        std::cerr << "ember: warning: --allow-config-change: continuing " << from << " with other options:" << list
+                  << "\n" << std::flush;
     }
     const nn::GPTConfig& saved = resumed->config;
     EMBER_CHECK(saved.block_size == config.block_size && saved.n_layer == config.n_layer &&
@@ -252,10 +280,13 @@ int run_train_gpt(const TrainOptions& options) {
     }
   }
   model->to(device);
+  std::shared_ptr<nn::Module> trained = model;  // DDP broadcasts rank 0's weights, averages gradients
+  if (distributed.active()) trained = std::make_shared<distributed::DistributedDataParallel>(model);
   auto optimizer = make_optimizer(*model, options);
   TrainOptions schedule_options = options;
   schedule_options.epochs = 1;  // the schedule's steps are the run's --max-steps
-  GptRun run{options, device, std::move(corpus), model, std::move(optimizer), {}, {}, 0, 0, start};
+  GptRun run{options, distributed, device, std::move(corpus), model, trained, std::move(optimizer), {}, {}, 0, 0,
+             start};
   run.schedule = LrSchedule(schedule_options, *run.optimizer, options.gpt.max_steps);
   if (resumed) {
     // The moments and step counts, with this run's hyper-parameters (the same ones unless
@@ -265,19 +296,23 @@ int run_train_gpt(const TrainOptions& options) {
     const bool same_schedule = config_differences(resumed->train_config, options.config_json, options).empty();
     if (same_schedule && !resumed->scheduler_state.empty()) {
       run.schedule.load_state_dict(resumed->scheduler_state);
-    } else if (options.lr_schedule != "constant") {
+    } else if (options.lr_schedule != "constant" && distributed.is_main()) {
       std::cerr << "ember: warning: --allow-config-change: the learning-rate schedule starts afresh\n" << std::flush;
     }
-    default_generator().set_state(resumed->generator_state);
+    // Each rank its own generator. A checkpoint of fewer ranks (--allow-config-change) leaves
+    // the new ranks theirs from --seed + rank.
+    const auto rank = static_cast<std::size_t>(distributed.rank());
+    if (rank < resumed->generator_states.size()) default_generator().set_state(resumed->generator_states[rank]);
     run.step = resumed->step;
   }
-  if (!options.log_path.empty()) run.log = MetricsLog(options.log_path, 0, run.step);
-  if (!options.tensorboard_dir.empty()) {  // every log line, as scalars (tensorboard_writer.h)
+  const bool speaks = distributed.is_main();  // rank 0 prints, logs and saves for the job
+  if (!options.log_path.empty() && speaks) run.log = MetricsLog(options.log_path, 0, run.step);
+  if (!options.tensorboard_dir.empty() && speaks) {  // every log line, as scalars (tensorboard_writer.h)
     auto writer = std::make_shared<TensorBoardWriter>(options.tensorboard_dir);
     run.log.add_sink([writer](const std::string& line) { writer->write_metrics_event(line); });
   }
 
-  if (!options.quiet) {
+  if (!options.quiet && speaks) {
     std::printf("GPT: %lld parameters (%lld without position embeddings), vocabulary %lld characters, "
                 "context %lld, %lld layers, %lld heads, width %lld\n",
                 static_cast<long long>(model->num_parameters(false)), static_cast<long long>(model->num_parameters()),
@@ -287,30 +322,30 @@ int run_train_gpt(const TrainOptions& options) {
     std::printf("data: %s, %lld training and %lld validation characters; device %s\n", path.c_str(),
                 static_cast<long long>(run.corpus.train.size(0)), static_cast<long long>(run.corpus.val.size(0)),
                 device.str().c_str());
+    if (distributed.active())
+      std::printf("distributed: %d ranks (%s), batch %lld per rank, %lld per step\n", distributed.world_size(),
+                  distributed.backend().c_str(), static_cast<long long>(options.batch_size),
+                  static_cast<long long>(options.batch_size * distributed.world_size()));
     std::fflush(stdout);
   }
 
   model->train();
   const auto& gpt = options.gpt;
   while (run.step < gpt.max_steps) {
-    if (interrupt_requested()) {
-      save_run(run);
-      std::cerr << "\nember: " << interrupted_word() << " after step " << run.step
-                << (options.save_path.empty() ? std::string("; nothing saved (no --save)")
-                                              : "; the model at that step is in " + options.save_path)
-                << "\n";
-      return interrupted_exit_code();
-    }
+    if (!distributed.active() && interrupt_requested()) return stop_interrupted(run);  // ranks: after the step
     const Clock::time_point step_start = Clock::now();
     auto [x, y] = get_batch(run.corpus.train, gpt.block_size, options.batch_size, device);
-    Tensor loss = nn::GPT::loss(model->forward(x), y);
+    Tensor loss = nn::GPT::loss(run.trained->forward(x), y);
     loss.backward();
     if (options.clip_grad_norm > 0) nn::utils::clip_grad_norm_(model->parameters(), options.clip_grad_norm);
     const double lr = run.optimizer->learning_rate();
     run.optimizer->step();
     run.schedule.after_optimizer_step();
     run.optimizer->zero_grad(/*set_to_none=*/true);
-    const float loss_value = loss.item<float>();
+    // The job's loss, the mean over ranks (one all-reduce, which also tells every rank whether
+    // any was interrupted); alone, this process's.
+    const DistributedMode::StepAgreement agreed = distributed.agree_on_step(loss.item<float>(), interrupt_requested());
+    const auto loss_value = static_cast<float>(agreed.loss);
     run.train_seconds += seconds_since(step_start);
     ++run.step;
     EMBER_CHECK(std::isfinite(loss_value) || !options.stop_on_nan, ValueError, "the training loss became ",
@@ -318,9 +353,12 @@ int run_train_gpt(const TrainOptions& options) {
                 " trains on)");
     if (options.log_every > 0 && run.step % options.log_every == 0)
       run.log.gpt_step(run.step, loss_value, lr, run.tokens_per_s());
-    if ((gpt.eval_every > 0 && run.step % gpt.eval_every == 0) || run.step == gpt.max_steps) evaluate(run);
+    if ((gpt.eval_every > 0 && run.step % gpt.eval_every == 0) || run.step == gpt.max_steps) evaluate_and_save(run);
+    if (distributed.active() && agreed.interrupted && run.step < gpt.max_steps) return stop_interrupted(run);
   }
 
+  distributed.barrier();  // training is over on every rank
+  if (!speaks) return 0;
   const double elapsed = seconds_since(start);
   run.log.gpt_summary(run.last_train_loss, run.last_val_loss, run.tokens_per_s(), elapsed, run.step, device.str());
   std::printf("trained %lld steps in %s: train loss %.4f, val loss %.4f, %.0f tokens/s%s\n",

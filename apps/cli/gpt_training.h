@@ -32,9 +32,12 @@
 // --resume C continues such a checkpoint exactly (the options that change the numbers must be
 // the checkpoint's, or --allow-config-change; --max-steps may grow); --tensorboard writes the
 // log's events as scalars. The checkpoint's layout: gpt_checkpoint.h.
-// Not yet for the GPT: ember-run data parallelism (WORLD_SIZE > 1 is refused, exit 1) and
-// --grad-accum (a usage error); `ember eval` / `predict` read classifiers (`ember sample` and
-// `ember info` read a GPT's checkpoint).
+// Under ember-run (WORLD_SIZE > 1), nanoGPT's DDP: rank r seeds --seed + r and draws its own
+// batches, DistributedDataParallel starts the ranks from rank 0's weights and averages the
+// gradients, the logged loss is the mean over ranks, and rank 0 evaluates, logs and saves
+// (the checkpoint keeps every rank's generator). tests/reference/gen_cli_gpt_ddp.py is the
+// PyTorch twin. Not yet for the GPT: --grad-accum (a usage error); `ember eval` / `predict`
+// read classifiers (`ember sample` and `ember info` read a GPT's checkpoint).
 #pragma once
 
 #include "options.h"

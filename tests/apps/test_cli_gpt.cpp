@@ -12,6 +12,7 @@
 
 #include <ember/ember.h>
 
+#include "gpt_test_helpers.h"
 #include "test_cli_helpers.h"
 
 using namespace ember;
@@ -19,8 +20,6 @@ using namespace ember::testing;
 using namespace ember::testing::cli;
 
 namespace {
-
-std::string sample_text() { return std::string(EMBER_SOURCE_DIR) + "/tests/apps/fixtures/words-sample.txt"; }
 
 std::string joined(const nlohmann::json& flags) {
   std::string out;
@@ -42,29 +41,9 @@ TEST_CASE("ember train --model gpt: every step's loss and lr and every evaluatio
       const std::string log = scratch / "log.jsonl", checkpoint = scratch / "gpt.st";
       run_ok("train --device cpu --data text:" + sample_text() + joined(c["flags"]) + " --log-every 1 --log " + log +
              " --save " + checkpoint + " --quiet");
-      std::vector<nlohmann::json> steps, evals;
-      nlohmann::json summary;
-      for (const auto& entry : log_entries(log)) {
-        if (entry["event"] == "step") steps.push_back(entry);
-        if (entry["event"] == "eval") evals.push_back(entry);
-        if (entry["event"] == "summary") summary = entry;
-      }
-      REQUIRE(steps.size() == c["steps"].size());
-      for (std::size_t i = 0; i < steps.size(); ++i) {
-        INFO("step " << i + 1);
-        const auto& expected = c["steps"][i];
-        REQUIRE(steps[i]["step"] == expected["step"]);
-        REQUIRE(steps[i]["loss"].get<double>() == Approx(expected["loss"].get<double>()).epsilon(1e-4));
-        REQUIRE(steps[i]["lr"].get<double>() == Approx(expected["lr"].get<double>()).epsilon(1e-12));
-        REQUIRE(steps[i]["tokens_per_s"].get<double>() > 0);
-      }
-      REQUIRE(evals.size() == c["evals"].size());
-      for (std::size_t i = 0; i < evals.size(); ++i) {
-        const auto& expected = c["evals"][i];
-        REQUIRE(evals[i]["step"] == expected["step"]);
-        REQUIRE(evals[i]["train_loss"].get<double>() == Approx(expected["train_loss"].get<double>()).epsilon(1e-4));
-        REQUIRE(evals[i]["val_loss"].get<double>() == Approx(expected["val_loss"].get<double>()).epsilon(1e-4));
-      }
+      require_log_matches(log, c);
+      REQUIRE(events_of(log, "summary").size() == 1);
+      const nlohmann::json summary = events_of(log, "summary")[0];
       REQUIRE(summary["val_loss"].get<double>() == Approx(c["evals"].back()["val_loss"].get<double>()).epsilon(1e-4));
       REQUIRE(summary["steps"] == c["steps"].size());
 
@@ -191,17 +170,6 @@ TEST_CASE("ember train --model gpt: Ctrl-C saves the model of the last step and 
   REQUIRE(std::stoll(metadata.at("step")) >= 5);
 }
 
-namespace {
-
-std::vector<nlohmann::json> events_of(const std::string& log, const std::string& kind) {
-  std::vector<nlohmann::json> found;
-  for (const auto& entry : log_entries(log))
-    if (entry["event"] == kind) found.push_back(entry);
-  return found;
-}
-
-}  // namespace
-
 TEST_CASE("ember train --model gpt --resume continues the run exactly, and refuses other options",
           "[cli][gpt][resume]") {
   ScratchDir scratch("gpt_resume");
@@ -218,19 +186,7 @@ TEST_CASE("ember train --model gpt --resume continues the run exactly, and refus
   const std::string resumed = run_ok(same + " --max-steps 12 --resume " + checkpoint + " --save " + checkpoint +
                                      " --log " + part);
   INFO(resumed);
-  const auto expected_steps = events_of(whole, "step"), steps = events_of(part, "step");
-  REQUIRE(steps.size() == 12);
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    INFO("step " << i + 1);
-    REQUIRE(steps[i]["step"] == expected_steps[i]["step"]);
-    REQUIRE(steps[i]["loss"].get<double>() == expected_steps[i]["loss"].get<double>());
-  }
-  const auto expected_evals = events_of(whole, "eval"), evals = events_of(part, "eval");
-  REQUIRE(evals.size() == 3);
-  for (std::size_t i = 0; i < evals.size(); ++i) {
-    REQUIRE(evals[i]["step"] == expected_evals[i]["step"]);
-    REQUIRE(evals[i]["val_loss"].get<double>() == expected_evals[i]["val_loss"].get<double>());
-  }
+  require_resumed_log_equals(part, whole, 12, 3);
   REQUIRE(events_of(part, "summary").size() == 1);  // the first run's summary was cut
   ember::Metadata metadata;
   ember::load(checkpoint, &metadata);
@@ -285,6 +241,8 @@ TEST_CASE("ember sample: a crafted GPT checkpoint is an error naming the file, b
   const std::string classifier_format = crafted("format.st", [](nlohmann::json&, ember::Metadata& m) {
     m["format"] = "ember-cli-checkpoint/1";
   });
+  const std::string missing_rank = crafted("ranks.st", [](nlohmann::json&, ember::Metadata& m) { m["world_size"] = "3"; });
+  const std::string many_ranks = crafted("many.st", [](nlohmann::json&, ember::Metadata& m) { m["world_size"] = "99999999"; });
   const std::string sample = "sample --device cpu --tokens 5 --checkpoint ";
   check_failures({
       {sample + huge, "does not match its", 1},
@@ -292,6 +250,8 @@ TEST_CASE("ember sample: a crafted GPT checkpoint is an error naming the file, b
       {sample + short_vocabulary, "its vocabulary has 64 characters for vocab_size 65", 1},
       {sample + bad_step, "the checkpoint's step \"-3\" is not a non-negative whole number", 1},
       {sample + classifier_format, "not a GPT checkpoint", 1},
+      {sample + missing_rank, "(no \"generator.rank1\" in its metadata)", 1},
+      {sample + many_ranks, "its world_size 99999999 is not between 1 and 65536", 1},
       {"train --model gpt --device cpu --data text:" + sample_text() +
            " --block-size 8 --n-layer 1 --n-head 2 --n-embd 8 --batch-size 4 --max-steps 2 --resume " + huge,
        "width 1073741824) is not the one these flags describe", 1},

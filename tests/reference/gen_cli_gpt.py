@@ -78,22 +78,27 @@ def estimate_loss(model, splits, c):
     return out
 
 
-def run(c):
-    torch.manual_seed(c["seed"])
+def read_fixture():
+    """The fixture's characters, their ids, and the train / val split of the encoded text."""
     with open(FIXTURE, encoding="utf-8") as f:
         text = f.read()
     chars = sorted(set(text))
     index = {ch: i for i, ch in enumerate(chars)}
     data = torch.tensor([index[ch] for ch in text], dtype=torch.long)
     n_train = int(len(data) * 0.9)
-    train, val = data[:n_train], data[n_train:]
-    model = GPT(len(chars), c["block_size"], c["n_layer"], c["n_head"], c["n_embd"], c["dropout"], True)
+    return chars, index, data[:n_train], data[n_train:]
+
+
+def train_loop(c, model, forward, train, val, logged_loss=lambda loss: loss.item(), evaluates=True):
+    """The training loop of the module docstring; `forward` is the model or its DDP wrapper,
+    `logged_loss` turns a step's loss into the logged number, `evaluates` whether this
+    process runs the evaluations. Returns the step and evaluation records."""
     optimizer = model.optimizer(c["weight_decay"], c["lr"], (0.9, 0.95))
     scheduler = make_scheduler(c, optimizer)
     steps, evals = [], []
     for step in range(1, c["max_steps"] + 1):
         x, y = get_batch(train, c["block_size"], c["batch_size"])
-        _, loss = model(x, y)
+        _, loss = forward(x, y)
         loss.backward()
         if c["clip_grad_norm"] > 0:
             torch.nn.utils.clip_grad_norm_(model.parameters(), c["clip_grad_norm"])
@@ -102,10 +107,18 @@ def run(c):
         if scheduler:
             scheduler.step()
         optimizer.zero_grad(set_to_none=True)
-        steps.append({"step": step, "loss": loss.item(), "lr": lr})
-        if (c["eval_every"] and step % c["eval_every"] == 0) or step == c["max_steps"]:
+        steps.append({"step": step, "loss": logged_loss(loss), "lr": lr})
+        if evaluates and ((c["eval_every"] and step % c["eval_every"] == 0) or step == c["max_steps"]):
             losses = estimate_loss(model, [("train", train), ("val", val)], c)
             evals.append({"step": step, "train_loss": losses["train"], "val_loss": losses["val"]})
+    return steps, evals
+
+
+def run(c):
+    torch.manual_seed(c["seed"])
+    chars, index, train, val = read_fixture()
+    model = GPT(len(chars), c["block_size"], c["n_layer"], c["n_head"], c["n_embd"], c["dropout"], True)
+    steps, evals = train_loop(c, model, model, train, val)
     # `ember sample --checkpoint C [--prompt P] --tokens N --temperature X --top-k K --seed S
     # --num-samples M` from the trained model: nanoGPT's sample.py (manual_seed, then generate
     # per sample), decoded; the samples joined as ember prints them.
