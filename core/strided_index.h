@@ -47,6 +47,31 @@ EMBER_HOST_DEVICE EMBER_INLINE std::int64_t operand_offset(const StridedPlan& pl
   return offset;
 }
 
+// The offsets of operands 0 .. Count-1 for linear index `linear`, all at once: the digits
+// are found once (one division per dim), not once per operand, and in 32-bit arithmetic as
+// soon as the remaining index fits in 32 bits. On a GPU a 64-bit division is a long software
+// routine, and the strided elementwise kernel (cuda/kernels/elementwise.cuh) did one per dim
+// per operand for every element. The offsets are operand_offset's, exactly.
+template <int Count>
+EMBER_HOST_DEVICE EMBER_INLINE void operand_offsets(const StridedPlan& plan, std::int64_t linear,
+                                                    std::int64_t (&offsets)[Count]) {
+  for (int k = 0; k < Count; ++k) offsets[k] = 0;
+  constexpr std::int64_t kMax32 = 0xffffffff;
+  for (int d = 0; d < plan.ndim; ++d) {
+    const std::int64_t size = plan.sizes[d];
+    std::int64_t digit;
+    if (linear <= kMax32 && size <= kMax32) {  // sizes are positive here: numel > 0
+      const auto narrow = static_cast<std::uint32_t>(linear), narrow_size = static_cast<std::uint32_t>(size);
+      digit = narrow % narrow_size;
+      linear = narrow / narrow_size;
+    } else {
+      digit = linear % size;
+      linear /= size;
+    }
+    for (int k = 0; k < Count; ++k) offsets[k] += digit * plan.strides[k][d];
+  }
+}
+
 // A reduction over a contiguous input viewed as [outer, reduce, inner]:
 //     out[o * inner + i] = reduce_r input[(o * reduce + r) * inner + i]
 // The API layer permutes/copies any other layout into this one.

@@ -5,6 +5,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
 #include <memory>
 #include <stdexcept>
 #include <utility>
@@ -153,6 +154,30 @@ Measurement cublas_gemm_plan(int device, const Workload& w, const Policy& policy
   }
   cublasDestroy(handle);
   return result;
+}
+
+std::optional<DevicePeak> cuda_fp32_peak(int device) {
+  auto attribute = [&](cudaDeviceAttr which, const char* what) {
+    int value = 0;
+    check(cudaDeviceGetAttribute(&value, which, device), what);
+    return value;
+  };
+  const int sms = attribute(cudaDevAttrMultiProcessorCount, "cudaDevAttrMultiProcessorCount");
+  const int clock_khz = attribute(cudaDevAttrClockRate, "cudaDevAttrClockRate");
+  const int major = attribute(cudaDevAttrComputeCapabilityMajor, "cudaDevAttrComputeCapabilityMajor");
+  const int minor = attribute(cudaDevAttrComputeCapabilityMinor, "cudaDevAttrComputeCapabilityMinor");
+  // 32-bit floating-point multiply-adds per clock per SM, by compute capability.
+  int lanes = 0;
+  if (major == 6 && minor == 0) lanes = 64;
+  else if (major == 7 || (major == 8 && minor == 0)) lanes = 64;
+  else if (major == 5 || major == 6 || major >= 8) lanes = 128;
+  if (lanes == 0 || sms <= 0 || clock_khz <= 0) return std::nullopt;
+  DevicePeak peak;
+  peak.flops_per_second = static_cast<double>(sms) * lanes * 2.0 * clock_khz * 1e3;
+  char formula[96];
+  std::snprintf(formula, sizeof formula, "%d SMs x %d lanes x 2 x %.2f GHz", sms, lanes, clock_khz / 1e6);
+  peak.formula = formula;
+  return peak;
 }
 
 Measurement cuda_memcpy(int device, const std::string& direction, std::size_t bytes, const Policy& policy) {

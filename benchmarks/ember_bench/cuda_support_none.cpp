@@ -15,6 +15,7 @@ Measurement cublas_sgemm(int, std::int64_t, std::int64_t, std::int64_t, const Po
 Measurement cublas_gemm_plan(int, const Workload&, const Policy&) {
   throw std::runtime_error("cuBLAS peer not built (CPU-only build)");
 }
+std::optional<DevicePeak> cuda_fp32_peak(int) { return std::nullopt; }
 Measurement cuda_memcpy(int, const std::string&, std::size_t, const Policy&) {
   throw std::runtime_error("cudaMemcpy peer not built (CPU-only build)");
 }

@@ -108,6 +108,13 @@ void run_peers(const Workload& w, const std::string& device, int cuda_index, int
       }));
     if (!cpu && cuda_peers_built())
       records.push_back(attempt(w, device, "cublas", [&] { return cublas_gemm_plan(cuda_index, w, policy); }));
+  } else if (w.group == "attention" && !cpu && cuda_peers_built() && w.flops > 0) {
+    // The ceiling of an attention figure on a GPU: its FLOPs at the device's fp32 peak
+    // (computed from the device's properties, not measured: report.cpp names it so).
+    if (const std::optional<DevicePeak> peak = cuda_fp32_peak(cuda_index))
+      records.push_back(attempt(w, device, "fp32_peak", [&] {
+        return Measurement{std::vector<double>(5, w.flops / peak->flops_per_second)};
+      }));
   } else if (w.group == "dataloader") {
     // The ceiling of a DataLoader pass: its shuffle and row gathers, nothing else.
     records.push_back(attempt(w, device, "memcpy", [&] { return host_gather(w, threads, policy); }));
@@ -232,6 +239,13 @@ int main(int argc, char** argv) {
   info.peers["memcpy"] = "ok";
   info.peers["cublas"] = cuda_peers_built() ? (gpus ? "ok" : "built, no GPU visible") : "not built (CPU-only build)";
   info.peers["cuda_memcpy"] = info.peers["cublas"];
+  for (int index = 0; index < gpus; ++index) {  // the attention figures' ceiling, with its arithmetic
+    if (const std::optional<DevicePeak> peak = cuda_fp32_peak(index)) {
+      char text[160];
+      std::snprintf(text, sizeof text, "%.1f TFLOP/s (%s)", peak->flops_per_second / 1e12, peak->formula.c_str());
+      info.peers["fp32_peak cuda:" + std::to_string(index)] = text;
+    }
+  }
   info.options = {{"quick", options.quick ? "true" : "false"}, {"filter", options.filter},
                   {"device", options.device},                {"threads", std::to_string(threads)},
                   {"reps", std::to_string(policy.reps)},      {"warmup", std::to_string(policy.warmup)},

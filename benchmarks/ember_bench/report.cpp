@@ -106,7 +106,8 @@ void derive(std::vector<Record>& records) {
     if (!measured(r)) continue;
     const Workload& w = r.workload;
     const bool is_peer_library = r.implementation == "openblas" || r.implementation == "cublas" ||
-                                 r.implementation == "memcpy" || r.implementation == "cuda_memcpy";
+                                 r.implementation == "memcpy" || r.implementation == "cuda_memcpy" ||
+                                 r.implementation == "fp32_peak";
     if (w.group == "gemm" && !is_peer_library) {
       const std::string library = r.device == "cpu" ? "openblas" : "cublas";
       if (const Record* peer = find(w.id, r.device, library)) {
@@ -122,6 +123,13 @@ void derive(std::vector<Record>& records) {
         r.fraction_of_ceiling = r.rate / peer->rate;
         const char* whose = w.group == "train_step" ? "step's" : w.group == "train_epoch" ? "epoch's" : "convolution's";
         r.ceiling = library + " sgemm of the " + whose + " GEMMs alone (" + format_seconds(peer->median) + ")";
+      }
+    } else if (w.group == "attention" && !is_peer_library) {
+      // On a GPU: the figure's FLOPs at the device's fp32 peak (main.cpp, cuda_support.h), a
+      // computed bound — FlashAttention's exp and bookkeeping keep real kernels well below it.
+      if (const Record* peak = find(w.id, r.device, "fp32_peak"); peak && peak->rate > 0) {
+        r.fraction_of_ceiling = r.rate / peak->rate;
+        r.ceiling = "the device's fp32 peak (computed, not measured)";
       }
     } else if (w.group == "dataloader" && !is_peer_library) {
       // The pass's data movement alone: shuffle + gather of every row (cpu_peers.h: host_gather).

@@ -6,8 +6,9 @@
 //   * vectorised: every operand contiguous and aligned — each thread moves V elements with
 //     one 16-byte access for the widest operand (V = 16 / widest element size), in a
 //     grid-stride loop over the vectors; the < V leftover elements go to the first threads;
-//   * strided: one element per thread per step; operand_offset() turns the linear index
-//     into each operand's offset (broadcast operands have stride 0).
+//   * strided: one element per thread per step; operand_offsets() turns the linear index
+//     into every operand's offset at once, in 32-bit arithmetic where the index fits
+//     (broadcast operands have stride 0).
 // Bound: memory bandwidth — (sum of operand element sizes) × numel bytes, no reuse.
 // Tutorial: §2 (tensor operations), run on the GPU as in the appendix.
 #pragma once
@@ -49,16 +50,14 @@ EMBER_DEVICE Vector<T, V> load_vector(const void* base, std::int64_t v) {
   return load_aligned(reinterpret_cast<const Vector<T, V>*>(base) + v);
 }
 
-// Input K's element for linear index i, through the plan's strides.
-template <std::size_t K, class... In>
-EMBER_DEVICE typename TypeAt<K, In...>::type strided_input(const StridedPlan& plan, std::int64_t i) {
-  using T = typename TypeAt<K, In...>::type;
-  return static_cast<const T*>(plan.data[K + 1])[operand_offset(plan, static_cast<int>(K) + 1, i)];
-}
-
+// Linear index i through the plan's strides: every operand's offset from one pass over the
+// digits (operand_offsets), then the inputs read and the output written.
 template <class F, class Out, class... In, std::size_t... K>
 EMBER_DEVICE void strided_element(const StridedPlan& plan, const F& f, std::int64_t i, std::index_sequence<K...>) {
-  static_cast<Out*>(plan.data[0])[operand_offset(plan, 0, i)] = f(strided_input<K, In...>(plan, i)...);
+  std::int64_t offsets[sizeof...(In) + 1];
+  operand_offsets(plan, i, offsets);
+  static_cast<Out*>(plan.data[0])[offsets[0]] =
+      f(static_cast<const typename TypeAt<K, In...>::type*>(plan.data[K + 1])[offsets[K + 1]]...);
 }
 
 template <class F, class Out, class... In, std::size_t... K>

@@ -123,8 +123,9 @@ template <class T>
 EMBER_GLOBAL void philox_kernel(StridedPlan plan, PhiloxFill fill) {
   T* out = static_cast<T*>(plan.data[0]);
   for (std::int64_t e = global_thread_index(); e < plan.numel; e += grid_thread_count()) {
-    const std::int64_t at = plan.contiguous ? e : operand_offset(plan, 0, e);
-    out[at] = philox_value<T>(fill.seed, fill.offset, e, fill.distribution, fill.a, fill.b);
+    std::int64_t at[1] = {e};
+    if (!plan.contiguous) operand_offsets(plan, e, at);
+    out[at[0]] = philox_value<T>(fill.seed, fill.offset, e, fill.distribution, fill.a, fill.b);
   }
 }
 

@@ -197,3 +197,42 @@ TEST_CASE("parallel: set_num_threads changes the pool", "[parallel]") {
   set_num_threads(original);
   CHECK(get_num_threads() == original);
 }
+
+TEST_CASE("iterator: operand_offsets gives every operand's operand_offset, past 32 bits too", "[iterator]") {
+  // Plans built by hand (only arithmetic, no memory): mixed sizes with broadcast (0),
+  // negative and huge strides; linear indices on both sides of 2^32, and a dim larger than
+  // 2^32, so both the 32-bit and the 64-bit division paths run.
+  StridedPlan plan;
+  plan.num_operands = 4;
+  const std::int64_t sizes[] = {7, 3, std::int64_t{1} << 33, 5};
+  plan.ndim = 4;
+  plan.numel = 7 * 3 * 5 * (std::int64_t{1} << 33);
+  for (int d = 0; d < plan.ndim; ++d) plan.sizes[d] = sizes[d];
+  const std::int64_t strides[4][4] = {{1, 7, 21, 21 * (std::int64_t{1} << 33)},
+                                      {0, 1, 3, 0},
+                                      {-5, 40, -(std::int64_t{1} << 20), 9},
+                                      {3, 0, 1000003, -(std::int64_t{1} << 40)}};
+  for (int k = 0; k < 4; ++k)
+    for (int d = 0; d < 4; ++d) plan.strides[k][d] = strides[k][d];
+  const std::int64_t samples[] = {0,
+                                  1,
+                                  20,
+                                  21,
+                                  (std::int64_t{1} << 32) - 1,
+                                  std::int64_t{1} << 32,
+                                  (std::int64_t{1} << 32) + 12345,
+                                  std::int64_t{1} << 40,
+                                  plan.numel / 2 + 17,
+                                  plan.numel - 1};
+  for (std::int64_t linear : samples) {
+    INFO("linear index " << linear);
+    std::int64_t offsets[4];
+    operand_offsets(plan, linear, offsets);
+    for (int k = 0; k < 4; ++k) CHECK(offsets[k] == operand_offset(plan, k, linear));
+  }
+  // Fewer operands than the plan has: the first ones.
+  std::int64_t first_two[2];
+  operand_offsets(plan, 987654321, first_two);
+  CHECK(first_two[0] == operand_offset(plan, 0, 987654321));
+  CHECK(first_two[1] == operand_offset(plan, 1, 987654321));
+}
