@@ -22,14 +22,17 @@
 // x̂ = (x - mean) · rstd. PyTorch expands the same formula to rstd·g + b·x + c with b and c
 // per row, which cancels catastrophically when |mean| ≫ std; this form does not. The
 // parameters' gradients are column sums over the rows (grad_weight[j] = Σ_i dy·x̂,
-// grad_bias[j] = Σ_i dy), accumulated in T with the rows in order: threads split the columns,
-// never the rows, so every result is the same whatever the thread count.
+// grad_bias[j] = Σ_i dy), accumulated in T in the same pass over the rows as the input
+// gradient (each row is read once, while in cache): every fixed block of rows sums its rows
+// in order into partials of its own, and the partials are added in block order, so every
+// result is the same whatever the thread count (the blocks depend on the shape only).
 //
 // Threads: the rows are split across threads (parallel_for, core/parallel.h), about
 // kDefaultGrainSize elements per chunk. The reference loops (core/reference/layer_norm_loops.cpp)
 // state the same definitions plainly, with double sums.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <ember/core/backend.h>
 #include <ember/core/cpu/cpu_kernels.h>
@@ -112,74 +115,90 @@ void layer_norm_typed(const LayerNormPlan& plan) {
   });
 }
 
-// grad_input, row by row: Σg and Σg·x̂ in lane sums, then dx in one more pass.
+// The backward in one pass over the rows: for each row, Σg and Σg·x̂ in lane sums, then dx;
+// and, while the row is in cache, its terms of the parameters' gradients (dy·x̂ and dy)
+// added into its row block's partial sums. The blocks are a fixed partition of the rows
+// (row_blocks: it depends on the shape only), each summed in row order; the partials are
+// then added in block order, so the result does not depend on the thread count.
+struct RowBlocks {
+  std::int64_t rows_per_block, count;
+};
+RowBlocks row_blocks(std::int64_t rows, std::int64_t row_size) {
+  constexpr std::int64_t kMaxBlocks = 64;  // bounds the partials' memory and their final sum
+  const std::int64_t per_block = std::max(row_grain(row_size), (rows + kMaxBlocks - 1) / kMaxBlocks);
+  return {per_block, (rows + per_block - 1) / per_block};
+}
+
 template <class T>
-void input_gradient(const LayerNormBackwardPlan& plan) {
-  const std::int64_t n = plan.row_size;
+void layer_norm_backward_typed(const LayerNormBackwardPlan& plan) {
+  const std::int64_t n = plan.row_size, rows = plan.rows;
   const T* x = static_cast<const T*>(plan.input);
   const T* dy = static_cast<const T*>(plan.grad_output);
   const T* weight = static_cast<const T*>(plan.weight);
   const T* mean = static_cast<const T*>(plan.mean);
   const T* rstd = static_cast<const T*>(plan.rstd);
   T* dx = static_cast<T*>(plan.grad_input);
-  auto g_of = [weight](const T* g, std::int64_t j) { return weight != nullptr ? g[j] * weight[j] : g[j]; };
-  parallel_for(0, plan.rows, row_grain(n), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i) {
-      const T* in = x + i * n;
-      const T* g = dy + i * n;
-      T* out = dx + i * n;
-      const T m = mean[i], r = rstd[i];
-      LaneSums<T> sum_g, sum_gx;
-      std::int64_t j = 0;
-      for (; j + kLanes <= n; j += kLanes)
-        for (int l = 0; l < kLanes; ++l) {
-          const T gj = g_of(g, j + l);
-          sum_g.lane[l] += gj;
-          sum_gx.lane[l] += gj * ((in[j + l] - m) * r);
-        }
-      for (; j < n; ++j) {
-        const T gj = g_of(g, j);
-        sum_g.lane[j % kLanes] += gj;
-        sum_gx.lane[j % kLanes] += gj * ((in[j] - m) * r);
-      }
-      const T mean_g = sum_g.fold() / static_cast<T>(n);
-      const T mean_gx = sum_gx.fold() / static_cast<T>(n);
-      for (j = 0; j < n; ++j) out[j] = (g_of(g, j) - mean_g - (in[j] - m) * r * mean_gx) * r;
-    }
-  });
-}
-
-// grad_weight and grad_bias: column sums over the rows, threads over the columns.
-template <class T>
-void parameter_gradients(const LayerNormBackwardPlan& plan) {
-  const std::int64_t n = plan.row_size, rows = plan.rows;
-  const T* x = static_cast<const T*>(plan.input);
-  const T* dy = static_cast<const T*>(plan.grad_output);
-  const T* mean = static_cast<const T*>(plan.mean);
-  const T* rstd = static_cast<const T*>(plan.rstd);
   T* grad_weight = static_cast<T*>(plan.grad_weight);
   T* grad_bias = static_cast<T*>(plan.grad_bias);
-  // At least 64 columns a chunk: each row's slice is then a few cache lines, not one.
-  const std::int64_t grain = std::max<std::int64_t>(64, kDefaultGrainSize / std::max<std::int64_t>(rows, 1));
-  parallel_for(0, n, grain, [&](std::int64_t begin, std::int64_t end) {
-    if (grad_weight != nullptr) std::fill(grad_weight + begin, grad_weight + end, T(0));
-    if (grad_bias != nullptr) std::fill(grad_bias + begin, grad_bias + end, T(0));
-    for (std::int64_t i = 0; i < rows; ++i) {
-      const T* in = x + i * n;
-      const T* g = dy + i * n;
-      const T m = mean[i], r = rstd[i];
-      if (grad_weight != nullptr)
-        for (std::int64_t j = begin; j < end; ++j) grad_weight[j] += g[j] * ((in[j] - m) * r);
-      if (grad_bias != nullptr)
-        for (std::int64_t j = begin; j < end; ++j) grad_bias[j] += g[j];
+  auto g_of = [weight](const T* g, std::int64_t j) { return weight != nullptr ? g[j] * weight[j] : g[j]; };
+  const RowBlocks blocks = row_blocks(rows, n);
+  // Per block: n partial sums of dy·x̂ (grad_weight), then n of dy (grad_bias).
+  std::vector<T> partials(static_cast<std::size_t>(blocks.count * 2 * n));
+  parallel_for(0, blocks.count, 1, [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t block = first; block < last; ++block) {
+      T* weight_sum = partials.data() + block * 2 * n;
+      T* bias_sum = weight_sum + n;
+      const std::int64_t end = std::min(rows, (block + 1) * blocks.rows_per_block);
+      for (std::int64_t i = block * blocks.rows_per_block; i < end; ++i) {
+        const T* in = x + i * n;
+        const T* g = dy + i * n;
+        const T m = mean[i], r = rstd[i];
+        if (dx != nullptr) {
+          LaneSums<T> sum_g, sum_gx;
+          std::int64_t j = 0;
+          for (; j + kLanes <= n; j += kLanes)
+            for (int l = 0; l < kLanes; ++l) {
+              const T gj = g_of(g, j + l);
+              sum_g.lane[l] += gj;
+              sum_gx.lane[l] += gj * ((in[j + l] - m) * r);
+            }
+          for (; j < n; ++j) {
+            const T gj = g_of(g, j);
+            sum_g.lane[j % kLanes] += gj;
+            sum_gx.lane[j % kLanes] += gj * ((in[j] - m) * r);
+          }
+          const T mean_g = sum_g.fold() / static_cast<T>(n);
+          const T mean_gx = sum_gx.fold() / static_cast<T>(n);
+          T* out = dx + i * n;
+          for (j = 0; j < n; ++j) out[j] = (g_of(g, j) - mean_g - (in[j] - m) * r * mean_gx) * r;
+        }
+        // The block's first row sets its partial sums, the others add to them.
+        const bool first_row = i == block * blocks.rows_per_block;
+        if (grad_weight != nullptr)
+          for (std::int64_t j = 0; j < n; ++j) {
+            const T term = g[j] * ((in[j] - m) * r);
+            weight_sum[j] = first_row ? term : weight_sum[j] + term;
+          }
+        if (grad_bias != nullptr)
+          for (std::int64_t j = 0; j < n; ++j) bias_sum[j] = first_row ? g[j] : bias_sum[j] + g[j];
+      }
     }
   });
-}
-
-template <class T>
-void layer_norm_backward_typed(const LayerNormBackwardPlan& plan) {
-  if (plan.grad_input != nullptr) input_gradient<T>(plan);
-  if (plan.grad_weight != nullptr || plan.grad_bias != nullptr) parameter_gradients<T>(plan);
+  if (grad_weight == nullptr && grad_bias == nullptr) return;
+  // The blocks' partials, added in block order (threads over the columns).
+  parallel_for(0, n, std::max<std::int64_t>(64, kDefaultGrainSize / std::max<std::int64_t>(blocks.count, 1)),
+               [&](std::int64_t begin, std::int64_t end) {
+                 for (std::int64_t j = begin; j < end; ++j) {
+                   T weight_total = T(0), bias_total = T(0);
+                   for (std::int64_t block = 0; block < blocks.count; ++block) {
+                     const T* weight_sum = partials.data() + block * 2 * n;
+                     weight_total = block == 0 ? weight_sum[j] : weight_total + weight_sum[j];
+                     bias_total = block == 0 ? weight_sum[n + j] : bias_total + weight_sum[n + j];
+                   }
+                   if (grad_weight != nullptr) grad_weight[j] = weight_total;  // 0 for no rows
+                   if (grad_bias != nullptr) grad_bias[j] = bias_total;
+                 }
+               });
 }
 
 }  // namespace
