@@ -8,6 +8,7 @@
 // Threads: the outer slices never write to each other's output (an index only moves data
 // along the middle dim), so parallel_for over `outer` needs no locks, even for the
 // accumulating forms (index_add, scatter_add), where one slice may add twice to a row.
+// index_select writes each output row once, so it splits the rows themselves.
 #include <algorithm>
 #include <cstdint>
 
@@ -32,17 +33,20 @@ T add_values(T a, T b) {
   return element::Add<T>{}(a, b);  // bool: or; integers wrap (core/element_functions.h)
 }
 
-// out[o, j, i] = in[o, index[j], i]: copy whole inner rows, one per selected index.
+// out[o, j, i] = in[o, index[j], i]: copy whole inner rows, one per selected index. Every
+// output row is written once, so the threads split the output rows (o, j) — not only the
+// outer slices, of which an embedding lookup (index_select on dim 0) has one.
 template <class T>
 void index_select_typed(const IndexPlan& plan) {
   const T* in = static_cast<const T*>(plan.source);
   T* out = static_cast<T*>(plan.output);
-  parallel_for(0, plan.outer, outer_grain(plan), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t o = begin; o < end; ++o) {
-      for (std::int64_t j = 0; j < plan.index_count; ++j) {
-        const T* from = in + (o * plan.self_size + plan.index[j]) * plan.inner;
-        std::copy(from, from + plan.inner, out + (o * plan.index_count + j) * plan.inner);
-      }
+  const std::int64_t rows = plan.outer * plan.index_count;
+  const std::int64_t grain = std::max<std::int64_t>(1, kDefaultGrainSize / std::max<std::int64_t>(plan.inner, 1));
+  parallel_for(0, rows, grain, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t row = begin; row < end; ++row) {
+      const std::int64_t o = row / plan.index_count, j = row % plan.index_count;
+      const T* from = in + (o * plan.self_size + plan.index[j]) * plan.inner;
+      std::copy(from, from + plan.inner, out + row * plan.inner);
     }
   });
 }

@@ -434,6 +434,15 @@ TEST_CASE("reference kernels: index_select, index_add, gather and scatter_add gi
       require_same_bits(both_modes([&] { return native::scatter_add(self, dim, full_index, source); }));
     }
   }
+  // index_select over several thread chunks (the fast kernel splits the output rows): an
+  // embedding-like lookup on dim 0 (one outer slice, 3000 rows of 64) and dim 1 of a 3-D
+  // tensor (3 outer slices of 40 rows of 700).
+  Tensor table = values({1000, 64}, kFloat32, 0.3), ids = empty({3000}, TensorOptions().dtype(kInt64));
+  for (std::int64_t i = 0; i < 3000; ++i) ids.data_ptr<std::int64_t>()[i] = (i * 37 + 11) % 1000;
+  require_same_bits(both_modes([&] { return native::index_select(table, 0, ids); }));
+  Tensor planes = values({3, 50, 700}, kFloat32, 0.2), some = empty({40}, TensorOptions().dtype(kInt64));
+  for (std::int64_t i = 0; i < 40; ++i) some.data_ptr<std::int64_t>()[i] = (i * 13 + 5) % 50;
+  require_same_bits(both_modes([&] { return native::index_select(planes, 1, some); }));
 }
 
 TEST_CASE("reference kernels: cross-entropy rows, the SGD step and one_hot give the fast bits", "[core][reference]") {
