@@ -18,6 +18,7 @@
 #include <ember/autograd/ops.h>
 #include <ember/core/factories.h>
 #include <ember/core/flash_attention.h>
+#include <ember/core/profiler.h>
 
 namespace ember {
 
@@ -54,6 +55,7 @@ TensorList differentiable_backward(Node& n, const Tensor& grad, const Tensor& q,
 std::tuple<Tensor, Tensor> scaled_dot_product_flash_attention(const Tensor& query, const Tensor& key,
                                                               const Tensor& value, bool is_causal,
                                                               std::optional<double> scale) {
+  EMBER_RECORD_FUNCTION("scaled_dot_product_flash_attention", query, key, value);
   const double scale_factor = scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1))));
   native::FlashAttentionResult result = native::flash_attention(query, key, value, is_causal, scale_factor);
   if (needs_grad(query, key, value)) {

@@ -11,6 +11,7 @@
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
 #include <ember/core/batch_norm.h>
+#include <ember/core/profiler.h>
 
 namespace ember {
 
@@ -68,6 +69,7 @@ TensorList differentiable_backward(Node& n, const Tensor& grad, const Tensor& x,
 
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                   const Tensor& running_var, bool training, double momentum, double eps) {
+  EMBER_RECORD_FUNCTION("batch_norm", input, weight, bias, running_mean, running_var);
   native::BatchNormResult result =
       native::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
   if (needs_grad(input, weight, bias)) {

@@ -16,6 +16,7 @@
 #include <ember/autograd/ops.h>
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
+#include <ember/core/profiler.h>
 
 namespace ember {
 
@@ -87,6 +88,7 @@ Tensor conv_weight_grad(const Tensor& input, const Tensor& grad_output, const Sh
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const ExpandingArray<2>& stride,
               const ExpandingArray<2>& padding, const ExpandingArray<2>& dilation, std::int64_t groups) {
+  EMBER_RECORD_FUNCTION("conv2d", input, weight, bias);
   const native::Conv2dArgs args = native::check_conv2d(input, weight, bias, stride, padding, dilation, groups);
   // An unbatched (C, H, W) input is a batch of one, as PyTorch treats it.
   if (input.dim() == 3) return ember::squeeze(conv_forward(ember::unsqueeze(input, 0), weight, bias, args), 0);

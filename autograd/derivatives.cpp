@@ -16,6 +16,7 @@
 #include <ember/autograd/ops.h>
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
+#include <ember/core/profiler.h>
 
 namespace ember {
 
@@ -175,14 +176,18 @@ Tensor unary(UnaryOp op, const Tensor& self) {
 
 }  // namespace
 
-#define EMBER_DEFINE_UNARY(name, Functor, ...) \
-  Tensor name(const Tensor& self) { return unary(UnaryOp::Functor, self); }
+#define EMBER_DEFINE_UNARY(name, Functor, ...)    \
+  Tensor name(const Tensor& self) {               \
+    EMBER_RECORD_FUNCTION(#name, self);           \
+    return unary(UnaryOp::Functor, self);         \
+  }
 EMBER_UNARY_OPS(EMBER_DEFINE_UNARY)
 #undef EMBER_DEFINE_UNARY
 
 Tensor gelu(const Tensor& self, std::string_view approximate) {
   EMBER_CHECK(approximate == "none" || approximate == "tanh", ValueError,
               "approximate argument must be either none or tanh.");
+  EMBER_RECORD_FUNCTION("gelu", self);
   return unary(approximate == "tanh" ? UnaryOp::GeluTanh : UnaryOp::Gelu, self);
 }
 
@@ -194,6 +199,7 @@ Tensor relu_of_fresh(const Tensor& fresh) {
   // ReluBackward0 saves the result, not its input. The two handles share one storage
   // object (core/fused.cpp): one version counter for later in-place writes, and a result
   // still shared with a live `fresh` is never stolen as someone's .grad.
+  EMBER_RECORD_FUNCTION("relu", fresh);
   Tensor out = native::relu_over_fresh(fresh);
   if (needs_grad(fresh)) record_unary(UnaryOp::Relu, fresh, out);
   return out;

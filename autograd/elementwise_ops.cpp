@@ -13,6 +13,7 @@
 #include <ember/autograd/ops.h>
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
+#include <ember/core/profiler.h>
 
 namespace ember {
 
@@ -28,6 +29,7 @@ Tensor as_factor(const Tensor& mask, const Tensor& like) { return ember::to(mask
 
 // ---------------------------------------------------------------- + - * /
 Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
+  EMBER_RECORD_FUNCTION("add", a, b);
   Tensor out = native::add(a, b, alpha);
   if (needs_grad(a, b)) {
     // d(a + alpha*b)/da = 1, /db = alpha. Only the shapes are needed, not the values.
@@ -44,6 +46,7 @@ Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
 }
 
 Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) {
+  EMBER_RECORD_FUNCTION("sub", a, b);
   Tensor out = native::sub(a, b, alpha);
   if (needs_grad(a, b)) {
     Shape a_sizes = a.sizes(), b_sizes = b.sizes();
@@ -59,6 +62,7 @@ Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) {
 }
 
 Tensor mul(const Tensor& a, const Tensor& b) {
+  EMBER_RECORD_FUNCTION("mul", a, b);
   Tensor out = native::mul(a, b);
   if (needs_grad(a, b)) {
     // d(a*b)/da = b, d(a*b)/db = a: each factor is saved for the other's gradient.
@@ -76,6 +80,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor div(const Tensor& a, const Tensor& b) {
+  EMBER_RECORD_FUNCTION("div", a, b);
   Tensor out = native::div(a, b);
   if (needs_grad(a, b)) {
     // d(a/b)/da = 1/b, d(a/b)/db = -a/b².
@@ -93,6 +98,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
 }
 
 Tensor pow(const Tensor& self, Scalar exponent) {
+  EMBER_RECORD_FUNCTION("pow", self);
   Tensor out = native::pow(self, exponent);
   if (needs_grad(self)) {
     // d x^e = e * x^(e-1); x^0 is constant.
@@ -109,6 +115,7 @@ Tensor pow(const Tensor& self, Scalar exponent) {
 }
 
 Tensor pow(const Tensor& self, const Tensor& exponent) {
+  EMBER_RECORD_FUNCTION("pow", self, exponent);
   Tensor out = native::pow(self, exponent);
   if (needs_grad(self, exponent)) {
     // d x^y / dx = y x^(y-1);  d x^y / dy = x^y log x (taken as 0 where x = 0, as PyTorch).
@@ -132,6 +139,7 @@ Tensor pow(const Tensor& self, const Tensor& exponent) {
 }
 
 Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
+  EMBER_RECORD_FUNCTION("clamp", self);
   Tensor out = native::clamp(self, min, max);
   if (needs_grad(self)) {
     // The gradient passes where the value was inside [min, max] (bounds included, as PyTorch).
@@ -149,6 +157,7 @@ Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar
 }
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
+  EMBER_RECORD_FUNCTION("where", condition, a, b);
   Tensor out = native::where(condition, a, b);
   if (needs_grad(a, b)) {
     // Each branch gets the gradient where it was chosen, zero elsewhere.
@@ -167,6 +176,7 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
 }
 
 Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  EMBER_RECORD_FUNCTION("clamp", self, min, max);
   Tensor out = native::clamp(self, min, max);
   TensorList inputs{self};
   if (min) inputs.push_back(*min);
@@ -205,6 +215,7 @@ Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::op
 }
 
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  EMBER_RECORD_FUNCTION("masked_fill", self, mask, value);
   Tensor out = native::masked_fill(self, mask, value);
   if (needs_grad(self, value)) {
     // self's gradient where the mask is false; value's is the sum of the rest.
@@ -222,6 +233,7 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) 
 }
 
 Tensor masked_fill(const Tensor& self, const Tensor& mask, Scalar value) {
+  EMBER_RECORD_FUNCTION("masked_fill", self, mask);
   return ember::masked_fill(self, mask, scalar_to_tensor(value));
 }
 
@@ -248,14 +260,23 @@ Tensor extremum(const Tensor& a, const Tensor& b, bool is_max) {
 }
 }  // namespace
 
-Tensor maximum(const Tensor& a, const Tensor& b) { return extremum(a, b, true); }
-Tensor minimum(const Tensor& a, const Tensor& b) { return extremum(a, b, false); }
+Tensor maximum(const Tensor& a, const Tensor& b) {
+  EMBER_RECORD_FUNCTION("maximum", a, b);
+  return extremum(a, b, true);
+}
+Tensor minimum(const Tensor& a, const Tensor& b) {
+  EMBER_RECORD_FUNCTION("minimum", a, b);
+  return extremum(a, b, false);
+}
 
 // ---------------------------------------------------------------- comparisons (no gradient)
 // The rows of core/op_list.h whose result is Bool.
 #define EMBER_DEFINE_COMPARISON(name, Functor, result, ...) EMBER_COMPARISON_##result(name)
-#define EMBER_COMPARISON_Bool(name) \
-  Tensor name(const Tensor& a, const Tensor& b) { return native::name(a, b); }
+#define EMBER_COMPARISON_Bool(name)           \
+  Tensor name(const Tensor& a, const Tensor& b) { \
+    EMBER_RECORD_FUNCTION(#name, a, b);         \
+    return native::name(a, b);                  \
+  }
 #define EMBER_COMPARISON_SameDType(name)  // differentiable: written out above
 EMBER_BINARY_OPS(EMBER_DEFINE_COMPARISON)
 #undef EMBER_COMPARISON_SameDType

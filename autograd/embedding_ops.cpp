@@ -15,6 +15,7 @@
 #include <ember/core/embedding.h>
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
+#include <ember/core/profiler.h>
 
 namespace ember {
 
@@ -24,6 +25,7 @@ using autograd::record;
 using autograd::TensorList;
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, std::int64_t padding_idx) {
+  EMBER_RECORD_FUNCTION("embedding", weight, indices);
   Tensor out = native::embedding(weight, indices);
   if (needs_grad(weight)) {
     auto node = record("EmbeddingBackward0", {weight}, out);
@@ -38,6 +40,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::int64_t paddi
 
 Tensor embedding_backward(const Tensor& grad, const Tensor& indices, std::int64_t num_weights,
                           std::int64_t padding_idx) {
+  EMBER_RECORD_FUNCTION("embedding_backward", grad, indices);
   Tensor out = native::embedding_backward(grad, indices, num_weights, padding_idx);
   if (needs_grad(grad)) {
     auto node = record("EmbeddingDenseBackward0", {grad}, out);

@@ -12,6 +12,7 @@
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
 #include <ember/core/print.h>
+#include <ember/core/profiler.h>
 #include <ember/core/small_object_pool.h>
 
 namespace ember::autograd {
@@ -205,6 +206,11 @@ void execute(const std::vector<Edge>& roots, const TensorList& root_grads, Graph
     if (run_formula && any_gradient) {
       auto* accumulator = dynamic_cast<AccumulateGrad*>(node.get());
       if (accumulator != nullptr) accumulator->set_create_graph(task.create_graph);
+      // The profiler's event for the node (core/profiler.h): the ops its formula calls nest
+      // inside it, and its sequence number links it to the forward op that recorded it.
+      const std::string profiled_name = profiler::is_enabled() ? node->name() : std::string();
+      const profiler::RecordScope scope(profiler::EventKind::Backward, profiled_name.c_str());
+      profiler::note_recorded_node(profiled_name, node->sequence_nr());
       outputs = node->apply(grads);
       if (is_anomaly_enabled()) check_anomaly(*node, outputs);
       EMBER_CHECK(outputs.size() == node->next_edges().size() || accumulator != nullptr,
@@ -267,6 +273,7 @@ bool gradient_needs_device_move(const std::string& function, std::size_t index, 
 
 void backward(const TensorList& tensors, const TensorList& grad_tensors, std::optional<bool> retain_graph,
               bool create_graph) {
+  const profiler::RecordScope scope(profiler::EventKind::Annotation, "backward");
   GraphTask task;
   task.retain_graph = retain_graph.value_or(create_graph);
   task.create_graph = create_graph;

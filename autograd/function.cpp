@@ -3,6 +3,7 @@
 
 #include <ember/autograd/anomaly.h>
 #include <ember/autograd/view_tracking.h>
+#include <ember/core/profiler.h>
 #include <ember/core/small_object_pool.h>
 
 namespace ember::autograd {
@@ -54,6 +55,7 @@ std::shared_ptr<Node> record(const std::string& name, const TensorList& inputs, 
     meta.output_nr = slot;
   }
   if (is_anomaly_enabled()) node->set_forward_context(describe_forward(name, inputs));
+  profiler::note_recorded_node(name, node->sequence_nr());  // the open op's autograd_node
   return node;
 }
 

@@ -9,6 +9,7 @@
 #include <ember/autograd/ops.h>
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
+#include <ember/core/profiler.h>
 
 namespace ember {
 
@@ -19,6 +20,7 @@ using autograd::record;
 using autograd::TensorList;
 
 Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
+  EMBER_RECORD_FUNCTION("cat", tensors);
   Tensor out = native::cat(tensors, dim);
   if (any_needs_grad(tensors)) {
     // Each input gets back its own stretch of the gradient along dim.
@@ -48,6 +50,7 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
 }
 
 Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim) {
+  EMBER_RECORD_FUNCTION("stack", tensors);
   Tensor out = native::stack(tensors, dim);
   if (any_needs_grad(tensors)) {
     std::int64_t d = wrap_dim(dim, out.dim());
@@ -65,6 +68,7 @@ Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim) {
 }
 
 Tensor index_select(const Tensor& self, std::int64_t dim, const Tensor& index) {
+  EMBER_RECORD_FUNCTION("index_select", self, index);
   Tensor out = native::index_select(self, dim, index);
   if (needs_grad(self)) {
     // A row picked twice gets both gradients: index_add sums them.
@@ -79,6 +83,7 @@ Tensor index_select(const Tensor& self, std::int64_t dim, const Tensor& index) {
 }
 
 Tensor index_add(const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& source) {
+  EMBER_RECORD_FUNCTION("index_add", self, index, source);
   Tensor out = native::index_add(self, dim, index, source);
   if (needs_grad(self, source)) {
     auto node = record("IndexAddBackward0", {self, source}, out);
@@ -98,6 +103,7 @@ Tensor index_add(const Tensor& self, std::int64_t dim, const Tensor& index, cons
 }
 
 Tensor gather(const Tensor& self, std::int64_t dim, const Tensor& index) {
+  EMBER_RECORD_FUNCTION("gather", self, index);
   Tensor out = native::gather(self, dim, index);
   if (needs_grad(self)) {
     Shape sizes = self.sizes();
@@ -111,6 +117,7 @@ Tensor gather(const Tensor& self, std::int64_t dim, const Tensor& index) {
 }
 
 Tensor scatter_add(const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& source) {
+  EMBER_RECORD_FUNCTION("scatter_add", self, index, source);
   Tensor out = native::scatter_add(self, dim, index, source);
   if (needs_grad(self, source)) {
     auto node = record("ScatterAddBackward0", {self, source}, out);
@@ -124,6 +131,9 @@ Tensor scatter_add(const Tensor& self, std::int64_t dim, const Tensor& index, co
   return out;
 }
 
-Tensor one_hot(const Tensor& self, std::int64_t num_classes) { return native::one_hot(self, num_classes); }
+Tensor one_hot(const Tensor& self, std::int64_t num_classes) {
+  EMBER_RECORD_FUNCTION("one_hot", self);
+  return native::one_hot(self, num_classes);
+}
 
 }  // namespace ember

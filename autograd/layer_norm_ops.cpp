@@ -12,6 +12,7 @@
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
 #include <ember/core/layer_norm.h>
+#include <ember/core/profiler.h>
 
 namespace ember {
 
@@ -65,6 +66,7 @@ TensorList differentiable_backward(Node& n, const Tensor& grad, const Tensor& x,
 
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight, const Tensor& bias,
                   double eps) {
+  EMBER_RECORD_FUNCTION("layer_norm", input, weight, bias);
   native::LayerNormResult result = native::layer_norm(input, normalized_shape, weight, bias, eps);
   if (needs_grad(input, weight, bias)) {
     auto node = record("NativeLayerNormBackward0", {input, weight, bias}, result.output);

@@ -9,6 +9,7 @@
 #include <ember/autograd/function.h>
 #include <ember/autograd/ops.h>
 #include <ember/core/native.h>
+#include <ember/core/profiler.h>
 
 namespace ember {
 
@@ -40,6 +41,7 @@ Tensor mat2_gradient(const Tensor& g, const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  EMBER_RECORD_FUNCTION("mm", a, b);
   Tensor out = native::mm(a, b);
   if (needs_grad(a, b)) {
     auto node = record("MmBackward0", {a, b}, out);
@@ -56,6 +58,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  EMBER_RECORD_FUNCTION("bmm", a, b);
   Tensor out = native::bmm(a, b);
   if (needs_grad(a, b)) {
     auto node = record("BmmBackward0", {a, b}, out);
@@ -72,6 +75,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
+  EMBER_RECORD_FUNCTION("addmm", bias, a, b);
   Tensor out = native::addmm(bias, a, b, beta, alpha);
   if (needs_grad(bias, a, b)) {
     // out = beta * bias + alpha * a @ b; bias was broadcast to [n, m].
@@ -119,6 +123,7 @@ Tensor squeeze_row_in_place(const Tensor& row) {
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  EMBER_RECORD_FUNCTION("matmul", a, b);
   if (!needs_grad(a, b)) return native::matmul(a, b);
   EMBER_CHECK(a.dim() > 0 && b.dim() > 0, ShapeError, "both arguments to matmul need to be at least 1D, but they are ",
               a.dim(), "D and ", b.dim(), "D");

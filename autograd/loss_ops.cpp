@@ -16,6 +16,7 @@
 #include <ember/core/kernel_mode.h>
 #include <ember/core/native.h>
 #include <ember/core/print.h>
+#include <ember/core/profiler.h>
 
 namespace ember {
 
@@ -56,6 +57,7 @@ void check_same_size(const Tensor& input, const Tensor& target) {
 
 // ---------------------------------------------------------------- binary cross-entropy
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction) {
+  EMBER_RECORD_FUNCTION("binary_cross_entropy", input, target);
   check_same_size(input, target);
   if (input.numel() > 0) {
     double low = native::amin(input, {}, false).item<double>(), high = native::amax(input, {}, false).item<double>();
@@ -91,6 +93,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, Reduction
 }
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, Reduction reduction) {
+  EMBER_RECORD_FUNCTION("binary_cross_entropy_with_logits", input, target);
   EMBER_CHECK(IntArrayRef(input.sizes()) == IntArrayRef(target.sizes()), ValueError, "Target size (",
               size_string(target.sizes()), ") must be the same as input size (", size_string(input.sizes()), ")");
   // max(x, 0) - x t + log(1 + exp(-|x|)): equal to BCE(sigmoid(x), t), but exp never
@@ -118,6 +121,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 
 // ---------------------------------------------------------------- negative log-likelihood
 Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction, std::int64_t ignore_index) {
+  EMBER_RECORD_FUNCTION("nll_loss", input, target);
   EMBER_CHECK(input.dim() >= 1, ShapeError, "input tensor should be 1D or 2D");
   if (input.dim() > 2) {
     // [N, C, d1, ...] (a class score per pixel or per time step): move the class dim last,
@@ -275,6 +279,7 @@ Tensor fused_cross_entropy(const Tensor& input, const Tensor& target, Reduction 
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction, std::int64_t ignore_index,
                      double label_smoothing) {
+  EMBER_RECORD_FUNCTION("cross_entropy", input, target);
   EMBER_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0, ValueError,
               "label_smoothing must be between 0.0 and 1.0. Got: ", label_smoothing);
   EMBER_CHECK(input.dim() >= 1, ShapeError, "input tensor should be 1D or 2D");
@@ -307,6 +312,7 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduct
 
 // ---------------------------------------------------------------- mean squared error
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  EMBER_RECORD_FUNCTION("mse_loss", input, target);
   Tensor difference = native::sub(input, target);  // broadcasts, as PyTorch (which warns)
   Tensor out = reduce_native(native::mul(difference, difference), reduction);
   if (needs_grad(input, target)) {

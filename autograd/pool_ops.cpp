@@ -11,6 +11,7 @@
 #include <ember/autograd/function.h>
 #include <ember/autograd/ops.h>
 #include <ember/core/native.h>
+#include <ember/core/profiler.h>
 
 namespace ember {
 
@@ -75,6 +76,7 @@ Tensor pool_forward(const Tensor& input, const native::Pool2dArgs& args) {
 
 Tensor max_pool2d(const Tensor& input, const ExpandingArray<2>& kernel_size, const ExpandingArray<2>& stride,
                   const ExpandingArray<2>& padding, const ExpandingArray<2>& dilation, bool ceil_mode) {
+  EMBER_RECORD_FUNCTION("max_pool2d", input);
   return pool_forward(input, native::check_pool2d(PoolMode::Max, input, kernel_size, stride, padding, dilation,
                                                   ceil_mode, true, std::nullopt));
 }
@@ -82,11 +84,13 @@ Tensor max_pool2d(const Tensor& input, const ExpandingArray<2>& kernel_size, con
 Tensor avg_pool2d(const Tensor& input, const ExpandingArray<2>& kernel_size, const ExpandingArray<2>& stride,
                   const ExpandingArray<2>& padding, bool ceil_mode, bool count_include_pad,
                   std::optional<std::int64_t> divisor_override) {
+  EMBER_RECORD_FUNCTION("avg_pool2d", input);
   return pool_forward(input, native::check_pool2d(PoolMode::Avg, input, kernel_size, stride, padding, 1, ceil_mode,
                                                   count_include_pad, divisor_override));
 }
 
 Tensor adaptive_avg_pool2d(const Tensor& input, const ExpandingArray<2>& output_size) {
+  EMBER_RECORD_FUNCTION("adaptive_avg_pool2d", input);
   return pool_forward(input, native::check_adaptive_avg_pool2d(input, output_size));
 }
 

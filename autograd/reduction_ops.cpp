@@ -11,6 +11,7 @@
 #include <ember/autograd/ops.h>
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
+#include <ember/core/profiler.h>
 
 namespace ember {
 
@@ -94,6 +95,7 @@ std::tuple<Tensor, Tensor> record_indexed_extreme(const Tensor& self, std::tuple
 }  // namespace
 
 Tensor sum(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
+  EMBER_RECORD_FUNCTION("sum", self);
   Tensor out = native::sum(self, dims, keepdim, dtype);
   if (needs_grad(self) && out.is_floating_point()) {
     // d sum / d x_i = 1: the gradient is broadcast back over the summed dims.
@@ -108,6 +110,7 @@ Tensor sum(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<DTy
 }
 
 Tensor mean(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
+  EMBER_RECORD_FUNCTION("mean", self);
   Tensor out = native::mean(self, dims, keepdim, dtype);
   if (needs_grad(self)) {
     // d mean / d x_i = 1 / (number of elements averaged).
@@ -123,6 +126,7 @@ Tensor mean(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<DT
 }
 
 Tensor prod(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
+  EMBER_RECORD_FUNCTION("prod", self);
   Tensor out = native::prod(self, dims, keepdim, dtype);
   if (needs_grad(self) && out.is_floating_point()) {
     // d prod / d x_i = product of the *other* elements. Dividing the product by x_i fails
@@ -149,37 +153,46 @@ Tensor prod(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<DT
 }
 
 Tensor amax(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  EMBER_RECORD_FUNCTION("amax", self);
   return record_extreme(self, native::amax(self, dims, keepdim), dims, keepdim, "AmaxBackward0");
 }
 Tensor amin(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  EMBER_RECORD_FUNCTION("amin", self);
   return record_extreme(self, native::amin(self, dims, keepdim), dims, keepdim, "AminBackward0");
 }
 Tensor max(const Tensor& self) {
+  EMBER_RECORD_FUNCTION("max", self);
   EMBER_CHECK(self.numel() > 0, ValueError,
               "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim "
               "with the 'dim' argument.");
   return record_extreme(self, native::amax(self, {}, false), {}, false, "MaxBackward1");
 }
 Tensor min(const Tensor& self) {
+  EMBER_RECORD_FUNCTION("min", self);
   EMBER_CHECK(self.numel() > 0, ValueError,
               "min(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim "
               "with the 'dim' argument.");
   return record_extreme(self, native::amin(self, {}, false), {}, false, "MinBackward1");
 }
 std::tuple<Tensor, Tensor> max(const Tensor& self, std::int64_t dim, bool keepdim) {
+  EMBER_RECORD_FUNCTION("max", self);
   return record_indexed_extreme(self, native::max(self, dim, keepdim), dim, keepdim, "MaxBackward0");
 }
 std::tuple<Tensor, Tensor> min(const Tensor& self, std::int64_t dim, bool keepdim) {
+  EMBER_RECORD_FUNCTION("min", self);
   return record_indexed_extreme(self, native::min(self, dim, keepdim), dim, keepdim, "MinBackward0");
 }
 Tensor argmax(const Tensor& self, std::optional<std::int64_t> dim, bool keepdim) {
+  EMBER_RECORD_FUNCTION("argmax", self);
   return native::argmax(self, dim, keepdim);
 }
 Tensor argmin(const Tensor& self, std::optional<std::int64_t> dim, bool keepdim) {
+  EMBER_RECORD_FUNCTION("argmin", self);
   return native::argmin(self, dim, keepdim);
 }
 
 Tensor softmax(const Tensor& self, std::int64_t dim) {
+  EMBER_RECORD_FUNCTION("softmax", self);
   Tensor out = native::softmax(self, dim);
   if (needs_grad(self)) {
     // For s = softmax(x): dx = s * (g - sum(g * s)) along dim (the Jacobian diag(s) - s sᵀ).
@@ -195,6 +208,7 @@ Tensor softmax(const Tensor& self, std::int64_t dim) {
 }
 
 Tensor log_softmax(const Tensor& self, std::int64_t dim) {
+  EMBER_RECORD_FUNCTION("log_softmax", self);
   Tensor out = native::log_softmax(self, dim);
   if (needs_grad(self)) {
     // For y = log_softmax(x): dx = g - softmax(x) * sum(g) along dim, softmax(x) = exp(y).

@@ -11,6 +11,7 @@
 #include <ember/autograd/ops.h>
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
+#include <ember/core/profiler.h>
 
 namespace ember {
 
@@ -20,6 +21,7 @@ using autograd::record;
 using autograd::TensorList;
 
 std::tuple<Tensor, Tensor> topk(const Tensor& self, std::int64_t k, std::int64_t dim, bool largest, bool sorted) {
+  EMBER_RECORD_FUNCTION("topk", self);
   auto result = native::topk(self, k, dim, largest, sorted);
   if (!needs_grad(self)) return result;
   const auto& [values, indices] = result;

@@ -15,6 +15,7 @@
 #include <ember/autograd/ops.h>
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
+#include <ember/core/profiler.h>
 
 namespace ember {
 
@@ -53,7 +54,13 @@ Tensor triangle(const Tensor& self, std::int64_t diagonal, bool lower) {
 
 }  // namespace
 
-Tensor tril(const Tensor& self, std::int64_t diagonal) { return triangle(self, diagonal, true); }
-Tensor triu(const Tensor& self, std::int64_t diagonal) { return triangle(self, diagonal, false); }
+Tensor tril(const Tensor& self, std::int64_t diagonal) {
+  EMBER_RECORD_FUNCTION("tril", self);
+  return triangle(self, diagonal, true);
+}
+Tensor triu(const Tensor& self, std::int64_t diagonal) {
+  EMBER_RECORD_FUNCTION("triu", self);
+  return triangle(self, diagonal, false);
+}
 
 }  // namespace ember

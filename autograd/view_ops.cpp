@@ -14,6 +14,7 @@
 #include <ember/autograd/view_tracking.h>
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
+#include <ember/core/profiler.h>
 
 namespace ember {
 
@@ -24,6 +25,7 @@ using autograd::track_view;
 using autograd::TensorList;
 
 Tensor sum_to(const Tensor& gradient, IntArrayRef sizes) {
+  EMBER_RECORD_FUNCTION("sum_to", gradient);
   if (IntArrayRef(gradient.sizes()) == sizes) return gradient;
   // Broadcasting (1) prepended dims and (2) stretched size-1 dims: sum both away.
   const std::int64_t leading = gradient.dim() - static_cast<std::int64_t>(sizes.size());
@@ -61,10 +63,12 @@ Tensor scatter_into_zeros(const Tensor& grad, const Shape& sizes, std::int64_t d
 }  // namespace
 
 Tensor view(const Tensor& self, IntArrayRef sizes) {
+  EMBER_RECORD_VIEW("view", self);
   return record_reshape_like(self, native::view(self, sizes), "ViewBackward0");
 }
 
 Tensor reshape(const Tensor& self, IntArrayRef sizes) {
+  EMBER_RECORD_VIEW("reshape", self);
   Tensor out = native::reshape(self, sizes);
   // PyTorch's reshape is a view when the strides allow it (named ReshapeAliasBackward0 in
   // PyTorch 1.13, whose names the reference tests use), otherwise a copy (_unsafe_view).
@@ -73,6 +77,7 @@ Tensor reshape(const Tensor& self, IntArrayRef sizes) {
 }
 
 Tensor unsafe_view(const Tensor& self, IntArrayRef sizes) {
+  EMBER_RECORD_VIEW("unsafe_view", self);
   // PyTorch's _unsafe_view: the result of a composite op (matmul) reshaped to its final
   // shape. Recorded as a plain node (never marked a view), so the caller may modify the
   // result in place, as PyTorch allows for matmul's output.
@@ -87,20 +92,27 @@ Tensor unsafe_view(const Tensor& self, IntArrayRef sizes) {
   return out;
 }
 
-Tensor squeeze(const Tensor& self) { return record_reshape_like(self, native::squeeze(self), "SqueezeBackward0"); }
+Tensor squeeze(const Tensor& self) {
+  EMBER_RECORD_VIEW("squeeze", self);
+  return record_reshape_like(self, native::squeeze(self), "SqueezeBackward0");
+}
 Tensor squeeze(const Tensor& self, std::int64_t dim) {
+  EMBER_RECORD_VIEW("squeeze", self);
   return record_reshape_like(self, native::squeeze(self, dim), "SqueezeBackward1");
 }
 Tensor unsqueeze(const Tensor& self, std::int64_t dim) {
+  EMBER_RECORD_VIEW("unsqueeze", self);
   return record_reshape_like(self, native::unsqueeze(self, dim), "UnsqueezeBackward0");
 }
 Tensor flatten(const Tensor& self, std::int64_t start_dim, std::int64_t end_dim) {
+  EMBER_RECORD_VIEW("flatten", self);
   Tensor out = native::flatten(self, start_dim, end_dim);
   bool is_view = out.storage().get() == self.storage().get();
   return record_reshape_like(self, out, is_view ? "ReshapeAliasBackward0" : "UnsafeViewBackward0");
 }
 
 Tensor transpose(const Tensor& self, std::int64_t dim0, std::int64_t dim1) {
+  EMBER_RECORD_VIEW("transpose", self);
   Tensor out = native::transpose(self, dim0, dim1);
   if (needs_grad(self)) {
     auto node = record("TransposeBackward0", {self}, out);
@@ -112,6 +124,7 @@ Tensor transpose(const Tensor& self, std::int64_t dim0, std::int64_t dim1) {
 }
 
 Tensor t(const Tensor& self) {
+  EMBER_RECORD_VIEW("t", self);
   Tensor out = native::t(self);
   if (needs_grad(self)) {
     auto node = record("TBackward0", {self}, out);
@@ -121,6 +134,7 @@ Tensor t(const Tensor& self) {
 }
 
 Tensor permute(const Tensor& self, IntArrayRef dims) {
+  EMBER_RECORD_VIEW("permute", self);
   Tensor out = native::permute(self, dims);
   if (needs_grad(self)) {
     // Output dim i is input dim dims[i]; the inverse permutation sends it back.
@@ -137,6 +151,7 @@ Tensor permute(const Tensor& self, IntArrayRef dims) {
 }
 
 Tensor expand(const Tensor& self, IntArrayRef sizes) {
+  EMBER_RECORD_VIEW("expand", self);
   Tensor out = native::expand(self, sizes);
   if (needs_grad(self)) {
     // Every copy of an expanded element received gradient: add them up.
@@ -150,6 +165,7 @@ Tensor expand(const Tensor& self, IntArrayRef sizes) {
 }
 
 Tensor select(const Tensor& self, std::int64_t dim, std::int64_t index) {
+  EMBER_RECORD_VIEW("select", self);
   Tensor out = native::select(self, dim, index);
   if (needs_grad(self)) {
     Shape sizes = self.sizes();
@@ -166,6 +182,7 @@ Tensor select(const Tensor& self, std::int64_t dim, std::int64_t index) {
 
 Tensor slice(const Tensor& self, std::int64_t dim, std::optional<std::int64_t> start,
              std::optional<std::int64_t> end, std::int64_t step) {
+  EMBER_RECORD_VIEW("slice", self);
   Tensor out = native::slice(self, dim, start, end, step);
   if (needs_grad(self)) {
     // The first index taken, normalised as Python slicing does: a negative start counts
@@ -187,6 +204,7 @@ Tensor slice(const Tensor& self, std::int64_t dim, std::optional<std::int64_t> s
 }
 
 Tensor narrow(const Tensor& self, std::int64_t dim, std::int64_t start, std::int64_t length) {
+  EMBER_RECORD_VIEW("narrow", self);
   // narrow is a slice with step 1 (PyTorch records SliceBackward0 for it too). The checks
   // and messages are native::narrow's.
   Tensor out = native::narrow(self, dim, start, length);
@@ -197,6 +215,7 @@ Tensor narrow(const Tensor& self, std::int64_t dim, std::int64_t start, std::int
 }
 
 Tensor contiguous(const Tensor& self) {
+  EMBER_RECORD_FUNCTION("contiguous", self);
   Tensor out = native::contiguous(self);
   if (out.is_same(self)) return self;  // already contiguous: the same tensor, no node
   if (needs_grad(self)) {
@@ -207,6 +226,7 @@ Tensor contiguous(const Tensor& self) {
 }
 
 Tensor clone(const Tensor& self) {
+  EMBER_RECORD_FUNCTION("clone", self);
   Tensor out = native::clone(self);
   if (needs_grad(self)) {
     auto node = record("CloneBackward0", {self}, out);
@@ -216,6 +236,7 @@ Tensor clone(const Tensor& self) {
 }
 
 Tensor to(const Tensor& self, DType dtype) {
+  EMBER_RECORD_FUNCTION("to", self);
   Tensor out = native::to_dtype(self, dtype);
   if (out.is_same(self)) return self;
   if (needs_grad(self) && is_floating_point(dtype)) {
@@ -229,6 +250,7 @@ Tensor to(const Tensor& self, DType dtype) {
 }
 
 Tensor to(const Tensor& self, Device device, bool non_blocking) {
+  EMBER_RECORD_FUNCTION("to", self);
   Tensor out = native::to_device(self, device, non_blocking);
   if (out.is_same(self)) return self;
   if (needs_grad(self)) {

@@ -10,6 +10,7 @@
 #include <ember/core/backend.h>
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
+#include <ember/core/profiler.h>
 
 namespace ember::native {
 
@@ -109,6 +110,12 @@ Conv2dArgs check_conv2d(const Tensor& input, const Tensor& weight, const Tensor&
   return args;
 }
 
+// A convolution's multiply-adds, ×2: each output element sums (in/groups)·kH·kW products. The
+// same count holds for both backward products.
+double conv_flops(const Tensor& output, const Tensor& weight) {
+  return 2.0 * static_cast<double>(output.numel()) * static_cast<double>(weight.size(1) * weight.size(2) * weight.size(3));
+}
+
 Tensor conv2d(const Tensor& input_any, const Tensor& weight_any, const Tensor& bias_any, const Conv2dArgs& args) {
   const Tensor input = contiguous(input_any), weight = contiguous(weight_any);
   const Tensor bias = bias_any.defined() ? contiguous(bias_any) : bias_any;
@@ -118,6 +125,7 @@ Tensor conv2d(const Tensor& input_any, const Tensor& weight_any, const Tensor& b
   if (output.numel() == 0) return output;
   Conv2dPlan plan = make_plan(input, weight, output, args);
   plan.bias = bias.defined() ? bias.data_ptr() : nullptr;
+  profiler::add_flops(conv_flops(output, weight));
   conv2d_kernel(input.device(), plan);
   return output;
 }
@@ -128,6 +136,7 @@ Tensor conv2d_backward_input(const Tensor& grad_output_any, const Tensor& weight
   Tensor grad_input = empty(input_sizes, grad_output.options());
   if (grad_input.numel() == 0) return grad_input;
   if (grad_output.numel() == 0) return zeros(input_sizes, grad_output.options());
+  profiler::add_flops(conv_flops(grad_output, weight));
   conv2d_backward_input_kernel(grad_output.device(), make_plan(grad_input, weight, grad_output, args));
   return grad_input;
 }
@@ -138,6 +147,7 @@ Tensor conv2d_backward_weight(const Tensor& input_any, const Tensor& grad_output
   Tensor grad_weight = empty(weight_sizes, input.options());
   if (grad_weight.numel() == 0) return grad_weight;
   if (grad_output.numel() == 0) return zeros(weight_sizes, input.options());
+  profiler::add_flops(conv_flops(grad_output, grad_weight));
   conv2d_backward_weight_kernel(input.device(), make_plan(input, grad_weight, grad_output, args));
   return grad_weight;
 }

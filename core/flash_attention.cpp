@@ -9,6 +9,7 @@
 #include <ember/core/backend.h>
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
+#include <ember/core/profiler.h>
 
 namespace ember::native {
 
@@ -84,6 +85,17 @@ bool fold_leading_dims(const std::vector<const Tensor*>& operands, AttentionShap
   return true;
 }
 
+// The (query, key) pairs attention computes: all of them, or under PyTorch's top-left causal
+// mask those with key <= query.
+double attended_pairs(std::int64_t batch, std::int64_t queries, std::int64_t keys, bool is_causal) {
+  if (!is_causal) return static_cast<double>(batch) * static_cast<double>(queries) * static_cast<double>(keys);
+  const std::int64_t full_rows = std::max<std::int64_t>(0, queries - keys);  // rows that see every key
+  const std::int64_t partial = std::min(queries, keys);                        // row i sees i + 1 keys
+  return static_cast<double>(batch) *
+         (static_cast<double>(partial) * static_cast<double>(partial + 1) / 2.0 +
+          static_cast<double>(full_rows) * static_cast<double>(keys));
+}
+
 std::int64_t batch_entries(const Tensor& query) {
   std::int64_t count = 1;
   for (std::int64_t d = 0; d + 2 < query.dim(); ++d) count *= query.size(d);
@@ -147,6 +159,9 @@ FlashAttentionResult flash_attention(const Tensor& query_in, const Tensor& key_i
   plan.scale = scale;
   plan.dtype = query.dtype();
   plan.device = query.device().index();
+  // S = QKᵀ and O = PV over the pairs attended.
+  profiler::add_flops(2.0 * attended_pairs(batch_entries(query_in), queries, keys, is_causal) *
+                      static_cast<double>(plan.shape.head_dim + plan.shape.value_dim));
   flash_attention_kernel(query.device(), plan);
   return result;
 }
@@ -217,6 +232,9 @@ FlashAttentionGradients flash_attention_backward(const Tensor& grad_output_in, c
   plan.scale = scale;
   plan.dtype = dtype;
   plan.device = query.device().index();
+  // S recomputed (QKᵀ), dV = PᵀdO, dP = dO Vᵀ, dQ = dS K, dK = dSᵀQ.
+  profiler::add_flops(2.0 * attended_pairs(batch, queries, keys, is_causal) *
+                      static_cast<double>(3 * plan.shape.head_dim + 2 * plan.shape.value_dim));
   flash_attention_backward_kernel(query.device(), plan);
   return grads;
 }

@@ -14,6 +14,7 @@
 // The error messages are PyTorch 1.13's, including the ones its folding produces.
 #include <ember/core/backend.h>
 #include <ember/core/native.h>
+#include <ember/core/profiler.h>
 
 #include <algorithm>
 #include <utility>
@@ -270,6 +271,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   check_mm_shapes(a, b);
   check_same_dtype(a, b);
   check_not_bool(a, "addmm_impl_cpu_");
+  profiler::add_flops(2.0 * static_cast<double>(a.size(0)) * static_cast<double>(a.size(1)) * static_cast<double>(b.size(1)));
   return mm_unchecked(a, b);
 }
 
@@ -282,6 +284,8 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
               "] but got: [", b.size(0), ", ", b.size(1), "].");
   check_same_dtype(a, b);
   check_not_bool(a, "bmm");
+  profiler::add_flops(2.0 * static_cast<double>(a.size(0)) * static_cast<double>(a.size(1)) *
+                      static_cast<double>(a.size(2)) * static_cast<double>(b.size(2)));
   return bmm_unchecked(a, b);
 }
 
@@ -295,6 +299,7 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, Scalar beta, 
               "self and mat2 must have the same dtype");
   check_not_bool(a, "addmm_impl_cpu_");
   std::int64_t m = a.size(0), n = b.size(1);
+  profiler::add_flops(2.0 * static_cast<double>(m) * static_cast<double>(a.size(1)) * static_cast<double>(n));
   Tensor bias_full = expand(bias, {m, n});  // checks the broadcast with PyTorch's message
   // beta == 0 ignores the bias entirely (even NaNs in it), as PyTorch does. Otherwise a
   // backend whose GEMM epilogue reads the bias (CUDA) gets the broadcast view itself —

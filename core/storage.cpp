@@ -7,6 +7,7 @@
 #include <ember/core/allocator.h>
 #include <ember/core/cuda_hooks.h>
 #include <ember/core/error.h>
+#include <ember/core/profiler.h>
 #include <ember/core/small_object_pool.h>
 
 namespace ember {
@@ -47,7 +48,9 @@ Device concrete_device(Device device) {
 StorageImpl::StorageImpl(std::size_t nbytes, Device device)
     : data_(allocator_for(device.type()).allocate(nbytes, concrete_device(device))),
       nbytes_(nbytes),
-      device_(concrete_device(device)) {}
+      device_(concrete_device(device)) {
+  profiler::record_allocation(device_, static_cast<std::int64_t>(nbytes_));
+}
 
 StorageImpl::StorageImpl(void* data, std::size_t nbytes, Device device, std::function<void(void*)> deleter)
     : data_(data), nbytes_(nbytes), device_(device), deleter_(std::move(deleter)) {
@@ -58,6 +61,7 @@ StorageImpl::~StorageImpl() {
   if (deleter_) {
     deleter_(data_);
   } else if (data_ != nullptr) {
+    profiler::record_allocation(device_, -static_cast<std::int64_t>(nbytes_));
     allocator_for(device_.type()).deallocate(data_, nbytes_, device_);
   }
 }

@@ -8,17 +8,28 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <system_error>
 #include <thread>
 
 #include <ember/core/cuda_hooks.h>
 #include <ember/core/native.h>
+#include <ember/core/profiler.h>
 
 namespace ember::data {
 
 namespace detail {
 std::function<void(std::int64_t)> before_worker_start;
 }  // namespace detail
+
+namespace {
+// Whether `collate` is default_collate itself, the one Dataset::get_batch stands in for.
+bool is_default_collate(const CollateFunction& collate) {
+  using Pointer = Example (*)(const std::vector<Example>&);
+  const Pointer* target = collate.target<Pointer>();
+  return target != nullptr && *target == &default_collate;
+}
+}  // namespace
 
 // One pass over the data. Without workers, next() loads each batch on demand. With
 // workers, each thread repeatedly claims the next batch number (never more than
@@ -47,7 +58,7 @@ class DataLoader::Pass {
     for (std::int64_t w = 0; w < num_workers; ++w) {
       try {
         if (detail::before_worker_start) detail::before_worker_start(w);
-        workers_.emplace_back([this] { worker_loop(); });
+        workers_.emplace_back([this, w] { worker_loop(w); });
       } catch (const std::system_error& error) {
         stop_workers();
         throw Error(make_message("DataLoader: could not start worker thread ", w + 1, " of ", num_workers, " (",
@@ -72,6 +83,7 @@ class DataLoader::Pass {
 
   // The next batch in order; rethrows what its loading threw.
   Example next() {
+    const profiler::RecordScope scope(profiler::EventKind::Annotation, "DataLoader.next");
     const std::int64_t wanted = next_to_deliver_++;
     requested(wanted);
     if (workers_.empty()) return load(wanted);
@@ -103,9 +115,19 @@ class DataLoader::Pass {
   }
 
   Example load(std::int64_t batch_number) {
-    std::vector<Example> examples;
-    for (std::int64_t index : batches_[static_cast<std::size_t>(batch_number)]) examples.push_back(dataset_->get(index));
-    Example batch = collate_(examples);
+    const profiler::RecordScope scope(profiler::EventKind::Annotation, "DataLoader.load_batch");
+    const std::vector<std::int64_t>& indices = batches_[static_cast<std::size_t>(batch_number)];
+    // A dataset that gathers a batch in one go (Dataset::get_batch) skips the per-example
+    // path, when default_collate is what would have stacked the examples.
+    std::optional<Example> gathered = uses_default_collate_ ? dataset_->get_batch(indices) : std::nullopt;
+    Example batch;
+    if (gathered) {
+      batch = std::move(*gathered);
+    } else {
+      std::vector<Example> examples;
+      for (std::int64_t index : indices) examples.push_back(dataset_->get(index));
+      batch = collate_(examples);
+    }
     if (pin_memory_) {  // core's native::pin_memory: data needs no autograd and no CUDA header
       if (batch.data.defined() && batch.data.is_cpu()) batch.data = native::pin_memory(batch.data);
       if (batch.target.defined() && batch.target.is_cpu()) batch.target = native::pin_memory(batch.target);
@@ -113,7 +135,8 @@ class DataLoader::Pass {
     return batch;
   }
 
-  void worker_loop() {
+  void worker_loop(std::int64_t worker) {
+    profiler::set_thread_name("DataLoader worker " + std::to_string(worker));  // its track in a profile
     const auto total = static_cast<std::int64_t>(batches_.size());
     while (true) {
       std::int64_t claimed = 0;
@@ -141,6 +164,7 @@ class DataLoader::Pass {
 
   std::shared_ptr<Dataset> dataset_;
   CollateFunction collate_;
+  bool uses_default_collate_ = is_default_collate(collate_);
   std::vector<std::vector<std::int64_t>> batches_;
   bool pin_memory_ = false;
   std::int64_t next_to_deliver_ = 0;  // consumer thread only

@@ -1,5 +1,6 @@
 // distributed/communication_thread.cpp — see communication_thread.h.
 #include <ember/distributed/communication_thread.h>
+#include <ember/core/profiler.h>
 
 namespace ember::distributed {
 
@@ -26,6 +27,7 @@ std::future<void> CommunicationThread::submit(std::function<void()> task) {
 }
 
 void CommunicationThread::run() {
+  profiler::set_thread_name("DDP communication");  // its track in a profile
   while (true) {
     std::packaged_task<void()> task;
     {

@@ -31,6 +31,7 @@
 #include <ember/autograd/grad_mode.h>
 #include <ember/core/autograd_meta.h>
 #include <ember/core/factories.h>
+#include <ember/core/profiler.h>
 
 namespace ember::distributed {
 
@@ -158,6 +159,7 @@ void DistributedDataParallel::flatten(Bucket& bucket) {
 
 void DistributedDataParallel::reduce_and_unflatten(Bucket& bucket) {
   NoGradGuard no_grad;  // grad mode is per thread: this thread needs its own guard
+  EMBER_RECORD_FUNCTION("DDP.all_reduce", bucket.flat);  // the bucket's bytes: GB/s in the table
   bucket.work = group_->all_reduce_async(bucket.flat, ReduceOp::Avg);  // nullptr on Gloo
   if (!bucket.work) {  // the blocking form (Gloo): reduce, average and write back now
     group_->all_reduce(bucket.flat, ReduceOp::Sum);

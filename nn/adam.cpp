@@ -8,6 +8,7 @@
 #include <ember/autograd/ops.h>
 #include <ember/nn/python_format.h>
 #include <ember/core/factories.h>
+#include <ember/core/profiler.h>
 
 namespace ember::optim {
 
@@ -87,6 +88,7 @@ void Adam::load_hyperparameters(std::size_t group_index, GroupReader& group) {
 }
 
 void Adam::step() {
+  const profiler::RecordScope scope(profiler::EventKind::Annotation, "Optimizer.step#Adam.step");
   NoGradGuard no_grad;
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     const AdamOptions& options = groups_[g];

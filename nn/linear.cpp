@@ -8,6 +8,7 @@
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
 #include <ember/core/kernel_mode.h>
+#include <ember/core/profiler.h>
 #include <ember/core/tensor.h>
 #include <ember/nn/functional.h>
 #include <ember/nn/init.h>
@@ -15,6 +16,7 @@
 namespace ember::nn {
 
 Tensor functional::linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  EMBER_RECORD_FUNCTION("linear", input, weight, bias);
   // PyTorch's at::linear checks the ranks first, with its own message (a 0-d input has no
   // feature dim to multiply).
   EMBER_CHECK(input.dim() != 0 && weight.dim() != 0, ShapeError, "both arguments to linear need to be at least 1D, but they are ",

@@ -10,6 +10,7 @@
 #include <ember/autograd/ops.h>
 #include <ember/core/factories.h>
 #include <ember/core/print.h>
+#include <ember/core/profiler.h>
 
 namespace ember::optim {
 
@@ -182,7 +183,10 @@ double Optimizer::group_momentum(std::size_t group) const {
 
 void Optimizer::set_group_momentum(std::size_t group, double) { checked_group(group); }
 
-void Optimizer::zero_grad(bool set_to_none) { nn::zero_grad(parameters_, set_to_none); }
+void Optimizer::zero_grad(bool set_to_none) {
+  const profiler::RecordScope scope(profiler::EventKind::Annotation, "Optimizer.zero_grad");
+  nn::zero_grad(parameters_, set_to_none);
+}
 
 StateDict Optimizer::state_dict() const {
   StateDict result;

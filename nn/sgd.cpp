@@ -8,6 +8,7 @@
 #include <ember/core/kernel_mode.h>
 #include <ember/core/native.h>
 #include <ember/nn/python_format.h>
+#include <ember/core/profiler.h>
 
 namespace ember::optim {
 
@@ -78,6 +79,7 @@ void SGD::load_hyperparameters(std::size_t group_index, GroupReader& group) {
 }
 
 void SGD::step() {
+  const profiler::RecordScope scope(profiler::EventKind::Annotation, "Optimizer.step#SGD.step");
   // The update itself must not be recorded on the tape.
   NoGradGuard no_grad;
   // Reference mode runs the composite update, the one a reader can follow op by op.

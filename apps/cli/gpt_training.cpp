@@ -27,6 +27,7 @@
 #include <ember/nn/clip_grad.h>
 #include <ember/nn/gpt.h>
 #include <ember/nn/serialize.h>
+#include <ember/core/profiler.h>
 
 #include "checkpoint.h"
 #include "device_choice.h"
@@ -35,8 +36,10 @@
 #include "interrupt.h"
 #include "lr_schedule.h"
 #include "metrics_log.h"
+#include "model_flops.h"
 #include "output_paths.h"
 #include "progress.h"
+#include "step_profiler.h"
 #include "tensorboard_writer.h"
 
 namespace ember::cli {
@@ -109,6 +112,7 @@ struct GptRun {
   double train_seconds = 0;  // time inside training steps (for tokens_per_s)
   Clock::time_point start;
   double last_train_loss = NAN, last_val_loss = NAN;
+  ModelFlops flops = {};  // the summary's MFU (model_flops.h)
 
   double tokens_per_s() const {  // the whole job's: every rank trains on B · T tokens a step
     const double tokens =
@@ -221,6 +225,7 @@ int run_train_gpt(const TrainOptions& options) {
   if (!options.save_path.empty()) check_save_path(options.save_path);
   if (!options.log_path.empty()) check_log_path(options.log_path);
   if (!options.tensorboard_dir.empty()) check_tensorboard_dir(options.tensorboard_dir);
+  if (!options.profile_out.empty()) check_save_path(options.profile_out, "--profile-out");
   check_distinct_paths(options);
   std::optional<GptCheckpoint> resumed;
   if (!options.resume_path.empty()) resumed = load_gpt_checkpoint(options.resume_path);
@@ -331,12 +336,19 @@ int run_train_gpt(const TrainOptions& options) {
 
   model->train();
   const auto& gpt = options.gpt;
+  StepProfiler profiling(options.profile_steps.empty() ? StepRange{} : parse_profile_steps(options.profile_steps),
+                         options.profile_out, speaks, device);
   while (run.step < gpt.max_steps) {
     if (!distributed.active() && interrupt_requested()) return stop_interrupted(run);  // ranks: after the step
+    profiling.before_batch(run.step);  // --profile-steps (step_profiler.h)
+    std::optional<profiler::RecordScope> step_block;
+    if (profiler::is_enabled()) step_block.emplace(profiler::EventKind::Annotation, profiling.step_label());
     const Clock::time_point step_start = Clock::now();
     auto [x, y] = get_batch(run.corpus.train, gpt.block_size, options.batch_size, device);
+    run.flops.begin_step(x.numel());  // the summary's MFU counts one step's FLOPs, per token
     Tensor loss = nn::GPT::loss(run.trained->forward(x), y);
     loss.backward();
+    run.flops.end_step();
     if (options.clip_grad_norm > 0) nn::utils::clip_grad_norm_(model->parameters(), options.clip_grad_norm);
     const double lr = run.optimizer->learning_rate();
     run.optimizer->step();
@@ -353,6 +365,8 @@ int run_train_gpt(const TrainOptions& options) {
                 " trains on)");
     if (options.log_every > 0 && run.step % options.log_every == 0)
       run.log.gpt_step(run.step, loss_value, lr, run.tokens_per_s());
+    step_block.reset();  // the evaluation and checkpoint below are not part of the step
+    profiling.after_batch(run.step);
     if ((gpt.eval_every > 0 && run.step % gpt.eval_every == 0) || run.step == gpt.max_steps) evaluate_and_save(run);
     if (distributed.active() && agreed.interrupted && run.step < gpt.max_steps) return stop_interrupted(run);
   }
@@ -365,6 +379,10 @@ int run_train_gpt(const TrainOptions& options) {
               static_cast<long long>(run.step), format_duration(elapsed).c_str(), run.last_train_loss,
               run.last_val_loss, run.tokens_per_s(),
               options.save_path.empty() ? "" : (", saved to " + options.save_path).c_str());
+  // Model FLOPs per second of one rank over its device's peak (model_flops.h), as llm.c prints.
+  const std::string mfu = run.flops.mfu_text(run.tokens_per_s() / distributed.world_size(), device);
+  if (!mfu.empty()) std::printf("MFU: %s\n", mfu.c_str());
+  profiling.finish();  // --profile-steps: the table, the trace
   return 0;
 }
 

@@ -40,6 +40,7 @@
 #include "options.h"
 #include "output_paths.h"
 #include "plot_command.h"
+#include "step_profiler.h"
 #include "train_flags.h"
 #include "usage_error.h"
 
@@ -157,7 +158,27 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
   command->add_option("--tensorboard", train.tensorboard_dir,
                       "Also write the log's metrics as TensorBoard scalars to an event file in this directory");
   command->add_flag("-q,--quiet", train.quiet, "No progress output, only the summary");
+  command->add_option("--profile-steps", train.profile_steps,
+                      "Profile optimizer steps A-B (or step A): a table of where their time goes, by op, printed "
+                      "at the end")
+      ->type_name("A-B")
+      ->configurable(false);
+  command->add_option("--profile-out", train.profile_out,
+                      "With --profile-steps: also write the profile as a Chrome trace (chrome://tracing, "
+                      "ui.perfetto.dev)")
+      ->type_name("FILE.json")
+      ->configurable(false);
   command->callback([&train, &run, command] {
+    if (!train.profile_steps.empty()) {
+      try {
+        parse_profile_steps(train.profile_steps);
+      } catch (const UsageError& error) {
+        throw CLI::ValidationError(error.what());  // a bad range: exit 2
+      }
+    }
+    if (!train.profile_out.empty() && train.profile_steps.empty()) {
+      throw CLI::ValidationError("--profile-out", "needs --profile-steps (which steps to profile)");
+    }
     // --model gpt has its own flags and loop (gpt_flags.h, gpt_training.h).
     check_gpt_options(*command, train);
     if (train.model == "gpt") {

@@ -109,6 +109,10 @@ struct TrainOptions {
   std::string log_path;     // JSON lines metrics log
   std::int64_t log_every = 0;  // also log every N optimiser steps (0: epochs only)
   std::string tensorboard_dir;  // --tensorboard: the log's events as TensorBoard scalars
+  // --profile-steps A-B: the op profiler over those optimizer steps, its table printed at the
+  // end; --profile-out FILE: its Chrome trace (step_profiler.h). Not part of a --config.
+  std::string profile_steps;
+  std::string profile_out;
   bool quiet = false;
   // Early stopping and checkpoints (issue 20): --save-every N also writes --save every N
   // optimiser steps inside an epoch (loader_position.h; 0: at epoch ends only);

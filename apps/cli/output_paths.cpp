@@ -146,7 +146,17 @@ void check_distinct_paths(const TrainOptions& options) {
     refuse_same("--log", log, {"the --save-best checkpoint", best},
                 "the metrics log and the best checkpoint would overwrite each other");
   }
+  // --profile-out: the trace, written at the end, must not replace any other output.
+  const std::string& trace = options.profile_out;
+  const std::vector<Role> outputs = {{"the --save checkpoint", save}, {"the --save-best checkpoint", best},
+                                     {"the --log file", log}};
+  for (const Role& output : outputs) {
+    if (!trace.empty() && !output.path.empty() && same_target(trace, output.path)) {
+      refuse_same("--profile-out", trace, output, "the trace would overwrite it");
+    }
+  }
   for (const Role& input : inputs(options)) {
+    if (!trace.empty() && same_file(trace, input.path)) refuse_same("--profile-out", trace, input, "the trace would replace it");
     if (!best.empty() && same_file(best, input.path)) refuse_same("--save-best", best, input, "the best model would replace it");
     if (!log.empty() && same_file(log, input.path)) {
       refuse_same("--log", log, input, "the metrics log would overwrite it");

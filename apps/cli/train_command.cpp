@@ -40,6 +40,7 @@
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
 #include <ember/core/error.h>
+#include <ember/core/profiler.h>
 #include <ember/core/random.h>
 #include <ember/nn/functional.h>
 
@@ -49,6 +50,7 @@
 #include "interrupt.h"
 #include "options.h"
 #include "output_paths.h"
+#include "step_profiler.h"
 #include "tensorboard_writer.h"
 #include "training_run.h"
 
@@ -82,6 +84,7 @@ void check_output_paths(const TrainOptions& options) {
   if (!options.save_best_path.empty()) check_save_path(options.save_best_path, "--save-best");
   if (!options.log_path.empty()) check_log_path(options.log_path);
   if (!options.tensorboard_dir.empty()) check_tensorboard_dir(options.tensorboard_dir);
+  if (!options.profile_out.empty()) check_save_path(options.profile_out, "--profile-out");
   check_distinct_paths(options);
 }
 
@@ -340,6 +343,10 @@ void print_summary(const TrainingRun& run, const SummaryMetrics& summary) {
     std::printf("  time:            %.1f s (%s), no epoch trained\n", summary.elapsed_s,
                 format_duration(summary.elapsed_s).c_str());
   }
+  // Model FLOPs per second over the device's peak (model_flops.h); the CPU's only, for now.
+  if (const std::string mfu = run.flops.mfu_text(throughput, run.device); !mfu.empty()) {
+    std::printf("  MFU:             %s\n", mfu.c_str());
+  }
   std::printf("  device:          %s\n", summary.device.c_str());
   std::printf("  checkpoint:      %s\n",
               checkpoint_summary(run).c_str());
@@ -388,6 +395,8 @@ int run_train(const TrainOptions& options) {
   install_interrupt_handler();
   TrainingRun run(options, distributed, start);
   set_up_training(run);  // data, model, optimizer, loader; --resume's state (training_setup.cpp)
+  StepProfiler profiling(options.profile_steps.empty() ? StepRange{} : parse_profile_steps(options.profile_steps),
+                         options.profile_out, distributed.is_main(), run.device);
 
   for (std::int64_t epoch = run.first_epoch; epoch < options.epochs; ++epoch) {
     if (run.stopped_early) break;  // --early-stop, after the last epoch (or in the resumed run)
@@ -400,23 +409,32 @@ int run_train(const TrainOptions& options) {
     // The epoch's batches; after a mid-epoch --resume, the rest of its first epoch.
     const LoaderPosition* resume = run.resume_position ? &*run.resume_position : nullptr;
     for (data::Example& example : EpochBatches(*run.loader, run.epoch_start_generator, resume)) {
+      profiling.before_batch(run.step);  // --profile-steps (step_profiler.h)
+      std::optional<profiler::RecordScope> step_block;  // "ProfilerStep#N" while profiling
+      if (profiler::is_enabled()) step_block.emplace(profiler::EventKind::Annotation, profiling.step_label());
       // --- Tutorial §7: forward, loss, zero_grad, backward, step ---------------------------
       Tensor features = example.data.to(run.device);
       Tensor labels = example.target.to(run.device);
+      run.flops.begin_step(features.size(0));  // the summary's MFU counts one step's FLOPs
       Tensor logits = (*run.trained)(features);
       Tensor loss = F::cross_entropy(logits, labels);
       // zero_grad, backward, step (with --grad-accum, --clip-grad-*, the lr schedule: optimizer_step.h)
       const bool last_batch = totals.batches + 1 == static_cast<std::int64_t>(run.loader->size());
       auto stepped = run.stepper->backward(loss, last_batch, next_step_logged(run));
+      run.flops.end_step();
       if (!record_step(run, totals, epoch, logits, labels, loss, stepped)) break;  // a Ctrl-C, agreed
       // --save-every, after an optimizer step (with --grad-accum, never between micro-batches).
       if (stepped) save_mid_epoch_checkpoint_if_due(run, totals, epoch);
+      step_block.reset();  // closed before a stop, so the last step is in the profile
+      profiling.after_batch(run.step);
     }
     run.resume_position.reset();  // later epochs start at their first batch
     if (std::optional<int> code = interrupted_during_epoch(run, totals, epoch)) return *code;
     finish_epoch(run, totals, epoch);  // evaluation, log line, progress, checkpoint
   }
-  return finish_training(run);  // final accuracies and the summary
+  const int code = finish_training(run);  // final accuracies and the summary
+  profiling.finish();                     // --profile-steps: the table, the trace
+  return code;
 }
 
 }  // namespace ember::cli

@@ -23,6 +23,7 @@
 #include "early_stopping.h"
 #include "loader_position.h"
 #include "metrics_log.h"
+#include "model_flops.h"
 #include "lr_schedule.h"
 #include "model.h"
 #include "optimizer_step.h"
@@ -77,6 +78,7 @@ struct TrainingRun {
   std::int64_t best_saved_epoch = 0;
   std::int64_t examples_trained = 0;  // in this run, for the summary's throughput
   double training_seconds = 0;
+  ModelFlops flops;  // the summary's MFU (model_flops.h)
 
   MetricsLog log;                             // disabled unless --log (rank 0)
   std::optional<ProgressReporter> progress;  // set by set_up_training

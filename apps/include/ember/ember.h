@@ -14,6 +14,7 @@
 #include <ember/core/random.h>
 #include <ember/core/sampling.h>
 #include <ember/core/print.h>
+#include <ember/core/profiler.h>
 #include <ember/core/cuda_hooks.h>
 #include <ember/autograd/autograd.h>
 #include <ember/nn/nn.h>

@@ -1,0 +1,42 @@
+// apps/cli/model_flops.h — MFU for ember train's summary: the model's FLOPs per second over
+// the device's peak, as llm.c prints it.
+//
+// The FLOPs of a training step are counted, not estimated by a formula per layer: the op
+// profiler (core/profiler.h) records the first step trained while no profile runs (forward,
+// loss and backward), and its kernels report what they multiply and add from their shapes
+// (matmuls, convolutions, attention). So the count follows the model and the data's shape,
+// and counts what the step does: no input gradient for the first layer (llm.c's and PaLM's
+// 6N formula would count one), the key-query products flash attention's backward recomputes.
+// The peak is the CPU's computed fp32 peak for the threads in use; ember does not know a
+// GPU's peak yet, and MFU is then not printed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <ember/core/device.h>
+#include <ember/core/profiler.h>
+
+namespace ember::cli {
+
+class ModelFlops {
+ public:
+  // Around one training step of `samples` samples (or tokens): the first time no profile is
+  // running, its FLOPs are counted.
+  void begin_step(std::int64_t samples);
+  void end_step();
+
+  std::optional<double> flops_per_sample() const { return per_sample_; }
+  // "59.9% of the CPU's computed fp32 peak (234.8 GFLOP/s, 2 threads); 1.01 MFLOP per
+  // sample", or "" when the FLOPs or the device's peak are unknown.
+  std::string mfu_text(double samples_per_second, Device device) const;
+
+ private:
+  std::unique_ptr<profiler::ProfileGuard> guard_;
+  std::int64_t samples_ = 0;
+  std::optional<double> per_sample_;
+};
+
+}  // namespace ember::cli

@@ -1,0 +1,98 @@
+// apps/cli/step_profiler.cpp — see step_profiler.h.
+#include "step_profiler.h"
+
+#include <cstdio>
+#include <iostream>
+
+#include <ember/core/error.h>
+#include <ember/core/parallel.h>
+#include <ember/nn/atomic_file.h>
+
+#include "usage_error.h"
+
+namespace ember::cli {
+
+namespace {
+
+std::int64_t parse_step(const std::string& text, const std::string& whole) {
+  std::size_t used = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || value < 1 || text[0] == '+' || text[0] == '-') {
+    throw UsageError(make_message("--profile-steps ", whole,
+                                  ": expected A-B or A, optimizer steps counted from 1 (e.g. 10-20)"));
+  }
+  return value;
+}
+
+}  // namespace
+
+StepRange parse_profile_steps(const std::string& text) {
+  const std::size_t dash = text.find('-');
+  StepRange range;
+  range.first = parse_step(dash == std::string::npos ? text : text.substr(0, dash), text);
+  range.last = dash == std::string::npos ? range.first : parse_step(text.substr(dash + 1), text);
+  if (range.last < range.first) {
+    throw UsageError(make_message("--profile-steps ", text, ": the last step comes before the first"));
+  }
+  return range;
+}
+
+StepProfiler::StepProfiler(StepRange range, std::string out_path, bool active, Device device)
+    : range_(range), out_path_(std::move(out_path)), active_(active && range.enabled()), device_(device) {}
+
+void StepProfiler::start() {
+  guard_ = std::make_unique<profiler::ProfileGuard>();
+}
+
+void StepProfiler::stop() {
+  if (!guard_) return;
+  profile_ = guard_->stop();
+  guard_.reset();
+}
+
+void StepProfiler::before_batch(std::int64_t steps_done) {
+  // A run resumed inside the range, or a range starting at step 1, starts here.
+  if (active_ && !guard_ && !profile_ && steps_done + 1 >= range_.first && steps_done < range_.last) start();
+  if (profiler::is_enabled()) label_ = "ProfilerStep#" + std::to_string(steps_done + 1);
+}
+
+void StepProfiler::after_batch(std::int64_t steps_done) {
+  if (!active_ || profile_) return;
+  if (guard_ && steps_done >= range_.last) stop();
+  else if (!guard_ && steps_done + 1 == range_.first) start();  // the next batch's fetch is in the profile
+}
+
+void StepProfiler::finish() {
+  if (!active_) return;
+  stop();
+  if (!profile_) {
+    std::printf("profile: training ended before step %lld; nothing was profiled\n", static_cast<long long>(range_.first));
+    return;
+  }
+  profiler::TableOptions table;
+  std::string peak = "";
+  if (device_.is_cpu()) {
+    table.peak_flops_per_second = profiler::cpu_fp32_peak_flops(get_num_threads());
+    if (table.peak_flops_per_second) {
+      peak = make_message("; % peak: of the CPU's computed fp32 peak for ", get_num_threads(), " threads");
+    }
+  } else {
+    // CUDA kernels run asynchronously: an op's CPU time is its launch, not its kernel.
+    peak = "; on a GPU the times are the ops' CPU side (launches), not their kernels";
+  }
+  std::printf("\nprofile of steps %lld-%lld (self time by op, all threads%s):\n%s",
+              static_cast<long long>(range_.first), static_cast<long long>(range_.last), peak.c_str(),
+              profile_->table(table).c_str());
+  if (!out_path_.empty()) {
+    write_file_atomically(out_path_, profile_->chrome_trace());
+    std::printf("trace: %s (chrome://tracing or ui.perfetto.dev)\n", out_path_.c_str());
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace ember::cli

@@ -1,0 +1,110 @@
+// core/cpu_peak.cpp — the CPU's computed fp32 peak, the ceiling the profiler's table and
+// ember train's MFU divide by.
+//
+// peak = cores × FLOPs per cycle × clock, with FLOPs per cycle = 2 FMA units × the float
+// lanes of the unit's datapath × 2 (an FMA is a multiply and an add). The datapath is the
+// widest vector ISA the CPU runs (cpuid), except that AMD's Zen 2–4 (family 0x17 and 0x19)
+// execute AVX-512 as two 256-bit halves. The clock is the higher of the one the OS reports
+// (sysfs cpuinfo_max_freq, else the largest "cpu MHz" in /proc/cpuinfo, in a VM the nominal
+// one) and the one measured on the calling core with turbo (cpu_clock_hz), so the peak is a
+// ceiling: all cores at one core's turbo clock.
+#include <ember/core/profiler.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+namespace ember::profiler {
+
+namespace {
+
+std::optional<double> clock_hz() {
+  if (std::ifstream max_freq("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"); max_freq) {
+    double khz = 0;
+    if (max_freq >> khz && khz > 0) return khz * 1e3;
+  }
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  double best_mhz = 0;
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("cpu MHz", 0) != 0) continue;
+    const std::size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    try {
+      best_mhz = std::max(best_mhz, std::stod(line.substr(colon + 1)));
+    } catch (const std::exception&) {
+    }
+  }
+  if (best_mhz > 0) return best_mhz * 1e6;
+  return std::nullopt;
+}
+
+// Floats one FMA unit multiplies and adds per cycle.
+int datapath_lanes() {
+#if defined(__x86_64__)
+  int bits = 128;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) bits = 256;
+  if (__builtin_cpu_supports("avx512f")) bits = 512;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(0, &eax, &ebx, &ecx, &edx) && ebx == 0x68747541 /* "Auth"enticAMD */ &&
+      __get_cpuid(1, &eax, &ebx, &ecx, &edx)) {
+    const unsigned family = ((eax >> 8) & 0xF) + ((eax >> 20) & 0xFF);
+    if (family < 0x1A) bits = std::min(bits, 256);
+  }
+  return bits / 32;
+#else
+  return 4;
+#endif
+}
+
+// The clock the calling core runs at now, turbo included: a chain of dependent integer adds
+// (one per cycle on every x86 core since the Pentium 4's successors) timed for about 20 ms.
+// The OS's figure is the nominal clock in a VM, which a busy core exceeds.
+std::optional<double> measured_clock_hz() {
+#if defined(__x86_64__)
+  using Clock = std::chrono::steady_clock;
+  double best = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {  // the fastest of three: the core may be ramping up
+    constexpr std::uint64_t kIterations = 2'000'000;
+    std::uint64_t value = 0;
+    const Clock::time_point start = Clock::now();
+    for (std::uint64_t i = 0; i < kIterations; ++i) {
+      // Ten adds, each waiting for the one before: ten cycles. The loop's own counter and
+      // branch run beside them on other ports.
+      asm volatile(
+          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
+          : "+r"(value));
+    }
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (seconds > 0) best = std::max(best, static_cast<double>(kIterations) * 10.0 / seconds);
+  }
+  if (best > 0) return best;
+#endif
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<double> cpu_clock_hz() {
+  static const std::optional<double> hz = [] {
+    const std::optional<double> reported = clock_hz(), measured = measured_clock_hz();
+    if (reported && measured) return std::optional<double>(std::max(*reported, *measured));
+    return reported ? reported : measured;
+  }();
+  return hz;
+}
+
+std::optional<double> cpu_fp32_peak_flops(int threads) {
+  const std::optional<double> hz = cpu_clock_hz();
+  if (!hz || threads <= 0) return std::nullopt;
+  const double flops_per_cycle = 2.0 /* FMA units */ * datapath_lanes() * 2.0 /* multiply + add */;
+  return threads * flops_per_cycle * *hz;
+}
+
+}  // namespace ember::profiler
