@@ -54,10 +54,20 @@ Tensor record_reshape_like(const Tensor& self, Tensor out, const char* name) {
   return track_view(self, out);  // a no-op when the reshape had to copy
 }
 
-// select/narrow/slice backward: zeros of the input's shape with the gradient added at
-// `positions` along `dim`. Built from index_add so it is itself differentiable.
-Tensor scatter_into_zeros(const Tensor& grad, const Shape& sizes, std::int64_t dim, const Tensor& positions) {
+// select/narrow/slice backward: zeros of the input's shape with the gradient written at
+// positions first, first + step, ... along `dim` (PyTorch's slice_backward). Recording a
+// graph (create_graph), it is index_add into zeros, itself differentiable; otherwise the
+// gradient is copied into a strided view of the zeros, with no index tensor to build or read
+// (the GPT's q, k, v slices spent 5 % of its step in index_add; docs/performance.md).
+Tensor scatter_into_zeros(const Tensor& grad, const Shape& sizes, std::int64_t dim, std::int64_t first,
+                          std::int64_t step) {
   Tensor base = zeros(sizes, grad.options());
+  const std::int64_t count = grad.size(dim);
+  if (!needs_grad(grad)) {
+    native::copy_(native::slice(base, dim, first, first + count * step, step), grad);
+    return base;
+  }
+  Tensor positions = arange(first, first + count * step, step, TensorOptions().dtype(kInt64).device(grad.device()));
   return ember::index_add(base, dim, positions, grad);
 }
 }  // namespace
@@ -173,8 +183,7 @@ Tensor select(const Tensor& self, std::int64_t dim, std::int64_t index) {
     std::int64_t i = index < 0 ? index + sizes[static_cast<std::size_t>(d)] : index;
     auto node = record("SelectBackward0", {self}, out);
     node->set_backward([sizes, d, i](Node&, const TensorList& grads) -> TensorList {
-      Tensor position = ember::tensor({i}, TensorOptions().device(grads[0].device()));
-      return {scatter_into_zeros(ember::unsqueeze(grads[0], d), sizes, d, position)};
+      return {scatter_into_zeros(ember::unsqueeze(grads[0], d), sizes, d, i, 1)};
     });
   }
   return track_view(self, out);
@@ -193,11 +202,9 @@ Tensor slice(const Tensor& self, std::int64_t dim, std::optional<std::int64_t> s
     std::int64_t first = start.value_or(0);
     if (first < 0) first += size;
     first = std::clamp<std::int64_t>(first, 0, size);
-    std::int64_t count = out.size(d);
     auto node = record("SliceBackward0", {self}, out);
-    node->set_backward([sizes, d, first, count, step](Node&, const TensorList& grads) -> TensorList {
-      Tensor positions = arange(first, first + count * step, step, TensorOptions().dtype(kInt64).device(grads[0].device()));
-      return {scatter_into_zeros(grads[0], sizes, d, positions)};
+    node->set_backward([sizes, d, first, step](Node&, const TensorList& grads) -> TensorList {
+      return {scatter_into_zeros(grads[0], sizes, d, first, step)};
     });
   }
   return track_view(self, out);

@@ -112,7 +112,7 @@ struct GptRun {
   double train_seconds = 0;  // time inside training steps (for tokens_per_s)
   Clock::time_point start;
   double last_train_loss = NAN, last_val_loss = NAN;
-  ModelFlops flops = {};  // the summary's MFU (model_flops.h)
+  ModelFlops flops{"token"};  // the summary's MFU (model_flops.h), per token
 
   double tokens_per_s() const {  // the whole job's: every rank trains on B · T tokens a step
     const double tokens =

@@ -44,9 +44,9 @@ std::string ModelFlops::mfu_text(double samples_per_second, Device device) const
   const std::optional<double> peak = profiler::cpu_fp32_peak_flops(threads);
   if (!peak) return "";
   char text[200];
-  std::snprintf(text, sizeof text, "%.1f%% of the CPU's computed fp32 peak (%.1f GFLOP/s, %d thread%s); %s per sample",
+  std::snprintf(text, sizeof text, "%.1f%% of the CPU's computed fp32 peak (%.1f GFLOP/s, %d thread%s); %s per %s",
                 100.0 * *per_sample * samples_per_second / *peak, *peak / 1e9, threads, threads == 1 ? "" : "s",
-                flops_text(*per_sample).c_str());
+                flops_text(*per_sample).c_str(), unit_.c_str());
   return text;
 }
 

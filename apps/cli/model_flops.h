@@ -23,6 +23,8 @@ namespace ember::cli {
 
 class ModelFlops {
  public:
+  // `unit`: what the throughput counts ("sample", "token").
+  explicit ModelFlops(std::string unit = "sample") : unit_(std::move(unit)) {}
   // Around one training step of `samples` samples (or tokens): the first time no profile is
   // running, its FLOPs are counted.
   void begin_step(std::int64_t samples);
@@ -35,6 +37,7 @@ class ModelFlops {
 
  private:
   std::unique_ptr<profiler::ProfileGuard> guard_;
+  std::string unit_;
   std::int64_t samples_ = 0;
   std::optional<double> per_sample_;
 };
