@@ -10,8 +10,18 @@ Writes, for each format asked for:
   bench_bandwidth.*   GB/s against element count for the streaming ops and copies;
   bench_training.*    training throughput (examples/s) against batch size, one panel per
                       model (the MLPs and the CNN), for a training step and for an epoch;
-  bench_ratios.*      bars: ember's rate over each peer's, per figure and device;
+  bench_roofline.*    ember's GEMM, convolution and attention figures by arithmetic intensity
+                      under the CPU's roof (computed fp32 peak, measured copy bandwidth);
+  bench_ratios_<group>.*  bars, one chart per group: ember's rate over each *peer's* (another
+                      library doing the same work: PyTorch; OpenBLAS/cuBLAS for a GEMM);
+  bench_ceiling_<family>.*  bars, one chart per family (training, conv2d, attention, dataloader,
+                      memory_bound: the bandwidth-bound ops): ember's rate as a percentage of its
+                      *ceiling* (a bound it cannot exceed: the training step's GEMMs alone in
+                      OpenBLAS, a memcpy of the same bytes, the device's computed peak), with the
+                      100 % bound drawn dashed;
   bench_speedup.*     bars: GPU-over-CPU speedup per figure (only when the report has a GPU).
+A ceiling is never drawn as a competitor: in the line charts it is a grey dashed line named
+"ceiling: ...", and the ratio charts leave it out. Every chart names its units and the machine.
 With --markdown FILE it also writes the figures as Markdown tables (docs/benchmarks.md);
 --no-charts skips the charts. Charts need matplotlib (Debian: python3-matplotlib); nothing else.
 """
@@ -35,6 +45,19 @@ def import_matplotlib():
     plt = matplotlib.pyplot
 
 STYLE = {"ember": "-o", "openblas": "--s", "cublas": "--s", "pytorch": ":^", "memcpy": "-.", "cuda_memcpy": "-."}
+
+
+# The implementations that stand for a bound in a group rather than for another library doing
+# the same work (benchmarks/ember_bench/report.cpp sets ember's fraction_of_ceiling from them).
+CEILINGS = {
+    "train_step": ("openblas", "cublas"),    # the step's GEMMs alone
+    "train_epoch": ("openblas", "cublas"),   # the epoch's GEMMs alone
+    "conv2d": ("openblas", "cublas"),        # the convolution's im2col GEMMs alone
+    "attention": ("fp32_peak",),             # the figure's FLOPs at the device's peak
+    "dataloader": ("memcpy",),               # the shuffled gather of the same rows
+    "elementwise": ("memcpy", "cuda_memcpy"),
+    "reduction": ("memcpy", "cuda_memcpy"),
+}
 
 
 def measured(results):
@@ -65,9 +88,13 @@ def save(figure, out, name, formats):
     print("wrote " + ", ".join(paths))
 
 
-def plot_lines(ax, lines, xlabel, ylabel):
+def plot_lines(ax, lines, xlabel, ylabel, ceilings=()):
+    """`ceilings`: the implementations drawn as bounds (grey, dashed, no markers)."""
     for (device, implementation), points in lines.items():
         xs, ys = zip(*points)
+        if implementation in ceilings:
+            ax.plot(xs, ys, "--", color="grey", linewidth=1.2, label="ceiling: %s %s" % (implementation, device))
+            continue
         ax.plot(xs, ys, STYLE.get(implementation, "-x"), label="%s %s" % (implementation, device), markersize=4)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -95,7 +122,7 @@ def plot_bandwidth(report, records, out, formats):
     figure, axes = plt.subplots(1, len(present), figsize=(4 * len(present), 4), squeeze=False)
     for ax, (group, op) in zip(axes[0], present):
         chosen = [r for r in records if r["group"] == group and r["op"] == op]
-        plot_lines(ax, series(chosen), "elements", "GB/s")
+        plot_lines(ax, series(chosen), "elements", "GB/s", CEILINGS.get(group, ()))
         ax.set_title("%s %s" % (group, op), fontsize=9)
     figure.suptitle(title(report, "memory-bound ops (minimum bytes moved / time)"), fontsize=9)
     save(figure, out, "bench_bandwidth", formats)
@@ -113,7 +140,7 @@ def plot_training(report, records, out, formats):
             chosen = [r for r in records if r["group"] == kind and r.get("model") == model]
             ax = axes[row][column]
             if chosen:
-                plot_lines(ax, series(chosen), "batch size", "examples/s")
+                plot_lines(ax, series(chosen), "batch size", "examples/s", CEILINGS[kind])
             if model == "cnn":  # two Conv2d/ReLU/MaxPool2d stages, then the Linear head
                 description = "CNN conv%d-conv%d-%s" % (chosen[0]["dims"][3], chosen[0]["dims"][4], "-".join(
                     str(x) for x in chosen[0]["layers"])) if chosen else "CNN"
@@ -123,6 +150,44 @@ def plot_training(report, records, out, formats):
     figure.suptitle(title(report, "training throughput (synthetic data of the right shape)"), fontsize=9)
     figure.tight_layout()
     save(figure, out, "bench_training", formats)
+
+
+def plot_roofline(report, records, out, formats):
+    """ember's figures that do both arithmetic and memory traffic (GEMMs, convolutions,
+    attention), placed by arithmetic intensity (FLOPs per byte of their minimal traffic,
+    work_per_call) against the CPU's roofline: the computed fp32 peak (flat) and the measured
+    copy bandwidth (the slope). A point can only lie under the roof."""
+    peak = report["machine"].get("cpu_fp32_peak_gflops")
+    # The slope: the largest copy measured (the one least served from cache), by ember or memcpy.
+    copies = [r for r in records if r["group"] == "copy" and r["device"] == "cpu" and r["unit"] == "GB/s"]
+    largest = max((r["size"] for r in copies), default=None)
+    copies = [r["rate"] for r in copies if r["size"] == largest]
+    chosen = [r for r in records if r["implementation"] == "ember" and r["device"] == "cpu" and r.get("gflops")
+              and r["work_per_call"]["flops"] > 0 and r["work_per_call"]["bytes"] > 0]
+    if not peak or not copies or not chosen:
+        return False
+    peak, bandwidth = float(peak), max(copies)
+    intensities = [r["work_per_call"]["flops"] / r["work_per_call"]["bytes"] for r in chosen]
+    low, high = min(intensities + [peak / bandwidth]) / 4, max(intensities + [peak / bandwidth]) * 4
+    figure, ax = plt.subplots(figsize=(7.5, 5))
+    xs = [low * (high / low) ** (i / 200) for i in range(201)]
+    ax.plot(xs, [min(peak, bandwidth * x) for x in xs], "--", color="grey", linewidth=1.3,
+            label="roof: fp32 peak %.0f GFLOP/s (computed), copy %.0f GB/s (measured, %s elements)"
+            % (peak, bandwidth, "{:,}".format(int(largest))))
+    markers = {"gemm": "o", "conv2d": "s", "attention": "^"}
+    for group in sorted({r["group"] for r in chosen}):
+        points = [(i, r["gflops"]) for i, r in zip(intensities, chosen) if r["group"] == group]
+        ax.plot([p[0] for p in points], [p[1] for p in points], markers.get(group, "x"), linestyle="none",
+                label="ember %s" % group, markersize=5)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOPs per byte of minimal memory traffic)")
+    ax.set_ylabel("GFLOP/s achieved")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title(title(report, "roofline, CPU (%s threads)" % report.get("options", {}).get("threads", "?")), fontsize=9)
+    save(figure, out, "bench_roofline", formats)
+    return True
 
 
 def is_headline(r, records):
@@ -138,13 +203,14 @@ def is_headline(r, records):
 
 
 def plot_bars(report, labels, values, out, name, formats, text, xlabel):
+    """Ratios to peers: green where ember is faster, red where slower, log scale around 1."""
     if not labels:
         return False
     figure, ax = plt.subplots(figsize=(8, max(3, 0.22 * len(labels) + 1)))
     positions = range(len(labels))
     ax.barh(positions, values, color=["tab:green" if v >= 1 else "tab:red" for v in values])
     ax.set_yticks(list(positions))
-    ax.set_yticklabels(labels, fontsize=6)
+    ax.set_yticklabels(labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xscale("log")
     ax.axvline(1.0, color="black", linewidth=0.8)
@@ -153,6 +219,31 @@ def plot_bars(report, labels, values, out, name, formats, text, xlabel):
     ax.grid(True, axis="x", which="both", alpha=0.3)
     save(figure, out, name, formats)
     return True
+
+
+def plot_ceiling_fractions(report, group, chosen, out, formats):
+    """ember as a percentage of its ceiling in one family of groups: one neutral colour, the bound a dashed
+    line at 100 %. A figure above 130 % (a ceiling measured badly: noise) is cut at the edge and
+    says its value."""
+    labels = ["%s %s" % (r["id"], r["device"]) for r in chosen]
+    values = [100 * r["fraction_of_ceiling"] for r in chosen]
+    edge = 130.0
+    figure, ax = plt.subplots(figsize=(8, max(2.5, 0.3 * len(labels) + 1.2)))
+    positions = range(len(labels))
+    ax.barh(positions, [min(v, edge) for v in values], color="tab:blue")
+    for position, value, r in zip(positions, values, chosen):
+        text = "%.0f%% of %s" % (value, r["ceiling"]) + (" (cut at the edge)" if value > edge else "")
+        ax.text(min(value, edge) + 1, position, text, va="center", fontsize=6)
+    ax.set_yticks(list(positions))
+    ax.set_yticklabels(labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.axvline(100, color="grey", linestyle="--", linewidth=1.2, label="the ceiling (100 %)")
+    ax.set_xlim(0, edge + 70)
+    ax.set_xlabel("ember's rate as a % of its ceiling (a bound, not a competitor)")
+    ax.set_title(title(report, "%s: how close ember comes to each figure's ceiling" % group), fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.grid(True, axis="x", alpha=0.3)
+    save(figure, out, "bench_ceiling_" + group, formats)
 
 
 def format_rate(rate, unit):
@@ -225,11 +316,30 @@ def main():
     plot_gemm(report, records, args.out, formats)
     plot_bandwidth(report, records, args.out, formats)
     plot_training(report, records, args.out, formats)
+    if not plot_roofline(report, records, args.out, formats):
+        print("no CPU peak, copy or GEMM figures in %s: bench_roofline not drawn" % args.report)
     headline = [r for r in records if r["implementation"] == "ember" and (args.all_bars or is_headline(r, records))]
-    ratios = [("%s %s vs %s" % (r["id"], r["device"], peer), value)
-              for r in headline for peer, value in sorted(r.get("ratio_to_peer", {}).items())]
-    plot_bars(report, [l for l, _ in ratios], [v for _, v in ratios], args.out, "bench_ratios", formats,
-              "ember rate / peer rate (> 1: ember faster)", "ratio (log scale)")
+    # One ratio chart per group, peers only: a ceiling is a bound, drawn in bench_ceiling.
+    groups = collections.OrderedDict()
+    for r in headline:
+        for peer, value in sorted(r.get("ratio_to_peer", {}).items()):
+            if peer in CEILINGS.get(r["group"], ()) or peer == "fp32_peak":
+                continue
+            groups.setdefault(r["group"], []).append(("%s %s vs %s" % (r["id"], r["device"], peer), value))
+    for group, ratios in groups.items():
+        plot_bars(report, [l for l, _ in ratios], [v for _, v in ratios], args.out, "bench_ratios_" + group, formats,
+                  "%s: ember's rate / a peer's rate (> 1: ember faster)" % group, "ratio, log scale (rates in "
+                  "%s)" % next(r["unit"] for r in headline if r["group"] == group))
+    # One ceiling chart per group (GEMMs have a peer, OpenBLAS/cuBLAS, not a bound: above).
+    # Families of groups, so that no chart has one bar and none has a hundred.
+    family = {"train_step": "training", "train_epoch": "training", "conv2d": "conv2d", "attention": "attention",
+              "dataloader": "dataloader"}
+    bounded = collections.OrderedDict()
+    for r in headline:
+        if r["group"] != "gemm" and r.get("fraction_of_ceiling") and r.get("ceiling"):
+            bounded.setdefault(family.get(r["group"], "memory_bound"), []).append(r)
+    for group, chosen in bounded.items():
+        plot_ceiling_fractions(report, group, chosen, args.out, formats)
     speedups = [("%s %s" % (r["id"], r["device"]), r["speedup_over_cpu"])
                 for r in headline if r.get("speedup_over_cpu")]
     if not plot_bars(report, [l for l, _ in speedups], [v for _, v in speedups], args.out, "bench_speedup", formats,

@@ -61,7 +61,7 @@ struct Session {
   std::vector<std::shared_ptr<ThreadBuffer>> buffers;
   std::atomic<std::uint64_t> generation{0};  // the running (or last) profile's
   std::atomic<std::int64_t> start_ns{0};     // Clock's time at its start
-  ProfileOptions options;
+  std::atomic<bool> record_shapes{true};  // the running profile's ProfileOptions
   std::thread::id starter;
   std::map<std::string, std::int64_t> live_bytes, peak_bytes;
 };
@@ -77,15 +77,33 @@ std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
 }
 
-ThreadBuffer& this_thread_buffer() {
-  thread_local std::shared_ptr<ThreadBuffer> buffer;
-  if (!buffer) {
-    buffer = std::make_shared<ThreadBuffer>();
+// Set when the thread's buffer handle is destroyed at the thread's exit: a tensor freed later
+// in that exit (or, on the main thread, by a static destructor) records nothing. A bool has no
+// destructor, so it can still be read then.
+thread_local bool buffer_released = false;
+
+struct BufferHandle {
+  std::shared_ptr<ThreadBuffer> buffer;
+  ~BufferHandle() { buffer_released = true; }
+};
+
+// The calling thread's buffer, made and registered on first use; nullptr once the thread is
+// exiting.
+ThreadBuffer* this_thread_buffer() {
+  if (buffer_released) return nullptr;
+  thread_local BufferHandle handle;
+  if (!handle.buffer) {
+    handle.buffer = std::make_shared<ThreadBuffer>();
     Session& s = session();
     std::lock_guard lock(s.mutex);
-    s.buffers.push_back(buffer);
+    // Threads that ended since (DataLoader workers come and go each epoch) leave buffers only
+    // the registry holds; outside a profile they hold nothing to keep.
+    if (!detail::enabled.load(std::memory_order_relaxed)) {
+      std::erase_if(s.buffers, [](const std::shared_ptr<ThreadBuffer>& old) { return old.use_count() == 1; });
+    }
+    s.buffers.push_back(handle.buffer);
   }
-  return *buffer;
+  return handle.buffer.get();
 }
 
 // Called with the buffer's lock held: starts the running profile's events.
@@ -104,7 +122,9 @@ bool begin_scope(const char* name, EventKind kind, const Tensor* const* inputs, 
   Session& s = session();
   const std::uint64_t generation = s.generation.load(std::memory_order_acquire);
   const std::int64_t start = now_ns() - s.start_ns.load(std::memory_order_relaxed);
-  ThreadBuffer& buffer = this_thread_buffer();
+  ThreadBuffer* found = this_thread_buffer();
+  if (found == nullptr) return false;
+  ThreadBuffer& buffer = *found;
   std::lock_guard lock(buffer.mutex);
   join_current_profile(buffer, generation);
   // An overload forwarding to another of the same name (add(Tensor, Scalar) -> add) is one call.
@@ -119,7 +139,7 @@ bool begin_scope(const char* name, EventKind kind, const Tensor* const* inputs, 
   event.depth = static_cast<std::int32_t>(buffer.open.size());
   for (std::size_t i = 0; i < count; ++i) {
     const Tensor& tensor = *inputs[i];
-    if (s.options.record_shapes) {
+    if (s.record_shapes.load(std::memory_order_relaxed)) {
       event.input_sizes.emplace_back(tensor.defined() ? std::vector<std::int64_t>(tensor.sizes().begin(), tensor.sizes().end()) : std::vector<std::int64_t>{});
       event.input_dtypes.push_back(tensor.defined() ? dtype_name(tensor.dtype()) : std::string());
     }
@@ -135,7 +155,9 @@ bool begin_scope(const char* name, EventKind kind, const Tensor* const* inputs, 
 void end_scope() {
   Session& s = session();
   const std::int64_t end = now_ns() - s.start_ns.load(std::memory_order_relaxed);
-  ThreadBuffer& buffer = this_thread_buffer();
+  ThreadBuffer* found = this_thread_buffer();
+  if (found == nullptr) return;
+  ThreadBuffer& buffer = *found;
   std::lock_guard lock(buffer.mutex);
   // The profile stopped (and perhaps another started) since this scope opened: its buffer
   // was harvested or cleared, and the scope is dropped.
@@ -153,14 +175,18 @@ void end_scope() {
 }
 
 void add_flops_slow(double flops) {
-  ThreadBuffer& buffer = this_thread_buffer();
+  ThreadBuffer* found = this_thread_buffer();
+  if (found == nullptr) return;
+  ThreadBuffer& buffer = *found;
   std::lock_guard lock(buffer.mutex);
   if (buffer.generation != session().generation.load(std::memory_order_acquire) || buffer.open.empty()) return;
   buffer.events[buffer.open.back().index].flops += flops;
 }
 
 void note_recorded_node_slow(const std::string& name, std::uint64_t sequence_nr) {
-  ThreadBuffer& buffer = this_thread_buffer();
+  ThreadBuffer* found = this_thread_buffer();
+  if (found == nullptr) return;
+  ThreadBuffer& buffer = *found;
   std::lock_guard lock(buffer.mutex);
   if (buffer.generation != session().generation.load(std::memory_order_acquire) || buffer.open.empty()) return;
   Event& event = buffer.events[buffer.open.back().index];
@@ -180,7 +206,9 @@ void record_allocation_slow(Device device, std::int64_t bytes) {
     peak = std::max(peak, live);
   }
   if (bytes <= 0) return;
-  ThreadBuffer& buffer = this_thread_buffer();
+  ThreadBuffer* found = this_thread_buffer();
+  if (found == nullptr) return;
+  ThreadBuffer& buffer = *found;
   std::lock_guard lock(buffer.mutex);
   if (buffer.generation != s.generation.load(std::memory_order_acquire) || buffer.open.empty()) return;
   Event& event = buffer.events[buffer.open.back().index];
@@ -191,7 +219,9 @@ void record_allocation_slow(Device device, std::int64_t bytes) {
 }  // namespace detail
 
 void set_thread_name(std::string name) {
-  ThreadBuffer& buffer = this_thread_buffer();
+  ThreadBuffer* found = this_thread_buffer();
+  if (found == nullptr) return;
+  ThreadBuffer& buffer = *found;
   std::lock_guard lock(buffer.mutex);
   buffer.name = std::move(name);
 }
@@ -201,7 +231,7 @@ ProfileGuard::ProfileGuard(ProfileOptions options) {
   std::lock_guard lock(s.mutex);
   EMBER_CHECK(!detail::enabled.load(), ValueError,
               "a profile is already being recorded (one at a time; is EMBER_PROFILE set?)");
-  s.options = options;
+  s.record_shapes.store(options.record_shapes, std::memory_order_relaxed);
   s.starter = std::this_thread::get_id();
   // Live tensor bytes start from what is allocated now, so the peak is the process's.
   s.live_bytes.clear();

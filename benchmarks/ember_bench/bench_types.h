@@ -71,6 +71,9 @@ struct Record {
   // which this record is, and every setting's median (skipped settings absent).
   std::string peer_setting;
   std::map<std::string, double> setting_medians;
+  // ember's records: the most tensor memory the figure held at once beyond what was live
+  // before it (the CPU caching allocator's, or the device's, peak statistic).
+  std::optional<std::int64_t> peak_memory_bytes;
   // Derived by report.cpp.
   double median = 0;
   double rate = 0;           // in workload.unit

@@ -45,6 +45,7 @@ json record_json(const Record& r) {
   record["skipped"] = measured ? json(nullptr) : json(r.skipped);
   record["peer_setting"] = r.peer_setting.empty() ? json(nullptr) : json(r.peer_setting);
   record["setting_medians_s"] = r.setting_medians.empty() ? json(nullptr) : json(r.setting_medians);
+  record["peak_memory_bytes"] = r.peak_memory_bytes ? json(*r.peak_memory_bytes) : json(nullptr);
   return record;
 }
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <ember/core/cpu_allocator.h>
 #include <ember/core/parallel.h>
 #include <ember/ember.h>
 
@@ -75,8 +76,25 @@ Record attempt(const Workload& w, const std::string& device, const std::string& 
   Record record = make_record(w, device, implementation);
   if (isatty(STDERR_FILENO))  // a progress line, overwritten in place
     std::fprintf(stderr, "  %-30s %-7s %-11s\r", w.id.c_str(), device.c_str(), implementation.c_str());
+  // ember's own tensors go through its allocators, whose peak statistics say how much the
+  // figure held at once (the peers allocate elsewhere: not measured).
+  const bool ember_memory = implementation == "ember";
+  const int cuda_index = device.rfind("cuda:", 0) == 0 ? std::stoi(device.substr(5)) : -1;
+  std::size_t live_before = 0;
+  if (ember_memory && cuda_index < 0) {
+    ember::cpu::reset_peak_memory_stats();
+    live_before = ember::cpu::memory_stats().allocated_bytes;
+  } else if (ember_memory) {
+    ember::cuda::reset_peak_memory_stats(cuda_index);
+    live_before = ember::cuda::memory_allocated(cuda_index);
+  }
   try {
     fill(record, run());
+    if (ember_memory) {
+      const std::size_t peak = cuda_index < 0 ? ember::cpu::memory_stats().max_allocated_bytes
+                                              : ember::cuda::max_memory_allocated(cuda_index);
+      record.peak_memory_bytes = static_cast<std::int64_t>(peak > live_before ? peak - live_before : 0);
+    }
   } catch (const std::exception& error) {
     record.skipped = std::string("failed: ") + error.what();
   }
@@ -228,6 +246,15 @@ int main(int argc, char** argv) {
   info.date = utc_now();
   info.command = command_line(argc, argv);
   info.machine = describe_cpu();
+  // The CPU's computed fp32 peak for the threads measured (core/profiler.h: cores x FMA lanes
+  // x 2 units x 2 FLOPs x the clock measured with turbo): the roofline's flat line.
+  if (const std::optional<double> peak = ember::profiler::cpu_fp32_peak_flops(threads)) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.1f", *peak / 1e9);
+    info.machine["cpu_fp32_peak_gflops"] = text;
+    std::snprintf(text, sizeof text, "%.2f", ember::profiler::cpu_clock_hz().value_or(0) / 1e9);
+    info.machine["cpu_clock_ghz"] = text;
+  }
   info.gpus = describe_gpus();
   info.versions = {{"ember", EMBER_BENCH_VERSION},
                    {"compiler", compiler_version()},

@@ -166,8 +166,8 @@ void print_table(std::ostream& out, const RunInfo& info, const std::vector<Recor
   for (const auto& r : records) {
     if (r.workload.group != group) {
       group = r.workload.group;
-      std::snprintf(line, sizeof line, "\n== %s\n%-34s %-8s %-11s %4s %11s %17s %8s %8s  %s\n", group.c_str(), "figure",
-                    "device", "impl", "n", "median", "rate", "ceiling", "GPU/CPU", "ember/peer");
+      std::snprintf(line, sizeof line, "\n== %s\n%-34s %-8s %-11s %4s %11s %17s %8s %8s %10s  %s\n", group.c_str(),
+                    "figure", "device", "impl", "n", "median", "rate", "ceiling", "GPU/CPU", "peak mem", "ember/peer");
       out << line;
     }
     if (!measured(r)) {
@@ -182,12 +182,17 @@ void print_table(std::ostream& out, const RunInfo& info, const std::vector<Recor
       std::snprintf(text, sizeof text, "%s %.2f  ", peer.c_str(), ratio);
       ratios += text;
     }
-    char fraction[32] = "-", speedup[32] = "-";
+    char fraction[32] = "-", speedup[32] = "-", memory[32] = "-";
     if (r.fraction_of_ceiling) std::snprintf(fraction, sizeof fraction, "%.1f%%", 100 * *r.fraction_of_ceiling);
     if (r.speedup_over_cpu) std::snprintf(speedup, sizeof speedup, "%.2fx", *r.speedup_over_cpu);
-    std::snprintf(line, sizeof line, "%-34s %-8s %-11s %4zu %11s %17s %8s %8s  %s%s\n", r.workload.id.c_str(),
+    if (r.peak_memory_bytes) {
+      const double bytes = static_cast<double>(*r.peak_memory_bytes);
+      if (bytes >= 1024.0 * 1024.0) std::snprintf(memory, sizeof memory, "%.1f MiB", bytes / (1024.0 * 1024.0));
+      else std::snprintf(memory, sizeof memory, "%.1f KiB", bytes / 1024.0);
+    }
+    std::snprintf(line, sizeof line, "%-34s %-8s %-11s %4zu %11s %17s %8s %8s %10s  %s%s\n", r.workload.id.c_str(),
                   r.device.c_str(), r.implementation.c_str(), r.samples.size(), format_seconds(r.median).c_str(),
-                  format_rate(r.rate, r.workload.unit).c_str(), fraction, speedup, ratios.c_str(),
+                  format_rate(r.rate, r.workload.unit).c_str(), fraction, speedup, memory, ratios.c_str(),
                   r.cold_single_sample ? "(single cold sample)" : "");
     out << line;
   }
