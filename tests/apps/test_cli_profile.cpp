@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gpt_test_helpers.h"
+#include "profile_table.h"
 #include "test_cli_helpers.h"
 
 using namespace ember::testing::cli;
@@ -41,19 +42,10 @@ TEST_CASE("ember train --profile-steps A-B profiles exactly those steps and writ
   CHECK_THAT(output, Catch::Contains("profile of steps 3-5"));
   CHECK_THAT(output, Catch::Contains("Self %") && Catch::Contains("addmm") && Catch::Contains("AddmmBackward0") &&
                          Catch::Contains("Optimizer.step#SGD.step"));
-  // The table counts three optimizer steps: addmm twice per forward (two Linear layers).
-  bool found = false;
-  std::istringstream lines(output);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("Optimizer.step#SGD.step ", 0) != 0) continue;
-    found = true;
-    std::istringstream cells(line);
-    std::vector<std::string> words;
-    for (std::string word; cells >> word;) words.push_back(word);
-    REQUIRE(words.size() > 6);
-    CHECK(words[6] == "3");  // the Calls column
-  }
-  CHECK(found);
+  // The table counts the three optimizer steps of the range, and the two Linear layers'
+  // addmm in each of their forwards.
+  CHECK(ember::testing::profile_table_calls(output, "Optimizer.step#SGD.step") == "3");
+  CHECK(ember::testing::profile_table_calls(output, "addmm") == "6");
 
   const nlohmann::json trace = read_json(trace_path);
   std::set<std::string> steps;

@@ -14,6 +14,7 @@
 #include <ember/core/profiler.h>
 #include <ember/ember.h>
 
+#include "profile_table.h"
 #include "test_support.h"
 
 using namespace ember;
@@ -236,19 +237,7 @@ TEST_CASE("profiler: the table has a row per op with its calls, and the peak col
   const Profile profile = guard.stop();
 
   const std::string text = profile.table();
-  std::istringstream lines(text);
-  bool found = false;
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("mm ", 0) != 0) continue;
-    found = true;
-    std::istringstream cells(line);
-    std::vector<std::string> words;
-    for (std::string word; cells >> word;) words.push_back(word);
-    // Name, Self %, Self, Total %, Total, Avg, Calls, ...
-    REQUIRE(words.size() > 6);
-    CHECK(words[6] == "4");
-  }
-  CHECK(found);
+  CHECK(ember::testing::profile_table_calls(text, "mm") == "4");
   CHECK(text.find("GFLOP/s") != std::string::npos);
   CHECK(text.find("% peak") == std::string::npos);
   profiler::TableOptions with_peak;
