@@ -99,6 +99,17 @@ bool is_pinned_memory(const void* pointer) {
   return pointer != nullptr && is_available() && hooks_slot()->is_pinned(pointer);
 }
 
+void* record_timing_event(int device) {
+  return is_available() && device >= 0 && device < device_count() ? hooks_slot()->record_timing_event(device) : nullptr;
+}
+std::optional<double> elapsed_milliseconds(void* start, void* end) {
+  if (start == nullptr || end == nullptr || hooks_slot() == nullptr) return std::nullopt;
+  return hooks_slot()->elapsed_milliseconds(start, end);
+}
+void destroy_timing_event(void* event) {
+  if (event != nullptr && hooks_slot() != nullptr) hooks_slot()->destroy_timing_event(event);
+}
+
 void set_matmul_backend(MatmulBackend backend) {
   CudaHooks* hooks = hooks_slot();
   EMBER_CHECK(hooks != nullptr, DeviceError,

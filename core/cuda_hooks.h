@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace ember::cuda {
@@ -46,6 +47,13 @@ class CudaHooks {
   virtual void* allocate_pinned(std::size_t nbytes) = 0;
   virtual void free_pinned(void* pointer) = 0;
   virtual bool is_pinned(const void* pointer) const = 0;
+  // Timing events for the op profiler (core/profiler.h): one recorded now on `device`'s
+  // stream (nullptr when it cannot be made), the milliseconds between two of one device
+  // (waiting for the later to complete), and their release. No synchronisation per op: the
+  // profiler reads the times once, when it stops.
+  virtual void* record_timing_event(int device) = 0;
+  virtual double elapsed_milliseconds(void* start, void* end) = 0;
+  virtual void destroy_timing_event(void* event) = 0;
 };
 
 // Called once by the CUDA layer's static registrar.
@@ -73,6 +81,11 @@ void empty_cache();  // returns cached, unused blocks to the driver; no-op witho
 void* allocate_pinned_memory(std::size_t nbytes);
 void free_pinned_memory(void* pointer);
 bool is_pinned_memory(const void* pointer);
+
+// The op profiler's GPU timing (CudaHooks above); without a GPU: nullptr, nullopt, nothing.
+void* record_timing_event(int device);
+std::optional<double> elapsed_milliseconds(void* start, void* end);
+void destroy_timing_event(void* event);
 
 void set_matmul_backend(MatmulBackend backend);  // DeviceError in a CPU-only build
 MatmulBackend matmul_backend();                  // Ember in a CPU-only build

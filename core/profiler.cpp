@@ -47,6 +47,22 @@ struct OpenEvent {
   std::int64_t child_allocated = 0;
 };
 
+// The CUDA events around an event on a GPU (Event::gpu), resolved into times at stop().
+struct GpuMarks {
+  std::size_t index;  // into ThreadBuffer::events
+  int device;
+  void* start;
+  void* end = nullptr;
+};
+
+void destroy_marks(std::vector<GpuMarks>& marks) {
+  for (const GpuMarks& mark : marks) {
+    cuda::destroy_timing_event(mark.start);
+    cuda::destroy_timing_event(mark.end);
+  }
+  marks.clear();
+}
+
 struct ThreadBuffer {
   std::mutex mutex;
   std::thread::id id = std::this_thread::get_id();
@@ -54,6 +70,7 @@ struct ThreadBuffer {
   std::uint64_t generation = 0;    // the profile its events belong to (0: none)
   std::vector<Event> events;
   std::vector<OpenEvent> open;
+  std::vector<GpuMarks> marks;
 };
 
 struct Session {
@@ -64,6 +81,9 @@ struct Session {
   std::atomic<bool> record_shapes{true};  // the running profile's ProfileOptions
   std::thread::id starter;
   std::map<std::string, std::int64_t> live_bytes, peak_bytes;
+  // Per GPU, an event recorded at the start after the device went idle, and the profile
+  // clock's time then: a GPU time measured from it lands on the same clock as the CPU's.
+  std::map<int, std::pair<void*, std::int64_t>> anchors;
 };
 
 // Never destroyed: a thread (or EMBER_PROFILE's report at exit) may still reach it while
@@ -112,6 +132,65 @@ void join_current_profile(ThreadBuffer& buffer, std::uint64_t generation) {
   buffer.generation = generation;
   buffer.events.clear();
   buffer.open.clear();
+  destroy_marks(buffer.marks);
+}
+
+// "cuda:3" -> 3; -1 for any other device.
+int cuda_index(const std::string& device) {
+  if (device.rfind("cuda:", 0) != 0) return -1;
+  try {
+    return std::stoi(device.substr(5));
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+// The events' device times from their marks, while `events` still has the buffer's indices.
+void resolve_marks(std::vector<Event>& events, std::vector<GpuMarks>& marks,
+                   const std::map<int, std::pair<void*, std::int64_t>>& anchors) {
+  for (const GpuMarks& mark : marks) {
+    Event& event = events[mark.index];
+    try {
+      const std::optional<double> span = cuda::elapsed_milliseconds(mark.start, mark.end);
+      if (!span) continue;
+      event.device_ns = static_cast<std::int64_t>(*span * 1e6);
+      if (auto anchor = anchors.find(mark.device); anchor != anchors.end()) {
+        if (const std::optional<double> since = cuda::elapsed_milliseconds(anchor->second.first, mark.start)) {
+          event.device_start_ns = anchor->second.second + static_cast<std::int64_t>(*since * 1e6);
+        }
+      }
+    } catch (const std::exception&) {
+      event.device_ns = -1;  // the device failed: the CPU times stand alone
+    }
+  }
+  destroy_marks(marks);
+}
+
+// device_self_ns: each event's device time minus its children's, over `events` sorted by
+// thread and start.
+void subtract_nested_device_time(std::vector<Event>& events) {
+  std::vector<Event*> enclosing;
+  std::vector<std::int64_t> children_ns;  // device time of the events closed inside each
+  auto close_to = [&](std::size_t depth) {
+    while (enclosing.size() > depth) {
+      Event* done = enclosing.back();
+      if (done->device_ns >= 0) done->device_self_ns = std::max<std::int64_t>(0, done->device_ns - children_ns.back());
+      enclosing.pop_back();
+      children_ns.pop_back();
+    }
+  };
+  std::uint32_t thread = UINT32_MAX;
+  for (Event& event : events) {
+    if (event.thread != thread) {
+      close_to(0);
+      thread = event.thread;
+    }
+    close_to(static_cast<std::size_t>(event.depth));
+    if (!children_ns.empty() && event.device_ns >= 0) children_ns.back() += event.device_ns;
+    enclosing.push_back(&event);
+    children_ns.push_back(0);
+  }
+  close_to(0);
 }
 
 }  // namespace
@@ -147,8 +226,13 @@ bool begin_scope(const char* name, EventKind kind, const Tensor* const* inputs, 
     if (event.device.empty()) event.device = tensor.device().str();
     if (!is_view) event.input_bytes += tensor.numel() * static_cast<std::int64_t>(tensor.element_size());
   }
+  // On a GPU: an event on the device's stream before the op launches anything.
+  const int device = cuda_index(event.device);
+  void* gpu_start = device >= 0 ? cuda::record_timing_event(device) : nullptr;
+  if (gpu_start != nullptr) event.gpu = device;
   buffer.events.push_back(std::move(event));
   buffer.open.push_back(OpenEvent{buffer.events.size() - 1});
+  if (gpu_start != nullptr) buffer.marks.push_back(GpuMarks{buffer.events.size() - 1, device, gpu_start});
   return true;
 }
 
@@ -168,6 +252,13 @@ void end_scope() {
   event.duration_ns = std::max<std::int64_t>(0, end - event.start_ns);
   event.self_ns = std::max<std::int64_t>(0, event.duration_ns - closing.child_ns);
   event.allocated_bytes = event.self_allocated_bytes + closing.child_allocated;
+  if (event.gpu >= 0) {  // and one after everything it launched
+    for (auto mark = buffer.marks.rbegin(); mark != buffer.marks.rend(); ++mark) {
+      if (mark->index != closing.index) continue;
+      mark->end = cuda::record_timing_event(mark->device);
+      break;
+    }
+  }
   if (!buffer.open.empty()) {
     buffer.open.back().child_ns += event.duration_ns;
     buffer.open.back().child_allocated += event.allocated_bytes;
@@ -241,6 +332,22 @@ ProfileGuard::ProfileGuard(ProfileOptions options) {
   }
   s.peak_bytes = s.live_bytes;
   s.start_ns.store(now_ns(), std::memory_order_relaxed);
+  // Each GPU's anchor, once the device has finished what it was doing. A device that fails
+  // here still times its ops, without a place on the GPU tracks.
+  for (auto& [device, anchor] : s.anchors) cuda::destroy_timing_event(anchor.first);
+  s.anchors.clear();
+  for (int device = 0; device < cuda::device_count(); ++device) {
+    try {
+      const int current = cuda::current_device();
+      cuda::set_device(device);
+      cuda::synchronize();
+      cuda::set_device(current);
+      if (void* anchor = cuda::record_timing_event(device)) {
+        s.anchors[device] = {anchor, now_ns() - s.start_ns.load(std::memory_order_relaxed)};
+      }
+    } catch (const std::exception&) {
+    }
+  }
   s.generation.fetch_add(1, std::memory_order_acq_rel);
   detail::enabled.store(true, std::memory_order_release);
   recording_ = true;
@@ -264,6 +371,7 @@ Profile ProfileGuard::stop() {
     std::lock_guard buffer_lock(buffer->mutex);
     if (buffer->generation != generation) continue;
     buffer->generation = 0;  // a scope still open ends without touching these events
+    resolve_marks(buffer->events, buffer->marks, s.anchors);  // one wait per event, at the end
     std::vector<Event> events = std::move(buffer->events);
     buffer->events.clear();
     buffer->open.clear();
@@ -285,6 +393,9 @@ Profile ProfileGuard::stop() {
   std::stable_sort(profile.events.begin(), profile.events.end(), [](const Event& a, const Event& b) {
     return a.thread != b.thread ? a.thread < b.thread : a.start_ns < b.start_ns;
   });
+  subtract_nested_device_time(profile.events);
+  for (auto& [device, anchor] : s.anchors) cuda::destroy_timing_event(anchor.first);
+  s.anchors.clear();
   for (const auto& [device, peak] : s.peak_bytes) profile.peak_memory_bytes[device] = std::max<std::int64_t>(0, peak);
   return profile;
 }

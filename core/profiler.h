@@ -69,6 +69,14 @@ struct Event {
   std::int64_t allocations = 0;           // tensors allocated directly inside it
   std::int64_t sequence_nr = -1;  // the autograd node it recorded (an op) or ran (a backward)
   std::string autograd_node;      // that node's name ("" when none)
+  // On a GPU (the first input on cuda:N): CUDA events recorded on the device's stream when
+  // the event opened and closed, read when the profile stops. device_ns is the GPU's time
+  // between them: its kernels, and any time the GPU waited for the host to launch them.
+  // -1 when not on a GPU (or no event could be made).
+  std::int32_t gpu = -1;
+  std::int64_t device_ns = -1;
+  std::int64_t device_self_ns = -1;   // minus the device time of the events nested in it
+  std::int64_t device_start_ns = -1;  // when the GPU reached it, on the profile's clock
 };
 
 // key_averages(): the events with one name (and, when grouped so, one list of input sizes).
@@ -84,6 +92,9 @@ struct Average {
   std::int64_t bytes = 0;     // estimated bytes moved: inputs read + new tensors written
   std::int64_t self_allocated_bytes = 0;
   std::int64_t allocated_bytes = 0;
+  bool on_device = false;  // some event of the row has GPU time (then the two below count)
+  std::int64_t device_self_ns = 0;
+  std::int64_t device_total_ns = 0;
 };
 
 struct TableOptions {
@@ -105,9 +116,11 @@ class Profile {
   // One row per name (and input shapes), sorted by self time, largest first.
   std::vector<Average> key_averages(bool group_by_input_shape = false) const;
   // Those rows as a text table: self and total time, their share of all recorded time,
-  // calls, GFLOP/s, GB/s and allocated memory; then the peaks of memory.
+  // calls, GFLOP/s, GB/s and allocated memory (and the GPU's self and total time when any
+  // event ran on one); then the peaks of memory.
   std::string table(const TableOptions& options = {}) const;
-  // The Chrome trace-event JSON (one track per thread): chrome://tracing, ui.perfetto.dev.
+  // The Chrome trace-event JSON: chrome://tracing, ui.perfetto.dev. One track per thread,
+  // and one per GPU for the events with device times ("CUDA stream (cuda:N)").
   std::string chrome_trace() const;
   void export_chrome_trace(const std::string& path) const;  // throws IOError
 };

@@ -10,6 +10,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
@@ -127,6 +128,11 @@ std::vector<Average> Profile::key_averages(bool group_by_input_shape) const {
     row.bytes += event.input_bytes + event.self_allocated_bytes;
     row.self_allocated_bytes += event.self_allocated_bytes;
     if (!recursive) row.allocated_bytes += event.allocated_bytes;
+    if (event.device_ns >= 0) {
+      row.on_device = true;
+      row.device_self_ns += std::max<std::int64_t>(0, event.device_self_ns);
+      if (!recursive) row.device_total_ns += event.device_ns;
+    }
   }
   std::stable_sort(rows.begin(), rows.end(), [](const Average& a, const Average& b) { return a.self_ns > b.self_ns; });
   return rows;
@@ -141,6 +147,7 @@ std::string Profile::table(const TableOptions& options) const {
   for (const Average& row : rows) name_width = std::max(name_width, row.name.size());
   name_width = std::min<std::size_t>(name_width, 40);
   const bool shapes = options.group_by_input_shape;
+  const bool device = std::any_of(rows.begin(), rows.end(), [](const Average& row) { return row.on_device; });
   const bool flop_peak = options.peak_flops_per_second.has_value() && *options.peak_flops_per_second > 0;
   const bool byte_peak = options.peak_bytes_per_second.has_value() && *options.peak_bytes_per_second > 0;
 
@@ -152,6 +159,10 @@ std::string Profile::table(const TableOptions& options) const {
   if (byte_peak) header.push_back({"% peak", 7});
   header.push_back({"Self alloc", 11});
   header.push_back({"Alloc", 11});
+  if (device) {
+    header.push_back({"CUDA self", 12});
+    header.push_back({"CUDA total", 12});
+  }
   if (shapes) header.push_back({"Input shapes", 40});
 
   std::ostringstream out;
@@ -187,6 +198,10 @@ std::string Profile::table(const TableOptions& options) const {
     if (byte_peak) cells.push_back(byte_rate > 0 ? percent_text(byte_rate, *options.peak_bytes_per_second) : "-");
     cells.push_back(bytes_text(row.self_allocated_bytes));
     cells.push_back(bytes_text(row.allocated_bytes));
+    if (device) {
+      cells.push_back(row.on_device ? duration_text(row.device_self_ns) : "-");
+      cells.push_back(row.on_device ? duration_text(row.device_total_ns) : "-");
+    }
     if (shapes) cells.push_back(row.input_shapes);
     for (std::size_t i = 0; i < cells.size(); ++i) {
       out << cell(cells[i], header[i].second, i == 0 || header[i].first == "Input shapes")
@@ -219,6 +234,26 @@ std::string Profile::chrome_trace() const {
     out << "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " << pid << ", \"tid\": " << thread
         << ", \"args\": {\"name\": " << json_string(thread_names[thread]) << "}}";
   }
+  // The GPUs' tracks, after the threads': an event whose device time has a place on the
+  // profile's clock appears there too, as the span the GPU spent on it.
+  std::set<std::int32_t> gpus;
+  for (const Event& event : events) {
+    if (event.gpu >= 0 && event.device_start_ns >= 0) gpus.insert(event.gpu);
+  }
+  const auto gpu_track = [&](std::int32_t gpu) { return thread_names.size() + static_cast<std::size_t>(gpu); };
+  for (const std::int32_t gpu : gpus) {
+    separator();
+    out << "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " << pid << ", \"tid\": " << gpu_track(gpu)
+        << ", \"args\": {\"name\": " << json_string("CUDA stream (cuda:" + std::to_string(gpu) + ")") << "}}";
+  }
+  for (const Event& event : events) {
+    if (event.gpu < 0 || event.device_start_ns < 0 || event.device_ns < 0) continue;
+    separator();
+    out << "{\"ph\": \"X\", \"cat\": \"gpu\", \"name\": " << json_string(event.name) << ", \"pid\": " << pid
+        << ", \"tid\": " << gpu_track(event.gpu) << ", \"ts\": " << microseconds(event.device_start_ns)
+        << ", \"dur\": " << microseconds(event.device_ns) << ", \"args\": {\"Device\": "
+        << json_string("cuda:" + std::to_string(event.gpu)) << "}}";
+  }
   for (const Event& event : events) {
     separator();
     out << "{\"ph\": \"X\", \"cat\": " << json_string(kind_name(event.kind)) << ", \"name\": " << json_string(event.name)
@@ -230,6 +265,7 @@ std::string Profile::chrome_trace() const {
     if (!event.device.empty()) out << ", \"Device\": " << json_string(event.device);
     if (event.flops > 0) out << ", \"FLOPs\": " << format("%.0f", event.flops);
     if (event.allocated_bytes > 0) out << ", \"Allocated bytes\": " << event.allocated_bytes;
+    if (event.device_ns >= 0) out << ", \"CUDA time us\": " << microseconds(event.device_ns);
     if (event.sequence_nr >= 0) {
       out << ", \"Sequence number\": " << event.sequence_nr << ", \"Autograd node\": " << json_string(event.autograd_node);
     }

@@ -114,6 +114,27 @@ class CudaHooksImpl final : public CudaHooks {
     }
     return attributes.type == cudaMemoryTypeHost;
   }
+  void* record_timing_event(int device) override {
+    DeviceGuard guard(device);
+    cudaEvent_t event = nullptr;
+    if (cudaEventCreate(&event) != cudaSuccess) {
+      (void)cudaGetLastError();  // no event, no GPU time for this op; the launch check stays clean
+      return nullptr;
+    }
+    if (cudaEventRecord(event, current_stream()) != cudaSuccess) {
+      (void)cudaGetLastError();
+      (void)cudaEventDestroy(event);
+      return nullptr;
+    }
+    return event;
+  }
+  double elapsed_milliseconds(void* start, void* end) override {
+    EMBER_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(end)));
+    float milliseconds = 0;
+    EMBER_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(end)));
+    return milliseconds;
+  }
+  void destroy_timing_event(void* event) override { (void)cudaEventDestroy(static_cast<cudaEvent_t>(event)); }
 };
 
 struct RegisterHooks {

@@ -82,8 +82,9 @@ void StepProfiler::finish() {
       peak = make_message("; % peak: of the CPU's computed fp32 peak for ", get_num_threads(), " threads");
     }
   } else {
-    // CUDA kernels run asynchronously: an op's CPU time is its launch, not its kernel.
-    peak = "; on a GPU the times are the ops' CPU side (launches), not their kernels";
+    // CUDA kernels run asynchronously: an op's CPU time is its launch; its GPU time is in
+    // the CUDA columns (CUDA events around it, core/profiler.h).
+    peak = "; on a GPU the CPU times are the ops' launches, the CUDA columns their GPU time";
   }
   std::printf("\nprofile of steps %lld-%lld (self time by op, all threads%s):\n%s",
               static_cast<long long>(range_.first), static_cast<long long>(range_.last), peak.c_str(),

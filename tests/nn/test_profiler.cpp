@@ -311,3 +311,61 @@ TEST_CASE("profiler: numbered blocks share one row, whose average is the time pe
   }
   CHECK(rows == 1);
 }
+
+TEST_CASE("profiler: events with GPU times get CUDA columns in the table and a GPU track in the trace") {
+  // A profile as stop() leaves one after ops on cuda:0 (made by hand: no GPU here).
+  Profile profile;
+  profile.thread_names = {"main"};
+  profile.duration_ns = 50'000;
+  Event outer;
+  outer.name = "linear";
+  outer.device = "cuda:0";
+  outer.duration_ns = 20'000;
+  outer.self_ns = 5'000;
+  outer.gpu = 0;
+  outer.device_ns = 12'000;
+  outer.device_self_ns = 2'000;
+  outer.device_start_ns = 1'500;
+  Event inner = outer;
+  inner.name = "addmm";
+  inner.depth = 1;
+  inner.start_ns = 1'000;
+  inner.duration_ns = 15'000;
+  inner.self_ns = 15'000;
+  inner.device_ns = 10'000;
+  inner.device_self_ns = 10'000;
+  inner.device_start_ns = 3'500;
+  Event host;  // a CPU op beside them: no device time
+  host.name = "item";
+  host.start_ns = 30'000;
+  host.duration_ns = 1'000;
+  host.self_ns = 1'000;
+  profile.events = {outer, inner, host};
+
+  const std::string text = profile.table();
+  CHECK(text.find("CUDA self") != std::string::npos);
+  CHECK(text.find("CUDA total") != std::string::npos);
+  for (const profiler::Average& row : profile.key_averages()) {
+    if (row.name == "addmm") CHECK((row.on_device && row.device_self_ns == 10'000 && row.device_total_ns == 10'000));
+    if (row.name == "linear") CHECK((row.on_device && row.device_self_ns == 2'000 && row.device_total_ns == 12'000));
+    if (row.name == "item") CHECK_FALSE(row.on_device);
+  }
+
+  const nlohmann::json trace = nlohmann::json::parse(profile.chrome_trace());
+  std::int64_t gpu_track = -1;
+  for (const nlohmann::json& event : trace.at("traceEvents")) {
+    if (event.at("ph") == "M" && event.at("args").at("name") == "CUDA stream (cuda:0)") gpu_track = event.at("tid");
+  }
+  REQUIRE(gpu_track == 1);  // after the one thread's track
+  std::size_t on_gpu = 0;
+  for (const nlohmann::json& event : trace.at("traceEvents")) {
+    if (event.at("ph") != "X" || event.at("tid") != gpu_track) continue;
+    ++on_gpu;
+    CHECK(event.at("cat") == "gpu");
+    if (event.at("name") == "addmm") {
+      CHECK(event.at("ts").get<double>() == Approx(3.5));   // microseconds
+      CHECK(event.at("dur").get<double>() == Approx(10.0));
+    }
+  }
+  CHECK(on_gpu == 2);
+}
