@@ -197,18 +197,19 @@ void subtract_nested_device_time(std::vector<Event>& events) {
 
 namespace detail {
 
-bool begin_scope(const char* name, EventKind kind, const Tensor* const* inputs, std::size_t count, bool is_view) {
+std::uint64_t begin_scope(const char* name, EventKind kind, const Tensor* const* inputs, std::size_t count,
+                          bool is_view) {
   Session& s = session();
   const std::uint64_t generation = s.generation.load(std::memory_order_acquire);
   const std::int64_t start = now_ns() - s.start_ns.load(std::memory_order_relaxed);
   ThreadBuffer* found = this_thread_buffer();
-  if (found == nullptr) return false;
+  if (found == nullptr || generation == 0) return 0;
   ThreadBuffer& buffer = *found;
   std::lock_guard lock(buffer.mutex);
   join_current_profile(buffer, generation);
   // An overload forwarding to another of the same name (add(Tensor, Scalar) -> add) is one call.
   if (kind == EventKind::Op && !buffer.open.empty() && buffer.events[buffer.open.back().index].name == name) {
-    return false;
+    return 0;
   }
   Event event;
   event.name = name;
@@ -233,19 +234,23 @@ bool begin_scope(const char* name, EventKind kind, const Tensor* const* inputs, 
   buffer.events.push_back(std::move(event));
   buffer.open.push_back(OpenEvent{buffer.events.size() - 1});
   if (gpu_start != nullptr) buffer.marks.push_back(GpuMarks{buffer.events.size() - 1, device, gpu_start});
-  return true;
+  return generation;
 }
 
-void end_scope() {
+void end_scope(std::uint64_t generation) {
   Session& s = session();
   const std::int64_t end = now_ns() - s.start_ns.load(std::memory_order_relaxed);
   ThreadBuffer* found = this_thread_buffer();
   if (found == nullptr) return;
   ThreadBuffer& buffer = *found;
   std::lock_guard lock(buffer.mutex);
-  // The profile stopped (and perhaps another started) since this scope opened: its buffer
-  // was harvested or cleared, and the scope is dropped.
-  if (buffer.generation != s.generation.load(std::memory_order_acquire) || buffer.open.empty()) return;
+  // The profile stopped (and perhaps another started, whose events this thread may already
+  // be recording) since this scope opened: its buffer was harvested or cleared, and the
+  // scope is dropped.
+  if (buffer.generation != generation || generation != s.generation.load(std::memory_order_acquire) ||
+      buffer.open.empty()) {
+    return;
+  }
   const OpenEvent closing = buffer.open.back();
   buffer.open.pop_back();
   Event& event = buffer.events[closing.index];

@@ -146,9 +146,11 @@ class ProfileGuard {
 
 namespace detail {
 extern std::atomic<bool> enabled;
-// Whether an event was opened (not when one of the same name is already innermost).
-bool begin_scope(const char* name, EventKind kind, const Tensor* const* inputs, std::size_t count, bool is_view);
-void end_scope();
+// The profile the event was opened in (its generation), or 0 when none was (one of the same
+// name is already innermost). end_scope closes it only if that profile is still the thread's.
+std::uint64_t begin_scope(const char* name, EventKind kind, const Tensor* const* inputs, std::size_t count,
+                          bool is_view);
+void end_scope(std::uint64_t generation);
 void add_flops_slow(double flops);
 void record_allocation_slow(Device device, std::int64_t bytes);
 void note_recorded_node_slow(const std::string& name, std::uint64_t sequence_nr);
@@ -186,7 +188,7 @@ class RecordScope {
     if (is_enabled()) [[unlikely]] open(name, EventKind::Op, true, inputs...);
   }
   ~RecordScope() {
-    if (open_) detail::end_scope();
+    if (generation_ != 0) detail::end_scope(generation_);
   }
   RecordScope(const RecordScope&) = delete;
   RecordScope& operator=(const RecordScope&) = delete;
@@ -196,9 +198,9 @@ class RecordScope {
   void open(const char* name, EventKind kind, bool is_view, const Inputs&... inputs) {
     detail::InputList list;
     (list.add(inputs), ...);
-    open_ = detail::begin_scope(name, kind, list.tensors.data(), list.tensors.size(), is_view);
+    generation_ = detail::begin_scope(name, kind, list.tensors.data(), list.tensors.size(), is_view);
   }
-  bool open_ = false;
+  std::uint64_t generation_ = 0;  // the profile its event belongs to; 0: none opened
 };
 
 // A kernel adds the FLOPs it runs to the innermost open scope on its thread.

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -368,4 +370,25 @@ TEST_CASE("profiler: events with GPU times get CUDA columns in the table and a G
     }
   }
   CHECK(on_gpu == 2);
+}
+
+TEST_CASE("profiler: a scope left open across a restart is dropped, never closed on the new profile's events") {
+  auto first = std::make_unique<ProfileGuard>();
+  std::optional<profiler::RecordScope> straddling;
+  straddling.emplace(EventKind::Annotation, "straddling");
+  first->stop();
+  ProfileGuard second;
+  {
+    const profiler::RecordScope outer(EventKind::Annotation, "outer");
+    straddling.reset();  // ends while the new profile's "outer" is open on this thread
+    Tensor y = ember::exp(randn({3}));
+  }
+  const Profile profile = second.stop();
+  CHECK(named(profile, "straddling").empty());
+  REQUIRE(named(profile, "outer").size() == 1);
+  REQUIRE(named(profile, "exp").size() == 1);
+  const Event& outer = *named(profile, "outer").front();
+  const Event& exp = *named(profile, "exp").front();
+  CHECK(exp.depth == outer.depth + 1);  // still inside "outer": its scope was not closed early
+  CHECK(exp.start_ns + exp.duration_ns <= outer.start_ns + outer.duration_ns);
 }
