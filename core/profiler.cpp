@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -407,6 +409,22 @@ Profile ProfileGuard::stop() {
 
 namespace {
 
+// The trace may only replace nothing, or an earlier trace: EMBER_PROFILE naming the run's
+// data, a checkpoint or a device must not destroy it (IOError, and the file is left alone).
+void check_replaceable(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (error || status.type() == std::filesystem::file_type::not_found) return;
+  EMBER_CHECK(status.type() == std::filesystem::file_type::regular, IOError, path,
+              " is not a regular file; the trace was not written");
+  std::ifstream file(path, std::ios::binary);
+  std::string start(18, '\0');
+  file.read(start.data(), static_cast<std::streamsize>(start.size()));
+  start.resize(static_cast<std::size_t>(file.gcount()));
+  EMBER_CHECK(start == "{\"displayTimeUnit\"", IOError, path,
+              " exists and is not a trace ember wrote; it was not overwritten (choose another EMBER_PROFILE)");
+}
+
 // EMBER_PROFILE=FILE: the whole run is profiled; at exit the Chrome trace goes to FILE and
 // the table to stderr.
 struct EnvironmentProfile {
@@ -422,6 +440,7 @@ struct EnvironmentProfile {
     if (!guard) return;
     try {
       const Profile profile = guard->stop();
+      check_replaceable(path);
       profile.export_chrome_trace(path);
       std::cerr << profile.table() << "ember: EMBER_PROFILE: trace written to " << path << "\n";
     } catch (const std::exception& error) {

@@ -137,3 +137,34 @@ TEST_CASE("ember train's summary prints MFU from the FLOPs a training step runs 
   CHECK_THAT(output, Catch::Contains("MFU: ") && Catch::Contains("of the CPU's computed fp32 peak") &&
                          Catch::Contains("; 410 FLOP per sample"));
 }
+
+TEST_CASE("EMBER_PROFILE never overwrites a file that is not an earlier trace, nor a directory", "[cli][profile]") {
+  ScratchDir scratch("profile_env_hostile");
+  const std::string data = scratch / "idx";
+  write_idx_dataset(data, 8, 4);
+  const std::string input = data + "/train-images-idx3-ubyte";
+  const std::string before = ember::testing::read_file(input);
+  for (const std::string& target : {input, scratch.str()}) {
+    int code = -1;
+    ::setenv("EMBER_PROFILE", target.c_str(), 1);
+    const std::string output =
+        run_ember("train --data idx:" + data + " --hidden 3 --epochs 1 --batch-size 4 --quiet --device cpu", &code);
+    ::unsetenv("EMBER_PROFILE");
+    INFO(output);
+    CHECK(code == 0);  // the run itself succeeded; only the trace was refused
+    CHECK_THAT(output, Catch::Contains("ember: EMBER_PROFILE: " + target) &&
+                           Catch::Contains(target == input ? "it was not overwritten" : "is not a regular file"));
+  }
+  CHECK(ember::testing::read_file(input) == before);
+  // An earlier trace is replaced.
+  const std::string trace_path = scratch / "trace.json";
+  for (int run = 0; run < 2; ++run) {
+    int code = -1;
+    ::setenv("EMBER_PROFILE", trace_path.c_str(), 1);
+    const std::string output =
+        run_ember("train --data idx:" + data + " --hidden 3 --epochs 1 --batch-size 4 --quiet --device cpu", &code);
+    ::unsetenv("EMBER_PROFILE");
+    CHECK(code == 0);
+    CHECK_THAT(output, Catch::Contains("trace written to " + trace_path));
+  }
+}
