@@ -27,7 +27,6 @@
 #include <ember/nn/clip_grad.h>
 #include <ember/nn/gpt.h>
 #include <ember/nn/serialize.h>
-#include <ember/core/profiler.h>
 
 #include "checkpoint.h"
 #include "device_choice.h"
@@ -336,13 +335,10 @@ int run_train_gpt(const TrainOptions& options) {
 
   model->train();
   const auto& gpt = options.gpt;
-  StepProfiler profiling(options.profile_steps.empty() ? StepRange{} : parse_profile_steps(options.profile_steps),
-                         options.profile_out, speaks, device);
+  StepProfiler profiling(options, speaks, device);
   while (run.step < gpt.max_steps) {
     if (!distributed.active() && interrupt_requested()) return stop_interrupted(run);  // ranks: after the step
-    profiling.before_batch(run.step);  // --profile-steps (step_profiler.h)
-    std::optional<profiler::RecordScope> step_block;
-    if (profiler::is_enabled()) step_block.emplace(profiler::EventKind::Annotation, profiling.step_label());
+    profiling.before_batch(run.step);  // --profile-steps: the step's "ProfilerStep#N" block (step_profiler.h)
     const Clock::time_point step_start = Clock::now();
     auto [x, y] = get_batch(run.corpus.train, gpt.block_size, options.batch_size, device);
     run.flops.begin_step(x.numel());  // the summary's MFU counts one step's FLOPs, per token
@@ -365,8 +361,7 @@ int run_train_gpt(const TrainOptions& options) {
                 " trains on)");
     if (options.log_every > 0 && run.step % options.log_every == 0)
       run.log.gpt_step(run.step, loss_value, lr, run.tokens_per_s());
-    step_block.reset();  // the evaluation and checkpoint below are not part of the step
-    profiling.after_batch(run.step);
+    profiling.after_batch(run.step);  // the evaluation and checkpoint below are not part of the step
     if ((gpt.eval_every > 0 && run.step % gpt.eval_every == 0) || run.step == gpt.max_steps) evaluate_and_save(run);
     if (distributed.active() && agreed.interrupted && run.step < gpt.max_steps) return stop_interrupted(run);
   }

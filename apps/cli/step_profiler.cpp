@@ -42,8 +42,11 @@ StepRange parse_profile_steps(const std::string& text) {
   return range;
 }
 
-StepProfiler::StepProfiler(StepRange range, std::string out_path, bool active, Device device)
-    : range_(range), out_path_(std::move(out_path)), active_(active && range.enabled()), device_(device) {}
+StepProfiler::StepProfiler(const TrainOptions& options, bool active, Device device)
+    : range_(options.profile_steps.empty() ? StepRange{} : parse_profile_steps(options.profile_steps)),
+      out_path_(options.profile_out),
+      active_(active && range_.enabled()),
+      device_(device) {}
 
 void StepProfiler::start() {
   guard_ = std::make_unique<profiler::ProfileGuard>();
@@ -56,18 +59,23 @@ void StepProfiler::stop() {
 }
 
 void StepProfiler::before_batch(std::int64_t steps_done) {
+  step_block_.reset();  // a batch that broke out of the loop early
   // A run resumed inside the range, or a range starting at step 1, starts here.
   if (active_ && !guard_ && !profile_ && steps_done + 1 >= range_.first && steps_done < range_.last) start();
-  if (profiler::is_enabled()) label_ = "ProfilerStep#" + std::to_string(steps_done + 1);
+  if (!profiler::is_enabled()) return;  // also EMBER_PROFILE's whole-run profile gets the blocks
+  label_ = "ProfilerStep#" + std::to_string(steps_done + 1);
+  step_block_.emplace(profiler::EventKind::Annotation, label_.c_str());
 }
 
 void StepProfiler::after_batch(std::int64_t steps_done) {
+  step_block_.reset();
   if (!active_ || profile_) return;
   if (guard_ && steps_done >= range_.last) stop();
   else if (!guard_ && steps_done + 1 == range_.first) start();  // the next batch's fetch is in the profile
 }
 
 void StepProfiler::finish() {
+  step_block_.reset();
   if (!active_) return;
   stop();
   if (!profile_) {

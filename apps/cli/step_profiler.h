@@ -15,6 +15,8 @@
 
 #include <ember/core/profiler.h>
 
+#include "options.h"
+
 namespace ember::cli {
 
 struct StepRange {
@@ -28,13 +30,15 @@ StepRange parse_profile_steps(const std::string& text);
 class StepProfiler {
  public:
   // `active`: this process profiles (rank 0); the range comes from --profile-steps.
-  // `device`: the training device (the table's % peak is the CPU's, for a CPU run only).
-  StepProfiler(StepRange range, std::string out_path, bool active, Device device);
+  // The range and trace path from --profile-steps / --profile-out (already checked by the
+  // command line); `active`: this process profiles (rank 0); `device`: the training device
+  // (the table's % peak is the CPU's, for a CPU run only).
+  StepProfiler(const TrainOptions& options, bool active, Device device);
   // Around each batch: `steps_done` optimizer steps have been taken before it (after it).
+  // While a profile records, the batch is one "ProfilerStep#N" block, closed by after_batch
+  // (or the next before_batch, or finish) before any stop, so the last step is in it.
   void before_batch(std::int64_t steps_done);
   void after_batch(std::int64_t steps_done);
-  // "ProfilerStep#N" for the batch that began with before_batch (a name for the block).
-  const char* step_label() const { return label_.c_str(); }
   // Training is over: stops a profile still recording, prints the table to stdout, writes
   // the trace (IOError when it cannot be written).
   void finish();
@@ -49,7 +53,8 @@ class StepProfiler {
   Device device_;
   std::unique_ptr<profiler::ProfileGuard> guard_;
   std::optional<profiler::Profile> profile_;
-  std::string label_ = "ProfilerStep";
+  std::string label_;                                 // the open block's name
+  std::optional<profiler::RecordScope> step_block_;  // the batch's block, while recording
 };
 
 }  // namespace ember::cli

@@ -40,7 +40,6 @@
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
 #include <ember/core/error.h>
-#include <ember/core/profiler.h>
 #include <ember/core/random.h>
 #include <ember/nn/functional.h>
 
@@ -395,8 +394,7 @@ int run_train(const TrainOptions& options) {
   install_interrupt_handler();
   TrainingRun run(options, distributed, start);
   set_up_training(run);  // data, model, optimizer, loader; --resume's state (training_setup.cpp)
-  StepProfiler profiling(options.profile_steps.empty() ? StepRange{} : parse_profile_steps(options.profile_steps),
-                         options.profile_out, distributed.is_main(), run.device);
+  StepProfiler profiling(options, distributed.is_main(), run.device);
 
   for (std::int64_t epoch = run.first_epoch; epoch < options.epochs; ++epoch) {
     if (run.stopped_early) break;  // --early-stop, after the last epoch (or in the resumed run)
@@ -409,9 +407,7 @@ int run_train(const TrainOptions& options) {
     // The epoch's batches; after a mid-epoch --resume, the rest of its first epoch.
     const LoaderPosition* resume = run.resume_position ? &*run.resume_position : nullptr;
     for (data::Example& example : EpochBatches(*run.loader, run.epoch_start_generator, resume)) {
-      profiling.before_batch(run.step);  // --profile-steps (step_profiler.h)
-      std::optional<profiler::RecordScope> step_block;  // "ProfilerStep#N" while profiling
-      if (profiler::is_enabled()) step_block.emplace(profiler::EventKind::Annotation, profiling.step_label());
+      profiling.before_batch(run.step);  // --profile-steps: the batch's "ProfilerStep#N" block (step_profiler.h)
       // --- Tutorial §7: forward, loss, zero_grad, backward, step ---------------------------
       Tensor features = example.data.to(run.device);
       Tensor labels = example.target.to(run.device);
@@ -425,7 +421,6 @@ int run_train(const TrainOptions& options) {
       if (!record_step(run, totals, epoch, logits, labels, loss, stepped)) break;  // a Ctrl-C, agreed
       // --save-every, after an optimizer step (with --grad-accum, never between micro-batches).
       if (stepped) save_mid_epoch_checkpoint_if_due(run, totals, epoch);
-      step_block.reset();  // closed before a stop, so the last step is in the profile
       profiling.after_batch(run.step);
     }
     run.resume_position.reset();  // later epochs start at their first batch
