@@ -5,6 +5,7 @@
 // broadcasts it over the input: every input element that went into an output element
 // receives that element's gradient, scaled by the reduction's local derivative.
 #include <algorithm>
+#include <array>
 #include <numeric>
 
 #include <ember/autograd/function.h>
@@ -191,6 +192,20 @@ Tensor argmin(const Tensor& self, std::optional<std::int64_t> dim, bool keepdim)
   return native::argmin(self, dim, keepdim);
 }
 
+namespace {
+// formula(a, b) on bfloat16/float16 operands computed in float32 and rounded once to their
+// dtype, as PyTorch's fused backward kernels compute it; other dtypes as they are. (Each op
+// of the formula would otherwise round, and s·(g - Σ g·s) cancels: the rounding of the
+// difference would then be most of a small result.) The casts are recorded ops, so the
+// formula stays differentiable.
+template <class Formula>
+Tensor in_float32_for_16_bit(const std::array<Tensor, 2>& operands, const Formula& formula) {
+  const DType dtype = operands[0].dtype();
+  if (!is_reduced_floating_point(dtype)) return formula(operands[0], operands[1]);
+  return ember::to(formula(ember::to(operands[0], kFloat32), ember::to(operands[1], kFloat32)), dtype);
+}
+}  // namespace
+
 Tensor softmax(const Tensor& self, std::int64_t dim) {
   EMBER_RECORD_FUNCTION("softmax", self);
   Tensor out = native::softmax(self, dim);
@@ -199,9 +214,9 @@ Tensor softmax(const Tensor& self, std::int64_t dim) {
     auto node = record("SoftmaxBackward0", {self}, out);
     node->save_output("result", out);
     node->set_backward([dim](Node& n, const TensorList& grads) -> TensorList {
-      Tensor s = n.saved(0);
-      const Tensor& g = grads[0];
-      return {s * (g - ember::sum(g * s, {dim}, /*keepdim=*/true))};
+      return {in_float32_for_16_bit({n.saved(0), grads[0]}, [dim](const Tensor& s, const Tensor& g) {
+        return s * (g - ember::sum(g * s, {dim}, /*keepdim=*/true));
+      })};
     });
   }
   return out;
@@ -215,9 +230,9 @@ Tensor log_softmax(const Tensor& self, std::int64_t dim) {
     auto node = record("LogSoftmaxBackward0", {self}, out);
     node->save_output("result", out);
     node->set_backward([dim](Node& n, const TensorList& grads) -> TensorList {
-      Tensor y = n.saved(0);
-      const Tensor& g = grads[0];
-      return {g - ember::exp(y) * ember::sum(g, {dim}, /*keepdim=*/true)};
+      return {in_float32_for_16_bit({n.saved(0), grads[0]}, [dim](const Tensor& y, const Tensor& g) {
+        return g - ember::exp(y) * ember::sum(g, {dim}, /*keepdim=*/true);
+      })};
     });
   }
   return out;

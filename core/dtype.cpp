@@ -17,12 +17,16 @@ struct DTypeInfo {
 constexpr DTypeInfo kInfo[kNumDTypes] = {
     {1, "bool", "Bool", "bool"},       {1, "uint8", "Byte", "unsigned char"}, {4, "int32", "Int", "int"},
     {8, "int64", "Long", "long int"},  {4, "float32", "Float", "float"},      {8, "float64", "Double", "double"},
+    {2, "float16", "Half", "c10::Half"}, {2, "bfloat16", "BFloat16", "c10::BFloat16"},
 };
 const DTypeInfo& info(DType dtype) { return kInfo[static_cast<int>(dtype)]; }
 }  // namespace
 
 std::size_t itemsize(DType dtype) { return info(dtype).itemsize; }
-bool is_floating_point(DType dtype) { return dtype == DType::Float32 || dtype == DType::Float64; }
+bool is_floating_point(DType dtype) {
+  return dtype == DType::Float32 || dtype == DType::Float64 || is_reduced_floating_point(dtype);
+}
+bool is_reduced_floating_point(DType dtype) { return dtype == DType::Float16 || dtype == DType::BFloat16; }
 bool is_integral(DType dtype, bool include_bool) {
   if (dtype == DType::Bool) return include_bool;
   return !is_floating_point(dtype);
@@ -34,21 +38,38 @@ DType default_float_dtype() { return DType::Float32; }
 
 DType promote_types(DType a, DType b) {
   if (a == b) return a;
-  // Floating beats integral beats bool; within floating/integral the wider type wins.
-  // uint8 with a signed integer promotes to the signed one if it is wider (int32, int64).
+  // Floating beats integral beats bool.
+  if (is_floating_point(a) != is_floating_point(b)) return is_floating_point(a) ? a : b;
+  if (is_floating_point(a)) {
+    // Within floating the wider type wins; float16 with bfloat16, neither of which holds
+    // the other's values, gives float32 (torch.promote_types).
+    if (is_reduced_floating_point(a) && is_reduced_floating_point(b)) return DType::Float32;
+    if (a == DType::Float64 || b == DType::Float64) return DType::Float64;
+    return is_reduced_floating_point(a) ? b : a;
+  }
+  // Integral: the wider type wins; uint8 with a signed integer promotes to the signed one
+  // (int32, int64), bool to anything.
   auto rank = [](DType d) {
     switch (d) {
       case DType::Bool: return 0;
       case DType::UInt8: return 1;
       case DType::Int32: return 2;
       case DType::Int64: return 3;
-      case DType::Float32: return 4;
-      case DType::Float64: return 5;
+      default: return 0;  // floating dtypes were handled above
     }
-    return 0;
   };
   return rank(a) >= rank(b) ? a : b;
 }
+
+namespace detail {
+void throw_dtype_not_implemented(DType dtype) {
+  throw DTypeError(make_message("not implemented for '", scalar_type_name(dtype), "'"));
+}
+void throw_not_floating_or_not_implemented(DType dtype) {
+  if (is_floating_point(dtype)) throw_dtype_not_implemented(dtype);
+  throw DTypeError(make_message("expected a floating point dtype, got ", dtype_name(dtype)));
+}
+}  // namespace detail
 
 std::ostream& operator<<(std::ostream& out, DType dtype) { return out << "torch." << dtype_name(dtype); }
 

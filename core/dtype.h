@@ -12,6 +12,8 @@
 #include <string>
 #include <type_traits>
 
+#include <ember/core/reduced_float.h>
+
 namespace ember {
 
 enum class DType : std::uint8_t {
@@ -21,10 +23,12 @@ enum class DType : std::uint8_t {
   Int64,
   Float32,
   Float64,
-  // Room for Float16 / BFloat16: add here, in dtype.cpp's tables, and in the dispatch macro.
+  // The 16-bit floats (core/reduced_float.h): stored in 16 bits, computed in float.
+  Float16,
+  BFloat16,
 };
 
-constexpr int kNumDTypes = 6;
+constexpr int kNumDTypes = 8;
 
 // Shorthand constants in PyTorch's spelling: ember::kFloat32, ember::kInt64, ...
 constexpr DType kBool = DType::Bool;
@@ -33,13 +37,18 @@ constexpr DType kInt32 = DType::Int32;
 constexpr DType kInt64 = DType::Int64;
 constexpr DType kFloat32 = DType::Float32;
 constexpr DType kFloat64 = DType::Float64;
+constexpr DType kFloat16 = DType::Float16;
+constexpr DType kBFloat16 = DType::BFloat16;
+constexpr DType kHalf = DType::Float16;
 constexpr DType kFloat = DType::Float32;
 constexpr DType kDouble = DType::Float64;
 constexpr DType kLong = DType::Int64;
 constexpr DType kInt = DType::Int32;
 
 std::size_t itemsize(DType dtype);
-bool is_floating_point(DType dtype);
+bool is_floating_point(DType dtype);  // float16, bfloat16, float32, float64
+// float16 and bfloat16: stored in 16 bits, computed in float32 (core/reduced_float.h).
+bool is_reduced_floating_point(DType dtype);
 bool is_integral(DType dtype, bool include_bool = false);
 // "float32", "int64", ... (what PyTorch prints after "torch.").
 std::string dtype_name(DType dtype);
@@ -61,9 +70,20 @@ template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType
 template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType::Int64; };
 template <> struct dtype_of<float> { static constexpr DType value = DType::Float32; };
 template <> struct dtype_of<double> { static constexpr DType value = DType::Float64; };
+template <> struct dtype_of<Half> { static constexpr DType value = DType::Float16; };
+template <> struct dtype_of<BFloat16> { static constexpr DType value = DType::BFloat16; };
 template <class T> constexpr DType dtype_of_v = dtype_of<std::remove_cv_t<T>>::value;
 
 std::ostream& operator<<(std::ostream& out, DType dtype);  // prints "torch.float32"
+
+namespace detail {
+// What a dispatch macro says about a dtype it has no case for: PyTorch's
+// "not implemented for 'BFloat16'" (a DTypeError).
+[[noreturn]] void throw_dtype_not_implemented(DType dtype);
+// EMBER_DISPATCH_FLOATING's: "expected a floating point dtype, got int64", or the above for
+// a floating dtype the op has no kernel for.
+[[noreturn]] void throw_not_floating_or_not_implemented(DType dtype);
+}  // namespace detail
 
 }  // namespace ember
 
@@ -75,24 +95,49 @@ std::ostream& operator<<(std::ostream& out, DType dtype);  // prints "torch.floa
     __VA_ARGS__;                                       \
     break;                                             \
   }
+// An op that has no kernel for a dtype says so ("not implemented for 'BFloat16'"); the
+// _AND_REDUCED variants add the 16-bit floats for the ops that handle them (computing in
+// float: core/reduced_float.h).
+#define EMBER_DISPATCH_INTEGRAL_CASES_(...)                                             \
+  EMBER_DISPATCH_CASE(Bool, bool, __VA_ARGS__)                                          \
+  EMBER_DISPATCH_CASE(UInt8, std::uint8_t, __VA_ARGS__)                                 \
+  EMBER_DISPATCH_CASE(Int32, std::int32_t, __VA_ARGS__)                                 \
+  EMBER_DISPATCH_CASE(Int64, std::int64_t, __VA_ARGS__)
+#define EMBER_DISPATCH_FLOATING_CASES_(...)                                             \
+  EMBER_DISPATCH_CASE(Float32, float, __VA_ARGS__)                                      \
+  EMBER_DISPATCH_CASE(Float64, double, __VA_ARGS__)
+#define EMBER_DISPATCH_REDUCED_CASES_(...)                                              \
+  EMBER_DISPATCH_CASE(Float16, ::ember::Half, __VA_ARGS__)                              \
+  EMBER_DISPATCH_CASE(BFloat16, ::ember::BFloat16, __VA_ARGS__)
+
 #define EMBER_DISPATCH_ALL(dtype, ...)                                                  \
   do {                                                                                  \
     switch (dtype) {                                                                    \
-      EMBER_DISPATCH_CASE(Bool, bool, __VA_ARGS__)                                      \
-      EMBER_DISPATCH_CASE(UInt8, std::uint8_t, __VA_ARGS__)                             \
-      EMBER_DISPATCH_CASE(Int32, std::int32_t, __VA_ARGS__)                             \
-      EMBER_DISPATCH_CASE(Int64, std::int64_t, __VA_ARGS__)                             \
-      EMBER_DISPATCH_CASE(Float32, float, __VA_ARGS__)                                  \
-      EMBER_DISPATCH_CASE(Float64, double, __VA_ARGS__)                                 \
+      EMBER_DISPATCH_INTEGRAL_CASES_(__VA_ARGS__)                                       \
+      EMBER_DISPATCH_FLOATING_CASES_(__VA_ARGS__)                                       \
+      default: ::ember::detail::throw_dtype_not_implemented(dtype);                     \
+    }                                                                                   \
+  } while (0)
+#define EMBER_DISPATCH_ALL_AND_REDUCED(dtype, ...)                                      \
+  do {                                                                                  \
+    switch (dtype) {                                                                    \
+      EMBER_DISPATCH_INTEGRAL_CASES_(__VA_ARGS__)                                       \
+      EMBER_DISPATCH_FLOATING_CASES_(__VA_ARGS__)                                       \
+      EMBER_DISPATCH_REDUCED_CASES_(__VA_ARGS__)                                        \
     }                                                                                   \
   } while (0)
 #define EMBER_DISPATCH_FLOATING(dtype, ...)                                             \
   do {                                                                                  \
     switch (dtype) {                                                                    \
-      EMBER_DISPATCH_CASE(Float32, float, __VA_ARGS__)                                  \
-      EMBER_DISPATCH_CASE(Float64, double, __VA_ARGS__)                                 \
-      default:                                                                          \
-        throw ::ember::DTypeError(::ember::make_message("expected a floating point dtype, got ", \
-                                                        ::ember::dtype_name(dtype)));   \
+      EMBER_DISPATCH_FLOATING_CASES_(__VA_ARGS__)                                       \
+      default: ::ember::detail::throw_not_floating_or_not_implemented(dtype);           \
+    }                                                                                   \
+  } while (0)
+#define EMBER_DISPATCH_FLOATING_AND_REDUCED(dtype, ...)                                 \
+  do {                                                                                  \
+    switch (dtype) {                                                                    \
+      EMBER_DISPATCH_FLOATING_CASES_(__VA_ARGS__)                                       \
+      EMBER_DISPATCH_REDUCED_CASES_(__VA_ARGS__)                                        \
+      default: ::ember::detail::throw_not_floating_or_not_implemented(dtype);           \
     }                                                                                   \
   } while (0)

@@ -11,6 +11,9 @@
 //   - bool arithmetic is logical (True + True = True), comparisons produce bool.
 // native:: has already checked dtypes and promoted operands: a functor only ever sees the
 // combinations that make sense (Div, Exp, Log, ... see floating types only).
+// bfloat16 and float16 elements are computed in float: the backends instantiate a functor
+// for opmath_t<T> and wrap it with in_opmath<T> (at the end of this file), so a 16-bit
+// result is rounded once, from the float result, as PyTorch's kernels round it.
 #pragma once
 
 #include <cstdint>
@@ -259,5 +262,25 @@ template <class T> struct LogicalAnd {
 template <class T> struct Where {
   EMBER_HOST_DEVICE T operator()(bool condition, T a, T b) const { return condition ? a : b; }
 };
+
+// ------------------------------------------------------------------ 16-bit floats
+
+// A functor F made for float, applied to bfloat16 or float16 elements: the inputs widen to
+// float (exactly), F runs in float, and a floating result is rounded to T once (a comparison's
+// bool passes through).
+template <class T, class F> struct InOpmath {
+  F f;
+  template <class... Elements>
+  EMBER_HOST_DEVICE auto operator()(Elements... elements) const {
+    const auto result = f(static_cast<opmath_t<T>>(elements)...);
+    if constexpr (std::is_same_v<std::remove_const_t<decltype(result)>, bool>) return result;
+    else return T(result);
+  }
+};
+// f itself when T computes in its own type; InOpmath<T, F> for the 16-bit floats.
+template <class T, class F> EMBER_HOST_DEVICE auto in_opmath(F f) {
+  if constexpr (std::is_same_v<T, opmath_t<T>>) return f;
+  else return InOpmath<T, F>{f};
+}
 
 }  // namespace ember::element

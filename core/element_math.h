@@ -19,6 +19,7 @@
 #include <type_traits>
 
 #include <ember/core/host_device.h>
+#include <ember/core/reduced_float.h>
 
 namespace ember::math {
 
@@ -44,7 +45,14 @@ template <class T> EMBER_HOST_DEVICE EMBER_INLINE T fabs(T x) {
   if constexpr (std::is_same_v<T, float>) return ::fabsf(x); else return ::fabs(x);
 }
 template <class T> EMBER_HOST_DEVICE EMBER_INLINE bool isnan(T x) {
-  if constexpr (std::is_floating_point_v<T>) return x != x; else return false;
+  if constexpr (std::is_floating_point_v<T>) {
+    return x != x;
+  } else if constexpr (is_reduced_float_v<T>) {
+    const float value = x;
+    return value != value;
+  } else {
+    return false;
+  }
 }
 
 // ------------------------------------------------------------------ wrapping integers
@@ -116,9 +124,15 @@ template <class Wide, class From> EMBER_HOST_DEVICE EMBER_INLINE Wide truncate_t
 //     -1.0 -> 255 in uint8 and 300.0 -> 44, and inf -> 0), which is the code PyTorch's
 //     static_cast compiles to on x86;
 //   integers to narrower integers: the low bits (two's complement); everything else is exact
-//   or rounds to nearest, as static_cast.
+//   or rounds to nearest, as static_cast;
+//   bfloat16 and float16 go through float both ways, as c10's conversions do: a double or an
+//   int64 is rounded to float, then to 16 bits (two roundings, PyTorch's result).
 template <class To, class From> EMBER_HOST_DEVICE EMBER_INLINE To convert(From x) {
-  if constexpr (std::is_same_v<To, bool>) {
+  if constexpr (is_reduced_float_v<From>) {
+    return convert<To>(static_cast<float>(x));
+  } else if constexpr (is_reduced_float_v<To>) {
+    return To(static_cast<float>(x));
+  } else if constexpr (std::is_same_v<To, bool>) {
     return x != From(0);
   } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
     if constexpr (sizeof(To) == 8) return static_cast<To>(truncate_to<std::int64_t>(x));

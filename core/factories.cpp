@@ -99,7 +99,7 @@ Tensor tensor(const NestedData& data, TensorOptions options) {
                                         : default_float_dtype();
   DType dtype = options.dtype_or(inferred);
   Tensor result = empty(sizes, TensorOptions().dtype(dtype));
-  EMBER_DISPATCH_ALL(dtype, {
+  EMBER_DISPATCH_ALL_AND_REDUCED(dtype, {
     auto* out = static_cast<scalar_t*>(result.data_ptr());
     if (out != nullptr) write_leaves(data, out);
   });
@@ -256,7 +256,7 @@ Tensor eye(std::int64_t n, std::optional<std::int64_t> m, TensorOptions options)
   // eye(2^32)); empty then checks the bytes ("Storage size calculation overflowed ...").
   (void)compute_numel({n, columns});
   Tensor result = empty({n, columns}, TensorOptions().dtype(dtype));
-  EMBER_DISPATCH_ALL(dtype, {
+  EMBER_DISPATCH_ALL_AND_REDUCED(dtype, {
     auto* out = static_cast<scalar_t*>(result.data_ptr());
     for (std::int64_t i = 0; i < n * columns; ++i) out[i] = static_cast<scalar_t>(0);
     for (std::int64_t i = 0; i < std::min(n, columns); ++i) out[i * columns + i] = static_cast<scalar_t>(1);

@@ -81,7 +81,34 @@ GemmPlan make_gemm_plan(const Operand& a, const Operand& b, const Operand& c, st
 }
 
 void run_gemm(const Operand& a, const Operand& b, const Operand& c, std::int64_t batch, std::int64_t m,
-              std::int64_t n, std::int64_t k, double beta, double alpha, const Operand* bias = nullptr) {
+              std::int64_t n, std::int64_t k, double beta, double alpha, const Operand* bias = nullptr);
+
+// The 16-bit floats multiply in float32: the operands are widened (exactly), the float32
+// GEMM accumulates, and the result is rounded into C once, which is what PyTorch's bfloat16
+// and float16 matmuls compute (fp32 accumulation; the order of the additions may differ, so
+// a result can differ in its last bit). This is the plain path; a GEMM that reads 16-bit
+// operands directly (AMX, tensor cores) is to come (issue 22).
+void run_gemm_in_float32(const Operand& a, const Operand& b, const Operand& c, std::int64_t batch, std::int64_t m,
+                         std::int64_t n, std::int64_t k, double beta, double alpha, const Operand* bias) {
+  const Tensor a32 = to_dtype(*a.tensor, DType::Float32), b32 = to_dtype(*b.tensor, DType::Float32);
+  const Tensor c32 = beta != 0.0 && bias == nullptr ? to_dtype(*c.tensor, DType::Float32)
+                                                    : empty(c.tensor->sizes(), c.tensor->options().dtype(DType::Float32));
+  Tensor bias32;
+  Operand bias_operand{};
+  if (bias != nullptr) {
+    bias32 = to_dtype(*bias->tensor, DType::Float32);
+    bias_operand = {&bias32, bias->batch_dim, bias->row_dim, bias->col_dim};
+  }
+  run_gemm({&a32, a.batch_dim, a.row_dim, a.col_dim}, {&b32, b.batch_dim, b.row_dim, b.col_dim},
+           {&c32, c.batch_dim, c.row_dim, c.col_dim}, batch, m, n, k, beta, alpha,
+           bias != nullptr ? &bias_operand : nullptr);
+  copy_(*c.tensor, c32);
+}
+
+void run_gemm(const Operand& a, const Operand& b, const Operand& c, std::int64_t batch, std::int64_t m,
+              std::int64_t n, std::int64_t k, double beta, double alpha, const Operand* bias) {
+  if (is_reduced_floating_point(c.tensor->dtype()))
+    return run_gemm_in_float32(a, b, c, batch, m, n, k, beta, alpha, bias);
   const GemmPlan plan = make_gemm_plan(a, b, c, batch, m, n, k, beta, alpha, bias);
   if (bias != nullptr) addmm_kernel(c.tensor->device(), plan);
   else gemm_kernel(c.tensor->device(), plan);

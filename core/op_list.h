@@ -14,6 +14,8 @@
 
 #include <type_traits>
 
+#include <ember/core/reduced_float.h>
+
 namespace ember {
 
 // Which dtypes an op takes (native:: applies it before the kernel runs):
@@ -94,9 +96,10 @@ enum class OpResult { SameDType, Bool };
 #define EMBER_BINARY_KERNELS \
   EMBER_BINARY_OPS(EMBER_BINARY_ROW_KERNEL_) EMBER_BACKWARD_OPS(EMBER_BACKWARD_ROW_KERNEL_)
 
-// Whether a kernel instantiates its functor for element type T.
+// Whether a kernel instantiates its functor for element type T (bfloat16 and float16 count
+// as floating: their functor is the float one, element::in_opmath).
 template <OpInputs inputs, class T>
-constexpr bool op_accepts = inputs == OpInputs::AnyDType || std::is_floating_point_v<T>;
+constexpr bool op_accepts = inputs == OpInputs::AnyDType || is_floating_v<T>;
 
 // The element type a binary kernel writes: T, or bool for a comparison.
 template <OpResult result, class T>

@@ -49,7 +49,7 @@ class HostView {
 
   Element at(std::int64_t offset) const {
     Element element;
-    EMBER_DISPATCH_ALL(tensor_.dtype(), {
+    EMBER_DISPATCH_ALL_AND_REDUCED(tensor_.dtype(), {
       scalar_t value = static_cast<const scalar_t*>(tensor_.data_ptr())[offset];
       element.floating = static_cast<double>(value);
       element.integral = static_cast<std::int64_t>(value);

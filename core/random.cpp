@@ -313,6 +313,8 @@ std::uint64_t random_range_for(DType dtype) {
     case DType::Int64: return std::uint64_t{1} << 63;
     case DType::Float32: return (std::uint64_t{1} << 24) + 1;
     case DType::Float64: return (std::uint64_t{1} << 53) + 1;
+    case DType::Float16: return (std::uint64_t{1} << 11) + 1;
+    case DType::BFloat16: return (std::uint64_t{1} << 8) + 1;
   }
   return 2;
 }
@@ -323,6 +325,8 @@ std::uint64_t random_range_for(DType dtype) {
 
 void uniform_(const Tensor& self, double from, double to, Generator* generator) {
   check_floating(self, "check_uniform_bounds");
+  // Not yet drawn in 16 bits: draw in float32 and convert (x.float().uniform_().to(...)).
+  if (is_reduced_floating_point(self.dtype())) detail::throw_dtype_not_implemented(self.dtype());
   check_uniform_bounds(self.dtype(), from, to);  // PyTorch's checks and messages
   if (!self.is_cpu()) {
     // float32 bounds are rounded to float32 first, as on the CPU.

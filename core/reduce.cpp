@@ -184,6 +184,10 @@ Tensor softmax_impl(const Tensor& self, std::int64_t dim, bool log) {
   const std::int64_t wrapped = wrap_dim(dim, self.dim());
   EMBER_CHECK(is_floating_point(self.dtype()), DTypeError, log ? "\"log_softmax" : "\"softmax",
               "_lastdim_kernel_impl\" not implemented for '", scalar_type_name(self.dtype()), "'");
+  // bfloat16 and float16 compute in float32 and round once, as PyTorch's kernels do: the
+  // float32 kernel on the widened input (core/reduced_float.h).
+  if (is_reduced_floating_point(self.dtype()))
+    return to_dtype(softmax_impl(to_dtype(self, DType::Float32), dim, log), self.dtype());
   Tensor input = contiguous(self);
   Tensor output = empty(self.sizes(), self.options());
   if (output.numel() == 0) return output;
@@ -288,7 +292,7 @@ bool equal(const Tensor& a, const Tensor& b) {
   DType common = promote_types(a.dtype(), b.dtype());
   Tensor x = host_values(a, a.sizes(), common), y = host_values(b, b.sizes(), common);
   bool same = true;
-  EMBER_DISPATCH_ALL(common, {
+  EMBER_DISPATCH_ALL_AND_REDUCED(common, {
     const scalar_t* xs = x.data_ptr<scalar_t>();
     const scalar_t* ys = y.data_ptr<scalar_t>();
     for (std::int64_t i = 0; i < x.numel() && same; ++i) same = xs[i] == ys[i];

@@ -31,6 +31,10 @@ class Scalar {
     }
   }
 
+  // A bfloat16 or float16 value is a floating number (exactly representable as a double).
+  template <class T, std::enable_if_t<is_reduced_float_v<T>, int> = 0>
+  Scalar(T value) : Scalar(static_cast<double>(static_cast<float>(value))) {}  // NOLINT
+
   Kind kind() const { return kind_; }
   bool is_floating_point() const { return kind_ == Kind::Floating; }
   bool is_integral() const { return kind_ == Kind::Integral; }

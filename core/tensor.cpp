@@ -44,7 +44,7 @@ Scalar Tensor::item() const {
   EMBER_CHECK(numel() == 1, ValueError, "a Tensor with ", numel(), " elements cannot be converted to Scalar");
   Tensor host = is_cpu() ? *this : native::to_device(*this, kCPU);
   Scalar result;
-  EMBER_DISPATCH_ALL(host.dtype(), result = Scalar(*static_cast<const scalar_t*>(host.data_ptr())));
+  EMBER_DISPATCH_ALL_AND_REDUCED(host.dtype(), result = Scalar(*static_cast<const scalar_t*>(host.data_ptr())));
   return result;
 }
 

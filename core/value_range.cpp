@@ -19,7 +19,13 @@ IntegralRange integral_range(DType dtype) {
 
 bool scalar_fits(Scalar value, DType dtype) {
   if (dtype == DType::Bool || dtype == DType::Float64 || value.is_bool()) return true;
+  // The largest finite value of a 16-bit float: anything beyond it (inf and NaN excepted)
+  // is PyTorch's overflow error, even where it would round down to the largest.
+  const double reduced_max = dtype == DType::Float16    ? 65504.0
+                             : dtype == DType::BFloat16 ? static_cast<double>(BFloat16::from_bits(0x7F7F))
+                                                        : 0.0;
   if (value.is_integral()) {
+    if (is_reduced_floating_point(dtype)) return std::fabs(static_cast<double>(value.to_int64())) <= reduced_max;
     if (is_floating_point(dtype)) return true;  // float32 holds every int64 magnitude (rounded)
     const IntegralRange range = integral_range(dtype);
     const std::int64_t v = value.to_int64();
@@ -31,6 +37,7 @@ bool scalar_fits(Scalar value, DType dtype) {
   if (dtype == DType::Float32) {
     return !std::isfinite(v) || std::fabs(v) <= static_cast<double>(std::numeric_limits<float>::max());
   }
+  if (is_reduced_floating_point(dtype)) return !std::isfinite(v) || std::fabs(v) <= reduced_max;
   // Into an integer type: the fraction is dropped, so anything below max + 1 fits. max + 1
   // is a power of two, exact as a double (2^63 for int64, where max itself is not).
   if (!std::isfinite(v)) return false;
@@ -52,6 +59,8 @@ std::string checked_convert_type_name(DType dtype) {
     case DType::Int64: return "int64_t";
     case DType::Float32: return "float";
     case DType::Float64: return "double";
+    case DType::Float16: return "c10::Half";
+    case DType::BFloat16: return "c10::BFloat16";
   }
   return "?";
 }
@@ -64,6 +73,8 @@ std::string sampler_type_name(DType dtype) {
     case DType::Int64: return "long";
     case DType::Float32: return "float";
     case DType::Float64: return "double";
+    case DType::Float16: return "c10::Half";
+    case DType::BFloat16: return "c10::BFloat16";
   }
   return "?";
 }

@@ -40,6 +40,8 @@ std::string safetensors_dtype(DType dtype) {
     case DType::Int64: return "I64";
     case DType::Float32: return "F32";
     case DType::Float64: return "F64";
+    case DType::Float16: return "F16";
+    case DType::BFloat16: return "BF16";
   }
   throw DTypeError("safetensors: unsupported dtype " + dtype_name(dtype));
 }
@@ -61,6 +63,8 @@ std::optional<DType> ember_dtype(const std::string& name) {
   if (name == "I64") return DType::Int64;
   if (name == "F32") return DType::Float32;
   if (name == "F64") return DType::Float64;
+  if (name == "F16") return DType::Float16;
+  if (name == "BF16") return DType::BFloat16;
   return std::nullopt;
 }
 

@@ -208,15 +208,15 @@ void unary_typed(UnaryOp op, const StridedPlan& plan, const UnaryParams& params)
   switch (op) {
 #define EMBER_UNARY_KERNEL(Functor, inputs)                                                      \
   case UnaryOp::Functor:                                                                      \
-    if constexpr (op_accepts<OpInputs::inputs, T>) return unary_loop<T, T>(plan, element::Functor<T>{}); \
+    if constexpr (op_accepts<OpInputs::inputs, T>) return unary_loop<T, T>(plan, element::in_opmath<T>(element::Functor<opmath_t<T>>{})); \
     break;
     EMBER_UNARY_KERNELS
 #undef EMBER_UNARY_KERNEL
     case UnaryOp::Clamp:
-      return unary_loop<T, T>(plan, element::Clamp<T>{params.low_as<T>(), params.high_as<T>(), params.has_low,
-                                                     params.has_high});
+      return unary_loop<T, T>(plan, element::in_opmath<T>(element::Clamp<opmath_t<T>>{params.low_as<opmath_t<T>>(), params.high_as<opmath_t<T>>(), params.has_low,
+                                                     params.has_high}));
     case UnaryOp::PowScalar:
-      return element::with_pow_scalar<T>(params.exponent, [&](auto power) { unary_loop<T, T>(plan, power); });
+      return element::with_pow_scalar<opmath_t<T>>(params.exponent, [&](auto power) { unary_loop<T, T>(plan, element::in_opmath<T>(power)); });
   }
   throw DTypeError(make_message("cpu::unary: op ", static_cast<int>(op), " not implemented for '",
                                 scalar_type_name(dtype_of_v<T>), "'"));
@@ -231,13 +231,14 @@ void binary_typed(BinaryOp op, const StridedPlan& plan, Scalar alpha_scalar) {
       const bool negate = op == BinaryOp::Sub;
       const double alpha_value = negate ? -alpha_scalar.to_double() : alpha_scalar.to_double();
       if (alpha_value == 1.0) {
-        binary_loop<T, T>(plan, element::Add<T>{});
+        binary_loop<T, T>(plan, element::in_opmath<T>(element::Add<opmath_t<T>>{}));
       } else if constexpr (!std::is_same_v<T, bool>) {
         if (alpha_value == -1.0) {
-          binary_loop<T, T>(plan, element::Sub<T>{});
+          binary_loop<T, T>(plan, element::in_opmath<T>(element::Sub<opmath_t<T>>{}));
         } else {
-          const T alpha = alpha_scalar.to<T>();
-          binary_loop<T, T>(plan, element::AddScaled<T>{negate ? math::neg(alpha) : alpha});
+          // A 16-bit alpha is rounded to T, then computed with in float, as PyTorch does.
+          const auto alpha = static_cast<opmath_t<T>>(alpha_scalar.to<T>());
+          binary_loop<T, T>(plan, element::in_opmath<T>(element::AddScaled<opmath_t<T>>{negate ? math::neg(alpha) : alpha}));
         }
       } else {
         binary_loop<T, T>(plan, element::AddScaled<T>{alpha_scalar.to<T>()});
@@ -246,7 +247,7 @@ void binary_typed(BinaryOp op, const StridedPlan& plan, Scalar alpha_scalar) {
     }
 #define EMBER_BINARY_KERNEL(Functor, result, types)                                               \
   case BinaryOp::Functor:                                                                     \
-    if constexpr (op_accepts<OpInputs::types, T>) return binary_loop<op_output_t<OpResult::result, T>, T>(plan, element::Functor<T>{}); \
+    if constexpr (op_accepts<OpInputs::types, T>) return binary_loop<op_output_t<OpResult::result, T>, T>(plan, element::in_opmath<T>(element::Functor<opmath_t<T>>{})); \
     break;
     EMBER_BINARY_KERNELS
 #undef EMBER_BINARY_KERNEL
@@ -260,7 +261,7 @@ void binary_typed(BinaryOp op, const StridedPlan& plan, Scalar alpha_scalar) {
 // ------------------------------------------------------------------ backend entry points
 
 void fill(const StridedPlan& plan, Scalar value) {
-  EMBER_DISPATCH_ALL(plan.dtypes[0], {
+  EMBER_DISPATCH_ALL_AND_REDUCED(plan.dtypes[0], {
     const scalar_t v = value.to<scalar_t>();
     scalar_t* out = operand<scalar_t>(plan, 0);
     const std::int64_t step = plan.strides[0][0];
@@ -289,24 +290,24 @@ void copy(const StridedPlan& plan) {
   }
   // Two dispatches: the destination type, then the source type (float -> int truncates
   // toward zero, nonzero -> true, as PyTorch's copy).
-  EMBER_DISPATCH_ALL(dst, {
+  EMBER_DISPATCH_ALL_AND_REDUCED(dst, {
     using dst_t = scalar_t;
-    EMBER_DISPATCH_ALL(src, {
+    EMBER_DISPATCH_ALL_AND_REDUCED(src, {
       unary_loop<dst_t, scalar_t>(plan, element::Cast<dst_t, scalar_t>{});
     });
   });
 }
 
 void unary(UnaryOp op, const StridedPlan& plan, const UnaryParams& params) {
-  EMBER_DISPATCH_ALL(plan.dtypes[1], unary_typed<scalar_t>(op, plan, params));
+  EMBER_DISPATCH_ALL_AND_REDUCED(plan.dtypes[1], unary_typed<scalar_t>(op, plan, params));
 }
 
 void binary(BinaryOp op, const StridedPlan& plan, Scalar alpha) {
-  EMBER_DISPATCH_ALL(plan.dtypes[1], binary_typed<scalar_t>(op, plan, alpha));
+  EMBER_DISPATCH_ALL_AND_REDUCED(plan.dtypes[1], binary_typed<scalar_t>(op, plan, alpha));
 }
 
 void where(const StridedPlan& plan) {
-  EMBER_DISPATCH_ALL(plan.dtypes[0], {
+  EMBER_DISPATCH_ALL_AND_REDUCED(plan.dtypes[0], {
     scalar_t* out = operand<scalar_t>(plan, 0);
     const bool* condition = operand<bool>(plan, 1);
     const scalar_t* a = operand<scalar_t>(plan, 2);

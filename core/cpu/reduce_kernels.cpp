@@ -9,7 +9,8 @@
 //
 // Accuracy: float32 sums (and means, and softmax's normaliser) accumulate in double (after
 // runs of 16 values in float, see sum_contiguous), so a sum of a million floats matches
-// PyTorch to float32 precision; integers accumulate modulo 2^64 (accumulate_t).
+// PyTorch to float32 precision; bfloat16 and float16 accumulate in double too and round
+// once at the end; integers accumulate modulo 2^64 (accumulate_t).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include <ember/core/cpu/cpu_kernels.h>
+#include <ember/core/element_math.h>
 #include <ember/core/error.h>
 #include <ember/core/parallel.h>
 
@@ -29,7 +31,7 @@ namespace {
 // complement wrap-around PyTorch's int64 sums and products show (in int64 itself an overflow
 // would be undefined behaviour).
 template <class T>
-using accumulate_t = std::conditional_t<std::is_floating_point_v<T>, double, std::uint64_t>;
+using accumulate_t = std::conditional_t<is_floating_v<T>, double, std::uint64_t>;  // bfloat16/float16 too
 
 // Calls block(o, i_begin, i_end) for every output (o, i), split across threads; within a
 // block o is fixed and i runs over [i_begin, i_end).
@@ -122,11 +124,7 @@ void sum_long_rows(ReduceOp op, const ReducePlan& plan) {
 
 template <class T>
 bool is_nan(T x) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return std::isnan(x);
-  } else {
-    return false;
-  }
+  return math::isnan(x);
 }
 
 // Sum, Mean and Prod: input and output share dtype T.
@@ -292,13 +290,13 @@ void reduce(ReduceOp op, const ReducePlan& plan) {
     case ReduceOp::Sum:
     case ReduceOp::Mean:
     case ReduceOp::Prod:
-      EMBER_DISPATCH_ALL(plan.input_dtype, accumulate_kernel<scalar_t>(op, plan));
+      EMBER_DISPATCH_ALL_AND_REDUCED(plan.input_dtype, accumulate_kernel<scalar_t>(op, plan));
       return;
     case ReduceOp::Max:
     case ReduceOp::Min:
     case ReduceOp::ArgMax:
     case ReduceOp::ArgMin:
-      EMBER_DISPATCH_ALL(plan.input_dtype, extremum_kernel<scalar_t>(op, plan));
+      EMBER_DISPATCH_ALL_AND_REDUCED(plan.input_dtype, extremum_kernel<scalar_t>(op, plan));
       return;
   }
 }

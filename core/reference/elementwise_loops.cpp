@@ -65,16 +65,16 @@ void unary_typed(UnaryOp op, const StridedPlan& plan, const UnaryParams& params)
   switch (op) {
 #define EMBER_UNARY_KERNEL(Functor, inputs)                                                      \
   case UnaryOp::Functor:                                                                      \
-    if constexpr (op_accepts<OpInputs::inputs, T>) return map_unary<T, T>(plan, element::Functor<T>{}); \
+    if constexpr (op_accepts<OpInputs::inputs, T>) return map_unary<T, T>(plan, element::in_opmath<T>(element::Functor<opmath_t<T>>{})); \
     break;
     EMBER_UNARY_KERNELS
 #undef EMBER_UNARY_KERNEL
     case UnaryOp::Clamp:
-      return map_unary<T, T>(plan, element::Clamp<T>{params.low_as<T>(), params.high_as<T>(), params.has_low,
-                                                    params.has_high});
+      return map_unary<T, T>(plan, element::in_opmath<T>(element::Clamp<opmath_t<T>>{params.low_as<opmath_t<T>>(), params.high_as<opmath_t<T>>(), params.has_low,
+                                                    params.has_high}));
     case UnaryOp::PowScalar:
       // x ** 2 is x * x, x ** 0.5 is sqrt(x), ...: PyTorch's shortcuts, chosen in one place.
-      return element::with_pow_scalar<T>(params.exponent, [&](auto power) { map_unary<T, T>(plan, power); });
+      return element::with_pow_scalar<opmath_t<T>>(params.exponent, [&](auto power) { map_unary<T, T>(plan, element::in_opmath<T>(power)); });
   }
   throw DTypeError(make_message("reference::unary: op ", static_cast<int>(op), " not implemented for '",
                                 scalar_type_name(dtype_of_v<T>), "'"));
@@ -87,13 +87,14 @@ template <class T>
 void add_typed(bool subtract, const StridedPlan& plan, Scalar alpha_scalar) {
   const double alpha_value = subtract ? -alpha_scalar.to_double() : alpha_scalar.to_double();
   if (alpha_value == 1.0) {
-    map_binary<T, T>(plan, element::Add<T>{});
+    map_binary<T, T>(plan, element::in_opmath<T>(element::Add<opmath_t<T>>{}));
   } else if constexpr (!std::is_same_v<T, bool>) {
     if (alpha_value == -1.0) {
-      map_binary<T, T>(plan, element::Sub<T>{});
+      map_binary<T, T>(plan, element::in_opmath<T>(element::Sub<opmath_t<T>>{}));
     } else {
-      const T alpha = alpha_scalar.to<T>();
-      map_binary<T, T>(plan, element::AddScaled<T>{subtract ? math::neg(alpha) : alpha});
+      // A 16-bit alpha is rounded to T, then computed with in float, as PyTorch does.
+          const auto alpha = static_cast<opmath_t<T>>(alpha_scalar.to<T>());
+      map_binary<T, T>(plan, element::in_opmath<T>(element::AddScaled<opmath_t<T>>{subtract ? math::neg(alpha) : alpha}));
     }
   } else {
     map_binary<T, T>(plan, element::AddScaled<T>{alpha_scalar.to<T>()});  // bool: a || (alpha && b)
@@ -107,7 +108,7 @@ void binary_typed(BinaryOp op, const StridedPlan& plan, Scalar alpha) {
     case BinaryOp::Sub: return add_typed<T>(true, plan, alpha);
 #define EMBER_BINARY_KERNEL(Functor, result, types)                                               \
   case BinaryOp::Functor:                                                                     \
-    if constexpr (op_accepts<OpInputs::types, T>) return map_binary<op_output_t<OpResult::result, T>, T>(plan, element::Functor<T>{}); \
+    if constexpr (op_accepts<OpInputs::types, T>) return map_binary<op_output_t<OpResult::result, T>, T>(plan, element::in_opmath<T>(element::Functor<opmath_t<T>>{})); \
     break;
     EMBER_BINARY_KERNELS
 #undef EMBER_BINARY_KERNEL
@@ -120,7 +121,7 @@ void binary_typed(BinaryOp op, const StridedPlan& plan, Scalar alpha) {
 
 // plan operands: [out]. Every element becomes value, converted to out's dtype.
 void fill(const StridedPlan& plan, Scalar value) {
-  EMBER_DISPATCH_ALL(plan.dtypes[0], {
+  EMBER_DISPATCH_ALL_AND_REDUCED(plan.dtypes[0], {
     const element::Fill<scalar_t> constant{value.to<scalar_t>()};
     for (std::int64_t i = 0; i < plan.numel; ++i) element<scalar_t>(plan, 0, i) = constant();
   });
@@ -130,23 +131,23 @@ void fill(const StridedPlan& plan, Scalar value) {
 // toward zero, nonzero -> true: element::Cast). The fast copy memcpy's same-dtype dense
 // tensors; converting a type to itself is the identity, so this loop gives the same bytes.
 void copy(const StridedPlan& plan) {
-  EMBER_DISPATCH_ALL(plan.dtypes[0], {
+  EMBER_DISPATCH_ALL_AND_REDUCED(plan.dtypes[0], {
     using dst_t = scalar_t;
-    EMBER_DISPATCH_ALL(plan.dtypes[1], { map_unary<dst_t, scalar_t>(plan, element::Cast<dst_t, scalar_t>{}); });
+    EMBER_DISPATCH_ALL_AND_REDUCED(plan.dtypes[1], { map_unary<dst_t, scalar_t>(plan, element::Cast<dst_t, scalar_t>{}); });
   });
 }
 
 void unary(UnaryOp op, const StridedPlan& plan, const UnaryParams& params) {
-  EMBER_DISPATCH_ALL(plan.dtypes[1], unary_typed<scalar_t>(op, plan, params));
+  EMBER_DISPATCH_ALL_AND_REDUCED(plan.dtypes[1], unary_typed<scalar_t>(op, plan, params));
 }
 
 void binary(BinaryOp op, const StridedPlan& plan, Scalar alpha) {
-  EMBER_DISPATCH_ALL(plan.dtypes[1], binary_typed<scalar_t>(op, plan, alpha));
+  EMBER_DISPATCH_ALL_AND_REDUCED(plan.dtypes[1], binary_typed<scalar_t>(op, plan, alpha));
 }
 
 // plan operands: [out, condition (bool), a, b]: out = condition ? a : b.
 void where(const StridedPlan& plan) {
-  EMBER_DISPATCH_ALL(plan.dtypes[0], {
+  EMBER_DISPATCH_ALL_AND_REDUCED(plan.dtypes[0], {
     const element::Where<scalar_t> choose{};
     for (std::int64_t i = 0; i < plan.numel; ++i) {
       element<scalar_t>(plan, 0, i) =

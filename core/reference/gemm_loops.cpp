@@ -82,6 +82,7 @@ void gemm(const GemmPlan& plan) {
     case DType::Bool:
       // native:: rejects bool before it gets here (PyTorch has no bool matmul either).
       throw DTypeError("\"addmm_impl_cpu_\" not implemented for 'Bool'");
+    default: detail::throw_dtype_not_implemented(plan.dtype);  // core/linalg.cpp widens the 16-bit floats
   }
 }
 

@@ -30,7 +30,7 @@ namespace ember::reference {
 namespace {
 
 template <class T>
-using accumulate_t = std::conditional_t<std::is_floating_point_v<T>, double, std::uint64_t>;
+using accumulate_t = std::conditional_t<is_floating_v<T>, double, std::uint64_t>;  // bfloat16/float16 too
 
 // input[o, r, i] of the [outer, reduce, inner] view.
 template <class T>
@@ -95,13 +95,13 @@ void reduce(ReduceOp op, const ReducePlan& plan) {
     case ReduceOp::Sum:
     case ReduceOp::Mean:
     case ReduceOp::Prod:
-      EMBER_DISPATCH_ALL(plan.input_dtype, accumulate<scalar_t>(op, plan));
+      EMBER_DISPATCH_ALL_AND_REDUCED(plan.input_dtype, accumulate<scalar_t>(op, plan));
       return;
     case ReduceOp::Max:
     case ReduceOp::Min:
     case ReduceOp::ArgMax:
     case ReduceOp::ArgMin:
-      EMBER_DISPATCH_ALL(plan.input_dtype, extremum<scalar_t>(op, plan));
+      EMBER_DISPATCH_ALL_AND_REDUCED(plan.input_dtype, extremum<scalar_t>(op, plan));
       return;
   }
 }

@@ -40,6 +40,7 @@ void topk(const TopkPlan& plan) {
     case DType::Float32: topk_typed<float>(plan); break;
     case DType::Float64: topk_typed<double>(plan); break;
     case DType::Bool: throw NotImplementedError("topk does not support bool dtypes on CPU");
+    default: detail::throw_dtype_not_implemented(plan.dtype);  // the 16-bit floats, not yet
   }
 }
 

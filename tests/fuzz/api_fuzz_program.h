@@ -82,6 +82,8 @@ inline std::string dtype_code(DType dtype) {
     case DType::Int64: return "ember::kInt64";
     case DType::Float32: return "ember::kFloat32";
     case DType::Float64: return "ember::kFloat64";
+    case DType::Float16: return "ember::kFloat16";
+    case DType::BFloat16: return "ember::kBFloat16";
   }
   return "?";
 }

@@ -157,7 +157,7 @@ TEST_CASE("the reader rejects malformed files, naming file and tensor", "[nn][se
   rejects(make_file("[1, 2, 3]", ""), "not a JSON object");
   rejects(make_file("{\"t\": ", ""), "not valid JSON");
   rejects(make_file(R"({"t":{"dtype":"Q7","shape":[2],"data_offsets":[0,8]}})", eight), "\"t\" has unknown dtype");
-  rejects(make_file(R"({"t":{"dtype":"F16","shape":[4],"data_offsets":[0,8]}})", eight), "ember does not support");
+  rejects(make_file(R"({"t":{"dtype":"I16","shape":[4],"data_offsets":[0,8]}})", eight), "ember does not support");
   rejects(make_file(R"({"t":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", eight), "tensor \"t\" has 8 bytes");
   rejects(make_file(R"({"t":{"dtype":"F32","shape":[2]}})", eight), "tensor \"t\" needs");
   rejects(make_file(R"({"t":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", eight), "tensor \"t\" has a shape");

@@ -45,7 +45,7 @@ double json_number(const nlohmann::json& value) {
 }  // namespace
 
 DType dtype_from_name(const std::string& name) {
-  for (DType dtype : {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64}) {
+  for (DType dtype : {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64, kFloat16, kBFloat16}) {
     if (dtype_name(dtype) == name) return dtype;
   }
   throw std::runtime_error("unknown dtype in reference: " + name);
@@ -57,11 +57,13 @@ Tensor tensor_from_json(const nlohmann::json& value) {
   Tensor result = empty(shape, dtype);
   const auto& data = value.at("data");
   if (static_cast<std::int64_t>(data.size()) != result.numel()) throw std::runtime_error("reference size mismatch");
-  EMBER_DISPATCH_ALL(dtype, {
+  EMBER_DISPATCH_ALL_AND_REDUCED(dtype, {
     auto* out = result.data_ptr<scalar_t>();
     for (std::size_t i = 0; i < data.size(); ++i) {
       if constexpr (std::is_integral_v<scalar_t>) {
-        out[i] = data[i].is_boolean() ? static_cast<scalar_t>(data[i].get<bool>()) : data[i].get<scalar_t>();
+        using integer_t = std::conditional_t<std::is_integral_v<scalar_t>, scalar_t, std::int64_t>;  // (compiled for all)
+        out[i] = data[i].is_boolean() ? static_cast<scalar_t>(data[i].get<bool>())
+                                      : static_cast<scalar_t>(data[i].get<integer_t>());
       } else {
         out[i] = static_cast<scalar_t>(json_number(data[i]));
       }
@@ -73,7 +75,7 @@ Tensor tensor_from_json(const nlohmann::json& value) {
 std::vector<double> to_vector(const Tensor& tensor) {
   Tensor host = native::contiguous(native::to_device(tensor, kCPU));
   std::vector<double> values(static_cast<std::size_t>(host.numel()));
-  EMBER_DISPATCH_ALL(host.dtype(), {
+  EMBER_DISPATCH_ALL_AND_REDUCED(host.dtype(), {
     const auto* in = host.data_ptr<scalar_t>();
     for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(in[i]);
   });

@@ -1,0 +1,18 @@
+// tests/apps/test_tutorial_12.cpp — §12, mixed precision, part 1: tutorial_12_mixed_precision
+// prints, character for character, what tests/reference/tutorial_12_mixed_precision.py
+// printed in PyTorch (tests/apps/expected/tutorial_12_mixed_precision.txt): 1/3 and its bits
+// in three formats, rounding ties to even, a stalled bfloat16 sum, float16's range, promotion.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "test_support.h"
+
+TEST_CASE("tutorial 12: the 16-bit formats, rounding and where precision is lost", "[apps][tutorial]") {
+  int exit_code = -1;
+  const std::string output = ember::testing::run_program("tutorial_12_mixed_precision", "", &exit_code);
+  const std::string expected =
+      ember::testing::read_file(std::string(EMBER_SOURCE_DIR) + "/tests/apps/expected/tutorial_12_mixed_precision.txt");
+  REQUIRE(exit_code == 0);
+  REQUIRE(output == expected);
+}

@@ -1,0 +1,261 @@
+// tests/core/test_reduced_float.cpp — bfloat16 and float16 against PyTorch (issue 22).
+//
+// The values come from tests/reference/gen_reduced_float.py: the rounding of float32,
+// float64 and int64 values to 16 bits (bit for bit), type promotion, elementwise ops,
+// reductions and matrix products on 16-bit tensors, printing and errors. Every op runs on
+// the fast loops and on the reference loops (EMBER_KERNELS=reference) alike.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <ember/core/factories.h>
+#include <ember/core/kernel_mode.h>
+#include <ember/core/layer_norm.h>
+#include <ember/core/native.h>
+#include <ember/core/print.h>
+#include <ember/core/reduced_float.h>
+#include <ember/core/type_promotion.h>
+
+#include "reduced_float_cases.h"
+#include "test_support.h"
+
+using namespace ember;
+using nlohmann::json;
+using testing::expected_elementwise;
+using testing::elementwise_ulps;
+using testing::require_matches;
+using testing::run_elementwise;
+
+namespace {
+
+const json& reference() { return testing::reduced_float_reference(); }
+
+std::uint16_t bits_of(BFloat16 value) { return value.bits; }
+std::uint16_t bits_of(Half value) { return value.bits; }
+
+// The bits of a 16-bit tensor's elements, in row-major order.
+std::vector<std::uint16_t> bits16(const Tensor& tensor) {
+  const Tensor dense = native::contiguous(tensor);
+  const auto* data = static_cast<const std::uint16_t*>(dense.data_ptr());
+  return {data, data + dense.numel()};
+}
+
+// Runs body on the fast loops and on the reference loops.
+template <class Body>
+void on_both_paths(const Body& body) {
+  for (KernelMode mode : {KernelMode::Fast, KernelMode::Reference}) {
+    KernelModeGuard guard(mode);
+    INFO("kernels: " << (mode == KernelMode::Fast ? "fast" : "reference"));
+    body();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("16-bit floats: the dtype table", "[reduced_float]") {
+  CHECK(itemsize(kBFloat16) == 2);
+  CHECK(itemsize(kFloat16) == 2);
+  CHECK(dtype_name(kBFloat16) == "bfloat16");
+  CHECK(dtype_name(kHalf) == "float16");
+  CHECK(scalar_type_name(kFloat16) == "Half");
+  CHECK(scalar_type_name(kBFloat16) == "BFloat16");
+  CHECK(is_floating_point(kBFloat16));
+  CHECK(is_reduced_floating_point(kFloat16));
+  CHECK_FALSE(is_reduced_floating_point(kFloat32));
+  CHECK_FALSE(is_integral(kBFloat16));
+  CHECK(dtype_of_v<BFloat16> == kBFloat16);
+  CHECK(dtype_of_v<Half> == kFloat16);
+}
+
+TEST_CASE("16-bit floats: float32 rounds to nearest even, as PyTorch rounds it", "[reduced_float]") {
+  const json& conversions = reference()["conversions"];
+  const auto inputs = conversions["float32_bits"].get<std::vector<std::uint32_t>>();
+  const auto bfloat16 = conversions["bfloat16"].get<std::vector<std::uint16_t>>();
+  const auto float16 = conversions["float16"].get<std::vector<std::uint16_t>>();
+  REQUIRE(inputs.size() > 300);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const float value = reduced_float::float_from_bits(inputs[i]);
+    INFO("float32 bits 0x" << std::hex << inputs[i]);
+    CHECK(bits_of(BFloat16(value)) == bfloat16[i]);
+    CHECK(bits_of(Half(value)) == float16[i]);
+  }
+  // The same through a tensor cast, on both paths.
+  Tensor source = empty({static_cast<std::int64_t>(inputs.size())}, kFloat32);
+  for (std::size_t i = 0; i < inputs.size(); ++i) source.data_ptr<float>()[i] = reduced_float::float_from_bits(inputs[i]);
+  on_both_paths([&] {
+    CHECK(bits16(native::to_dtype(source, kBFloat16)) == bfloat16);
+    CHECK(bits16(native::to_dtype(source, kFloat16)) == float16);
+  });
+}
+
+TEST_CASE("16-bit floats: NaN stays NaN (quiet), with float16 keeping its sign", "[reduced_float]") {
+  const float nan = std::nanf(""), negative_nan = -std::nanf("");
+  CHECK(bits_of(BFloat16(nan)) == 0x7FC0);
+  CHECK(bits_of(Half(nan)) == 0x7E00);
+  CHECK(bits_of(Half(negative_nan)) == 0xFE00);
+  CHECK(std::isnan(static_cast<float>(BFloat16::from_bits(0xFF81))));
+  // A signalling float16 NaN widens to a quiet float NaN with its payload.
+  CHECK(reduced_float::bits_of(static_cast<float>(Half::from_bits(0x7C01))) == 0x7FC02000u);
+}
+
+TEST_CASE("16-bit floats: every 16-bit value survives the round trip through float", "[reduced_float]") {
+  for (std::uint32_t bits = 0; bits < 65536; ++bits) {
+    const auto pattern = static_cast<std::uint16_t>(bits);
+    const float wide_bfloat16 = BFloat16::from_bits(pattern), wide_half = Half::from_bits(pattern);
+    if (!std::isnan(wide_bfloat16)) REQUIRE(bits_of(BFloat16(wide_bfloat16)) == pattern);
+    if (!std::isnan(wide_half)) REQUIRE(bits_of(Half(wide_half)) == pattern);
+  }
+  // float16's extremes: the largest finite value, the smallest normal and subnormal.
+  CHECK(static_cast<float>(Half::from_bits(0x7BFF)) == 65504.0f);
+  CHECK(static_cast<float>(Half::from_bits(0x0400)) == std::ldexp(1.0f, -14));
+  CHECK(static_cast<float>(Half::from_bits(0x0001)) == std::ldexp(1.0f, -24));
+}
+
+TEST_CASE("16-bit floats: float64 and int64 round through float32, as c10 does", "[reduced_float]") {
+  const json& from_float64 = reference()["from_float64"];
+  const json& from_int64 = reference()["from_int64"];
+  const Tensor doubles = testing::tensor_from_json({{"shape", {from_float64["values"].size()}},
+                                                    {"dtype", "float64"}, {"data", from_float64["values"]}});
+  const Tensor integers = testing::tensor_from_json({{"shape", {from_int64["values"].size()}},
+                                                     {"dtype", "int64"}, {"data", from_int64["values"]}});
+  on_both_paths([&] {
+    for (const char* name : {"bfloat16", "float16"}) {
+      INFO(name);
+      const DType dtype = testing::dtype_from_name(name);
+      CHECK(bits16(native::to_dtype(doubles, dtype)) == from_float64[name].get<std::vector<std::uint16_t>>());
+      CHECK(bits16(native::to_dtype(integers, dtype)) == from_int64[name].get<std::vector<std::uint16_t>>());
+    }
+  });
+  // 1 + 2^-8 + 2^-30 is nearer 1 + 2^-7 than 1, but float32 drops the 2^-30 first and the
+  // tie then goes to even: PyTorch's 1.0, which a direct rounding would miss.
+  CHECK(bits16(native::to_dtype(doubles, kBFloat16))[0] == 0x3F80);
+}
+
+TEST_CASE("16-bit floats: back to integers and bool", "[reduced_float]") {
+  const json& cases = reference()["to_integers"];
+  for (const char* name : {"bfloat16", "float16"}) {
+    INFO(name);
+    const DType dtype = testing::dtype_from_name(name);
+    std::vector<double> values;
+    for (const json& text : cases["values"]) values.push_back(std::stod(text.get<std::string>()));
+    Tensor source = empty({static_cast<std::int64_t>(values.size())}, dtype);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (dtype == kBFloat16) source.data_ptr<BFloat16>()[i] = BFloat16(static_cast<float>(values[i]));
+      else source.data_ptr<Half>()[i] = Half(static_cast<float>(values[i]));
+    }
+    const std::vector<double> as_bool = testing::to_vector(native::to_dtype(source, kBool));
+    const std::vector<double> as_int64 = testing::to_vector(native::to_dtype(source, kInt64));
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      CHECK(as_bool[i] == (cases[name]["bool"][i].get<bool>() ? 1.0 : 0.0));
+      if (std::isfinite(values[i])) CHECK(as_int64[i] == cases[name]["int64"][i].get<double>());
+    }
+  }
+}
+
+TEST_CASE("16-bit floats: type promotion is torch.promote_types", "[reduced_float]") {
+  for (const json& row : reference()["promotion"]) {
+    const DType a = testing::dtype_from_name(row[0]), b = testing::dtype_from_name(row[1]);
+    INFO(row[0] << " with " << row[1]);
+    CHECK(dtype_name(promote_types(a, b)) == row[2].get<std::string>());
+  }
+  for (const char* name : {"bfloat16", "float16"}) {
+    const DType dtype = testing::dtype_from_name(name);
+    const json& expected = reference()["scalar_promotion"][name];
+    const Tensor half_tensor = ones({2}, dtype);
+    CHECK("torch." + dtype_name(result_type(half_tensor, Scalar(2.5))) == expected[0].get<std::string>());
+    CHECK("torch." + dtype_name(result_type(half_tensor, Scalar(3))) == expected[1].get<std::string>());
+    CHECK("torch." + dtype_name(result_type(ones({2}, kInt64), full({}, 2.5, dtype))) ==
+          expected[2].get<std::string>());
+    CHECK("torch." + dtype_name(result_type(half_tensor, full({}, 2.5, kFloat64))) ==
+          expected[3].get<std::string>());
+  }
+}
+
+TEST_CASE("16-bit floats: elementwise ops compute in float32 and round once", "[reduced_float]") {
+  on_both_paths([&] {
+    for (const json& c : reference()["elementwise"]) {
+      const std::string op = c["op"];
+      std::vector<Tensor> args;
+      for (const json& a : c["args"]) args.push_back(testing::tensor_from_json(a));
+      INFO(op << " on " << dtype_name(args[0].dtype()) << (args.size() > 1 ? " and " + dtype_name(args[1].dtype()) : ""));
+      require_matches(run_elementwise(op, args), expected_elementwise(c, args), elementwise_ulps(op));
+    }
+  });
+}
+
+TEST_CASE("16-bit floats: non-contiguous and broadcast operands", "[reduced_float]") {
+  on_both_paths([&] {
+    const Tensor wide = native::to_dtype(native::reshape(arange(0, 12, 1, kFloat32), {3, 4}), kBFloat16);
+    const Tensor transposed = native::transpose(wide, 0, 1);  // [4, 3], strides (1, 4)
+    const Tensor row = native::to_dtype(full({3}, 0.5, kFloat32), kBFloat16);
+    const Tensor sum = native::add(transposed, row);
+    const Tensor expected = native::to_dtype(native::add(native::to_dtype(transposed, kFloat32), full({3}, 0.5, kFloat32)), kBFloat16);
+    require_matches(sum, expected);
+    // An empty and a 0-d tensor.
+    CHECK(native::add(empty({0, 3}, kFloat16), empty({3}, kFloat16)).sizes() == Shape{0, 3});
+    const Tensor scalar = native::mul(full({}, 1.5, kFloat16), full({}, 3.0, kFloat16));
+    CHECK(scalar.dim() == 0);
+    CHECK(scalar.item().to_double() == 4.5);
+  });
+}
+
+TEST_CASE("16-bit floats: reductions and softmax accumulate in float and round once", "[reduced_float]") {
+  on_both_paths([&] {
+    for (const json& c : reference()["reductions"]) {
+      const Tensor x = testing::tensor_from_json(c["input"]);
+      INFO(dtype_name(x.dtype()));
+      // Sums may round differently by a unit when the partial sums are added in another order.
+      require_matches(native::sum(x, {}, false), testing::tensor_from_json(c["sum"]), 1.0);
+      require_matches(native::mean(x, {}, false), testing::tensor_from_json(c["mean"]), 1.0);
+      require_matches(native::sum(x, {0}, false), testing::tensor_from_json(c["sum_dim0"]), 1.0);
+      require_matches(native::mean(x, {1}, false), testing::tensor_from_json(c["mean_dim1"]), 1.0);
+      require_matches(std::get<0>(native::max(x, 1, false)), testing::tensor_from_json(c["max_dim1"]));
+      require_matches(native::argmin(x, 0, false), testing::tensor_from_json(c["argmin_dim0"]));
+      require_matches(native::amax(x, {}, false), testing::tensor_from_json(c["amax"]));
+      // softmax's exp is the C library's here and SLEEF's in PyTorch: one unit apart at most.
+      require_matches(native::softmax(x, 1), testing::tensor_from_json(c["softmax_dim1"]), 1.0);
+      require_matches(native::log_softmax(x, 0), testing::tensor_from_json(c["log_softmax_dim0"]), 1.0);
+    }
+  });
+}
+
+TEST_CASE("16-bit floats: matrix products accumulate in float32", "[reduced_float]") {
+  on_both_paths([&] {
+    for (const json& c : reference()["products"]) {
+      const Tensor a = testing::tensor_from_json(c["a"]), b = testing::tensor_from_json(c["b"]);
+      const Tensor bias = testing::tensor_from_json(c["bias"]);
+      INFO(dtype_name(a.dtype()));
+      require_matches(native::mm(a, b), testing::tensor_from_json(c["mm"]), 1.0);
+      require_matches(native::addmm(bias, a, b, 1, 1), testing::tensor_from_json(c["addmm"]), 1.0);
+      require_matches(native::matmul(a, b), testing::tensor_from_json(c["mm"]), 1.0);
+      // A transposed operand reads the same values.
+      require_matches(native::mm(a, native::transpose(native::contiguous(native::transpose(b, 0, 1)), 0, 1)),
+                      testing::tensor_from_json(c["mm"]), 1.0);
+    }
+  });
+}
+
+TEST_CASE("16-bit floats: printed as PyTorch prints them", "[reduced_float]") {
+  for (const json& c : reference()["printing"]) {
+    const Tensor t = testing::tensor_from_json(c["tensor"]);
+    CHECK(to_string(t) == c["text"].get<std::string>());
+  }
+}
+
+TEST_CASE("16-bit floats: a number that overflows the format is an error, as in PyTorch", "[reduced_float]") {
+  const json& errors = reference()["errors"];
+  REQUIRE_THROWS_WITH(full({2}, 1e10, kFloat16), errors["fill_float16"].get<std::string>());
+  REQUIRE_THROWS_WITH(full({2}, 1e39, kBFloat16), errors["fill_bfloat16"].get<std::string>());
+  // In range, or inf and NaN themselves, is fine.
+  CHECK(full({1}, 65504.0, kFloat16).item().to_double() == 65504.0);
+  CHECK(std::isinf(full({1}, INFINITY, kFloat16).item().to_double()));
+}
+
+TEST_CASE("16-bit floats: an op without a 16-bit kernel says so instead of computing garbage", "[reduced_float]") {
+  const Tensor x = ones({2, 3}, kBFloat16);
+  REQUIRE_THROWS_WITH(native::layer_norm(x, {3}, Tensor(), Tensor(), 1e-5), Catch::Contains("not implemented for 'BFloat16'"));
+  REQUIRE_THROWS_WITH(arange(0, 4, 1, kFloat16), Catch::Contains("not implemented for 'Half'"));
+}
