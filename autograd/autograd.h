@@ -8,6 +8,7 @@
 
 #include <ember/autograd/accumulate_grad.h>
 #include <ember/autograd/anomaly.h>
+#include <ember/autograd/autocast.h>
 #include <ember/autograd/engine.h>
 #include <ember/autograd/function.h>
 #include <ember/autograd/grad_mode.h>

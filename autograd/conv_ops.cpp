@@ -12,6 +12,7 @@
 // which is why gradgradcheck (create_graph=true) holds to any order without a formula of its
 // own. The nodes are named as PyTorch names them: ConvolutionBackward0 for the forward, and
 // ConvolutionBackwardBackward0 for the backward ops.
+#include <ember/autograd/autocast.h>
 #include <ember/autograd/function.h>
 #include <ember/autograd/ops.h>
 #include <ember/core/factories.h>
@@ -88,6 +89,11 @@ Tensor conv_weight_grad(const Tensor& input, const Tensor& grad_output, const Sh
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const ExpandingArray<2>& stride,
               const ExpandingArray<2>& padding, const ExpandingArray<2>& dilation, std::int64_t groups) {
+  if (autocast::active()) {  // autograd/autocast.h: a lower-precision op
+    const autocast::SuspendGuard cast_once;
+    return ember::conv2d(autocast::to_lower_precision(input), autocast::to_lower_precision(weight),
+                         autocast::to_lower_precision(bias), stride, padding, dilation, groups);
+  }
   EMBER_RECORD_FUNCTION("conv2d", input, weight, bias);
   const native::Conv2dArgs args = native::check_conv2d(input, weight, bias, stride, padding, dilation, groups);
   // An unbatched (C, H, W) input is a batch of one, as PyTorch treats it.

@@ -6,6 +6,7 @@
 // reshape, mm, mv and bmm when recording, exactly as PyTorch composes it, so its gradient
 // (and second gradient) come from theirs and its grad_fn names are PyTorch's; without
 // autograd it calls native::matmul directly.
+#include <ember/autograd/autocast.h>
 #include <ember/autograd/function.h>
 #include <ember/autograd/ops.h>
 #include <ember/core/native.h>
@@ -41,6 +42,10 @@ Tensor mat2_gradient(const Tensor& g, const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  if (autocast::active()) {  // autograd/autocast.h: a lower-precision op
+    const autocast::SuspendGuard cast_once;
+    return ember::mm(autocast::to_lower_precision(a), autocast::to_lower_precision(b));
+  }
   EMBER_RECORD_FUNCTION("mm", a, b);
   Tensor out = native::mm(a, b);
   if (needs_grad(a, b)) {
@@ -58,6 +63,10 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  if (autocast::active()) {
+    const autocast::SuspendGuard cast_once;
+    return ember::bmm(autocast::to_lower_precision(a), autocast::to_lower_precision(b));
+  }
   EMBER_RECORD_FUNCTION("bmm", a, b);
   Tensor out = native::bmm(a, b);
   if (needs_grad(a, b)) {
@@ -75,6 +84,11 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
+  if (autocast::active()) {
+    const autocast::SuspendGuard cast_once;
+    return ember::addmm(autocast::to_lower_precision(bias), autocast::to_lower_precision(a),
+                        autocast::to_lower_precision(b), beta, alpha);
+  }
   EMBER_RECORD_FUNCTION("addmm", bias, a, b);
   Tensor out = native::addmm(bias, a, b, beta, alpha);
   if (needs_grad(bias, a, b)) {
@@ -123,6 +137,10 @@ Tensor squeeze_row_in_place(const Tensor& row) {
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (autocast::active()) {
+    const autocast::SuspendGuard cast_once;
+    return ember::matmul(autocast::to_lower_precision(a), autocast::to_lower_precision(b));
+  }
   EMBER_RECORD_FUNCTION("matmul", a, b);
   if (!needs_grad(a, b)) return native::matmul(a, b);
   EMBER_CHECK(a.dim() > 0 && b.dim() > 0, ShapeError, "both arguments to matmul need to be at least 1D, but they are ",

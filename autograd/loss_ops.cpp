@@ -9,6 +9,7 @@
 // per row (fused_cross_entropy below), except in reference mode (core/kernel_mode.h).
 #include <cmath>
 
+#include <ember/autograd/autocast.h>
 #include <ember/autograd/function.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
@@ -57,6 +58,10 @@ void check_same_size(const Tensor& input, const Tensor& target) {
 
 // ---------------------------------------------------------------- binary cross-entropy
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction) {
+  if (autocast::active()) {  // autograd/autocast.h: a float32 op
+    const autocast::SuspendGuard cast_once;
+    return ember::binary_cross_entropy(autocast::to_float32(input), autocast::to_float32(target), reduction);
+  }
   EMBER_RECORD_FUNCTION("binary_cross_entropy", input, target);
   check_same_size(input, target);
   if (input.numel() > 0) {
@@ -93,6 +98,10 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, Reduction
 }
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, Reduction reduction) {
+  if (autocast::active()) {
+    const autocast::SuspendGuard cast_once;
+    return ember::binary_cross_entropy_with_logits(autocast::to_float32(input), autocast::to_float32(target), reduction);
+  }
   EMBER_RECORD_FUNCTION("binary_cross_entropy_with_logits", input, target);
   EMBER_CHECK(IntArrayRef(input.sizes()) == IntArrayRef(target.sizes()), ValueError, "Target size (",
               size_string(target.sizes()), ") must be the same as input size (", size_string(input.sizes()), ")");
@@ -121,6 +130,10 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 
 // ---------------------------------------------------------------- negative log-likelihood
 Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction, std::int64_t ignore_index) {
+  if (autocast::active()) {
+    const autocast::SuspendGuard cast_once;
+    return ember::nll_loss(autocast::to_float32(input), target, reduction, ignore_index);
+  }
   EMBER_RECORD_FUNCTION("nll_loss", input, target);
   EMBER_CHECK(input.dim() >= 1, ShapeError, "input tensor should be 1D or 2D");
   if (input.dim() > 2) {
@@ -279,6 +292,11 @@ Tensor fused_cross_entropy(const Tensor& input, const Tensor& target, Reduction 
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction, std::int64_t ignore_index,
                      double label_smoothing) {
+  if (autocast::active()) {
+    const autocast::SuspendGuard cast_once;  // a float target (class probabilities) too
+    return ember::cross_entropy(autocast::to_float32(input), autocast::to_float32(target), reduction, ignore_index,
+                                label_smoothing);
+  }
   EMBER_RECORD_FUNCTION("cross_entropy", input, target);
   EMBER_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0, ValueError,
               "label_smoothing must be between 0.0 and 1.0. Got: ", label_smoothing);
@@ -312,6 +330,10 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduct
 
 // ---------------------------------------------------------------- mean squared error
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  if (autocast::active()) {
+    const autocast::SuspendGuard cast_once;
+    return ember::mse_loss(autocast::to_float32(input), autocast::to_float32(target), reduction);
+  }
   EMBER_RECORD_FUNCTION("mse_loss", input, target);
   Tensor difference = native::sub(input, target);  // broadcasts, as PyTorch (which warns)
   Tensor out = reduce_native(native::mul(difference, difference), reduction);

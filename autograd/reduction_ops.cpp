@@ -8,6 +8,7 @@
 #include <array>
 #include <numeric>
 
+#include <ember/autograd/autocast.h>
 #include <ember/autograd/function.h>
 #include <ember/autograd/ops.h>
 #include <ember/core/factories.h>
@@ -127,6 +128,10 @@ Tensor mean(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<DT
 }
 
 Tensor prod(const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
+  if (autocast::active()) {  // autograd/autocast.h: a float32 op
+    const autocast::SuspendGuard cast_once;
+    return ember::prod(autocast::to_float32(self), dims, keepdim, dtype);
+  }
   EMBER_RECORD_FUNCTION("prod", self);
   Tensor out = native::prod(self, dims, keepdim, dtype);
   if (needs_grad(self) && out.is_floating_point()) {

@@ -32,7 +32,7 @@ std::int64_t conv_output_size(std::int64_t in, std::int64_t kernel, std::int64_t
 }
 
 void check_floating(const Tensor& t) {
-  EMBER_CHECK(t.dtype() == DType::Float32 || t.dtype() == DType::Float64, DTypeError,
+  EMBER_CHECK(is_floating_point(t.dtype()), DTypeError,
               "\"conv2d\" not implemented for '", scalar_type_name(t.dtype()), "'");
 }
 
@@ -117,6 +117,10 @@ double conv_flops(const Tensor& output, const Tensor& weight) {
 }
 
 Tensor conv2d(const Tensor& input_any, const Tensor& weight_any, const Tensor& bias_any, const Conv2dArgs& args) {
+  // bfloat16/float16: the float32 kernel on the widened operands, rounded once, which is
+  // what PyTorch's 16-bit convolutions compute (float32 accumulation). Likewise below.
+  if (is_reduced_floating_point(input_any.dtype()))
+    return to_dtype(conv2d(widened(input_any), widened(weight_any), widened(bias_any), args), input_any.dtype());
   const Tensor input = contiguous(input_any), weight = contiguous(weight_any);
   const Tensor bias = bias_any.defined() ? contiguous(bias_any) : bias_any;
   const std::int64_t out_h = conv_output_size(input.size(2), weight.size(2), args.stride[0], args.padding[0], args.dilation[0]);
@@ -132,6 +136,9 @@ Tensor conv2d(const Tensor& input_any, const Tensor& weight_any, const Tensor& b
 
 Tensor conv2d_backward_input(const Tensor& grad_output_any, const Tensor& weight_any, IntArrayRef input_sizes,
                              const Conv2dArgs& args) {
+  if (is_reduced_floating_point(grad_output_any.dtype()))
+    return to_dtype(conv2d_backward_input(widened(grad_output_any), widened(weight_any), input_sizes, args),
+                    grad_output_any.dtype());
   const Tensor grad_output = contiguous(grad_output_any), weight = contiguous(weight_any);
   Tensor grad_input = empty(input_sizes, grad_output.options());
   if (grad_input.numel() == 0) return grad_input;
@@ -143,6 +150,9 @@ Tensor conv2d_backward_input(const Tensor& grad_output_any, const Tensor& weight
 
 Tensor conv2d_backward_weight(const Tensor& input_any, const Tensor& grad_output_any, IntArrayRef weight_sizes,
                               const Conv2dArgs& args) {
+  if (is_reduced_floating_point(input_any.dtype()))
+    return to_dtype(conv2d_backward_weight(widened(input_any), widened(grad_output_any), weight_sizes, args),
+                    input_any.dtype());
   const Tensor input = contiguous(input_any), grad_output = contiguous(grad_output_any);
   Tensor grad_weight = empty(weight_sizes, input.options());
   if (grad_weight.numel() == 0) return grad_weight;

@@ -103,6 +103,10 @@ Tensor to_dtype(const Tensor& self, DType dtype) {
   return out;
 }
 
+Tensor widened(const Tensor& self) {
+  return self.defined() && is_reduced_floating_point(self.dtype()) ? to_dtype(self, DType::Float32) : self;
+}
+
 Tensor to_device(const Tensor& self, Device device, bool non_blocking) {
   // "cuda" means the current GPU: name it first (PyTorch's ensure_has_index), so the new
   // tensor reports e.g. cuda:0, and a tensor on cuda:1 moves when cuda:0 is current.

@@ -22,8 +22,8 @@ void check_inputs(const Tensor& query, const Tensor& key, const Tensor& value) {
               ": Expected query, key, and value to have the same dtype, but got query.dtype: ",
               c_type_name(query.dtype()), " key.dtype: ", c_type_name(key.dtype()),
               " and value.dtype: ", c_type_name(value.dtype()), " instead.");
-  EMBER_CHECK(query.dtype() == DType::Float32 || query.dtype() == DType::Float64, DTypeError, kOp,
-              ": Expected data type in FP32, FP64, but got ", scalar_type_name(query.dtype()), " instead.");
+  EMBER_CHECK(is_floating_point(query.dtype()), DTypeError, kOp,
+              ": Expected data type in FP32, FP64, BF16, FP16, but got ", scalar_type_name(query.dtype()), " instead.");
   check_same_device(query, key);
   check_same_device(query, value);
   EMBER_CHECK(query.dim() >= 2 && key.dim() == query.dim() && value.dim() == query.dim(), ShapeError, kOp,
@@ -114,6 +114,13 @@ Shape with_last_two(const Tensor& like, std::int64_t rows, std::int64_t cols) {
 FlashAttentionResult flash_attention(const Tensor& query_in, const Tensor& key_in, const Tensor& value_in,
                                      bool is_causal, double scale) {
   check_inputs(query_in, key_in, value_in);
+  if (is_reduced_floating_point(query_in.dtype())) {
+    // bfloat16/float16: the float32 kernel on widened inputs; the output rounded once, the
+    // logsumexp kept in float32 (as PyTorch keeps it for 16-bit inputs).
+    FlashAttentionResult wide = flash_attention(widened(query_in), widened(key_in), widened(value_in), is_causal, scale);
+    wide.output = to_dtype(wide.output, query_in.dtype());
+    return wide;
+  }
   const std::int64_t queries = query_in.size(-2), keys = key_in.size(-2), value_dim = value_in.size(-1);
   FlashAttentionResult result;
   if (query_in.dim() == 4 && query_in.stride(1) < query_in.stride(2)) {
@@ -171,6 +178,14 @@ FlashAttentionGradients flash_attention_backward(const Tensor& grad_output_in, c
                                                  const Tensor& output_in, const Tensor& logsumexp_in, bool is_causal,
                                                  double scale) {
   check_inputs(query_in, key_in, value_in);
+  if (is_reduced_floating_point(query_in.dtype())) {  // as the forward: in float32, rounded once
+    FlashAttentionGradients wide =
+        flash_attention_backward(widened(grad_output_in), widened(query_in), widened(key_in), widened(value_in),
+                                 widened(output_in), widened(logsumexp_in), is_causal, scale);
+    for (Tensor* gradient : {&wide.grad_query, &wide.grad_key, &wide.grad_value})
+      *gradient = to_dtype(*gradient, query_in.dtype());
+    return wide;
+  }
   const Shape output_sizes = with_last_two(query_in, query_in.size(-2), value_in.size(-1));
   for (const Tensor* t : {&grad_output_in, &output_in}) {
     check_same_device(query_in, *t);

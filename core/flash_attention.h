@@ -18,13 +18,14 @@ struct FlashAttentionResult {
   // [B, L, H, Ev] in memory seen through a transpose, so that the usual next step,
   // out.transpose(1, 2).reshape(B, L, H·Ev), is a view and not a copy.
   Tensor output;
-  // [..., L], q's dtype, contiguous: log Σ_j exp(s_ij) per query row. (PyTorch's CPU kernel
+  // [..., L], q's dtype (float32 for a 16-bit q), contiguous: log Σ_j exp(s_ij) per query row. (PyTorch's CPU kernel
   // lays its logsumexp out as [B, L, H]; the values are the same.)
   Tensor logsumexp;
 };
 
 // query [..., L, E], key [..., S, E], value [..., S, Ev]: the same leading dims (no
-// broadcasting), at least 2-D, one floating dtype (float32 or float64) and one device.
+// broadcasting), at least 2-D, one floating dtype (bfloat16 and float16 computed in float32)
+// and one device.
 // is_causal: query i sees keys 0..i (top-left). scale multiplies q·kᵀ. L or S may be 0 (S
 // == 0: the output is 0 and the logsumexp -inf). Inputs are read through their strides;
 // only an operand whose last dim is strided is copied first.

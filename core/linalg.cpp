@@ -231,6 +231,10 @@ std::pair<Tensor, Tensor> broadcast_batch(const Tensor& a_in, const Tensor& b_in
 // dims (the usual case), or, when they do not all merge (merge_batch_dims), one strided-batch
 // GEMM per index of the other groups; never a copy.
 Tensor matmul_batched(const Tensor& a_in, const Tensor& b_in) {
+  // The 16-bit floats: in float32, rounded once, as run_gemm_in_float32 (this path builds its
+  // own plans).
+  if (is_reduced_floating_point(a_in.dtype()))
+    return to_dtype(matmul_batched(widened(a_in), widened(b_in)), a_in.dtype());
   auto [a, b] = broadcast_batch(a_in, b_in);
   const std::int64_t batch_dims = a.dim() - 2;
   const std::int64_t n = a.size(-2), k = a.size(-1), p = b.size(-1);

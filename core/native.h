@@ -48,6 +48,10 @@ Tensor alias(const Tensor& self);  // a new handle on the same data with no auto
 Tensor contiguous(const Tensor& self);  // self itself when already contiguous
 Tensor clone(const Tensor& self);       // always a fresh contiguous copy
 Tensor to_dtype(const Tensor& self, DType dtype);    // self when dtype matches
+// A bfloat16/float16 tensor as float32 (exact); any other tensor, or an undefined one, as it
+// is. The ops whose 16-bit kernels compute in float32 anyway (convolution, pooling, fused
+// attention) run their float32 kernel on widened inputs and round the result once.
+Tensor widened(const Tensor& self);
 Tensor to_device(const Tensor& self, Device device, bool non_blocking = false); // self when device matches
 // dst <- src, broadcasting src to dst's shape and casting to dst's dtype; any devices.
 void copy_(const Tensor& dst, const Tensor& src);

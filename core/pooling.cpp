@@ -28,7 +28,7 @@ std::int64_t pooling_output_size(std::int64_t in, std::int64_t kernel, std::int6
 }
 
 void check_floating(const Tensor& t, const char* name) {
-  EMBER_CHECK(t.dtype() == DType::Float32 || t.dtype() == DType::Float64, DTypeError, "\"", name,
+  EMBER_CHECK(is_floating_point(t.dtype()), DTypeError, "\"", name,
               "\" not implemented for '", scalar_type_name(t.dtype()), "'");
 }
 
@@ -137,6 +137,12 @@ Pool2dArgs check_adaptive_avg_pool2d(const Tensor& input, const ExpandingArray<2
 }
 
 std::tuple<Tensor, Tensor> pool2d(const Tensor& input_any, const Pool2dArgs& args) {
+  // bfloat16/float16: the float32 kernel on the widened input, rounded once (a max is exact;
+  // an average is PyTorch's float32 sum, rounded). Likewise the backward.
+  if (is_reduced_floating_point(input_any.dtype())) {
+    auto [output, indices] = pool2d(widened(input_any), args);
+    return {to_dtype(output, input_any.dtype()), indices};
+  }
   const Tensor input = contiguous(input_any);
   const Shape in = batched_sizes(input);
   Shape out_sizes = input.sizes();
@@ -158,6 +164,8 @@ std::tuple<Tensor, Tensor> pool2d(const Tensor& input_any, const Pool2dArgs& arg
 
 Tensor pool2d_backward(const Tensor& grad_output_any, const Tensor& indices_any, IntArrayRef input_sizes,
                        const Pool2dArgs& args) {
+  if (is_reduced_floating_point(grad_output_any.dtype()))
+    return to_dtype(pool2d_backward(widened(grad_output_any), indices_any, input_sizes, args), grad_output_any.dtype());
   const Tensor grad_output = contiguous(grad_output_any);
   const Tensor indices = indices_any.defined() ? contiguous(indices_any) : indices_any;
   Tensor grad_input = empty(input_sizes, grad_output.options());

@@ -25,6 +25,7 @@
 // backward. PyTorch's own kernels round differently among themselves (its math path scales
 // q and k by √scale each, its CPU flash kernel — and ember's — scales inside the product);
 // with a power-of-two scale (E = 4, 16, 64, ...) every order gives the same bits.
+#include <ember/autograd/autocast.h>
 #include <ember/nn/attention.h>
 
 #include <algorithm>
@@ -139,8 +140,8 @@ std::string flash_attention_unsupported_reason(const Tensor& query, const Tensor
         << " instead.";
     return why.str();
   }
-  if (query.dtype() != DType::Float32 && query.dtype() != DType::Float64) {
-    why << "Expected query, key and value to all be of dtype: {Float, Double}. Got Query dtype: "
+  if (!is_floating_point(query.dtype())) {
+    why << "Expected query, key and value to all be of dtype: {Float, Double, BFloat16, Half}. Got Query dtype: "
         << c_type_name(query.dtype()) << ", Key dtype: " << c_type_name(key.dtype())
         << ", and Value dtype: " << c_type_name(value.dtype()) << " instead.";
     return why.str();
@@ -199,6 +200,12 @@ SDPBackend select_sdp_backend(const Tensor& query, const Tensor& key, const Tens
 Tensor functional::scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                                 const Tensor& attn_mask, double dropout_p, bool is_causal,
                                                 std::optional<double> scale) {
+  if (autocast::active()) {  // autograd/autocast.h: a lower-precision op (a float mask too)
+    const autocast::SuspendGuard cast_once;
+    return functional::scaled_dot_product_attention(
+        autocast::to_lower_precision(query), autocast::to_lower_precision(key), autocast::to_lower_precision(value),
+        autocast::to_lower_precision(attn_mask), dropout_p, is_causal, scale);
+  }
   check_attention_inputs(query, key, value, attn_mask, is_causal);
   // PyTorch (2.15) runs three 3-D inputs [N, L, E] as one batch of N heads, [1, N, L, E], so
   // that they reach the fused kernel too; the output's grad_fn is then SqueezeBackward1.

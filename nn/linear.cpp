@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <ember/autograd/autocast.h>
 #include <ember/autograd/fused_ops.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
@@ -16,6 +17,11 @@
 namespace ember::nn {
 
 Tensor functional::linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  if (autocast::active()) {  // autograd/autocast.h: a lower-precision op; the weight's copy is cached
+    const autocast::SuspendGuard cast_once;
+    return functional::linear(autocast::to_lower_precision(input), autocast::to_lower_precision(weight),
+                              autocast::to_lower_precision(bias));
+  }
   EMBER_RECORD_FUNCTION("linear", input, weight, bias);
   // PyTorch's at::linear checks the ranks first, with its own message (a 0-d input has no
   // feature dim to multiply).

@@ -55,7 +55,8 @@ nlohmann::json config_json(const Checkpoint& c) {
             {"monitor", monitor_name(t.monitor)},
             {"clip_grad_norm", t.clip_grad_norm},
             {"clip_grad_value", t.clip_grad_value},
-            {"grad_accum", t.grad_accum}}}};
+            {"grad_accum", t.grad_accum},
+            {"precision", t.precision}}}};
   if (c.model.kind == "cnn") {  // absent for an MLP, as in checkpoints written before --model
     config["channels"] = c.model.channels;
     config["input_shape"] = c.model.input_shape;
@@ -94,6 +95,7 @@ void read_schedule_options(const nlohmann::json& train, TrainOptions& options) {
   options.clip_grad_norm = train.value("clip_grad_norm", defaults.clip_grad_norm);
   options.clip_grad_value = train.value("clip_grad_value", defaults.clip_grad_value);
   options.grad_accum = train.value("grad_accum", defaults.grad_accum);
+  options.precision = train.value("precision", defaults.precision);  // fp32 before --precision
 }
 
 }  // namespace

@@ -37,6 +37,7 @@
 #include "metrics_log.h"
 #include "model_flops.h"
 #include "output_paths.h"
+#include "precision.h"
 #include "progress.h"
 #include "step_profiler.h"
 #include "tensorboard_writer.h"
@@ -123,6 +124,7 @@ struct GptRun {
 // nanoGPT's estimate_loss: the mean loss over --eval-batches random batches of each split.
 double estimate_loss(GptRun& run, const Tensor& split) {
   NoGradGuard no_grad;
+  const PrecisionScope precision(run.options.precision, run.device);  // evaluated as trained
   double sum = 0;
   for (std::int64_t i = 0; i < run.options.gpt.eval_batches; ++i) {
     auto [x, y] = get_batch(split, run.options.gpt.block_size, run.options.batch_size, run.device);
@@ -342,7 +344,11 @@ int run_train_gpt(const TrainOptions& options) {
     const Clock::time_point step_start = Clock::now();
     auto [x, y] = get_batch(run.corpus.train, gpt.block_size, options.batch_size, device);
     run.flops.begin_step(x.numel());  // the summary's MFU counts one step's FLOPs, per token
-    Tensor loss = nn::GPT::loss(run.trained->forward(x), y);
+    Tensor loss;
+    {
+      const PrecisionScope precision(options.precision, device);  // --precision bf16: autocast (precision.h)
+      loss = nn::GPT::loss(run.trained->forward(x), y);
+    }
     loss.backward();
     run.flops.end_step();
     if (options.clip_grad_norm > 0) nn::utils::clip_grad_norm_(model->parameters(), options.clip_grad_norm);

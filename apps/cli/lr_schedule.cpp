@@ -30,6 +30,7 @@ std::string describe_schedule(const TrainOptions& options) {
   if (options.grad_accum > 1) add(make_message("grad accum ", options.grad_accum));
   if (options.clip_grad_norm > 0) add(make_message("clip grad norm ", options.clip_grad_norm));
   if (options.clip_grad_value > 0) add(make_message("clip grad value ", options.clip_grad_value));
+  if (options.precision != "fp32") add("precision " + options.precision + " (autocast)");
   return text;
 }
 

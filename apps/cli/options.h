@@ -126,6 +126,9 @@ struct TrainOptions {
   // Hardening (issue 16): a non-finite training loss stops the run unless --no-stop-on-nan;
   // world_size is the number of ranks (recorded in checkpoints, compared on --resume).
   bool stop_on_nan = true;
+  // --precision: fp32, or bf16 / fp16 autocast around each forward pass and loss (matrix
+  // products and convolutions in 16 bits, float32 parameters and loss: docs/mixed-precision.md).
+  std::string precision = "fp32";
   std::int64_t world_size = 1;
 
   // The effective options as a --config file (JSON, config_file.h), made by main.cpp from

@@ -72,6 +72,7 @@ void schedule_differences(const TrainOptions& saved, const TrainOptions& now, Di
   if ((kind == "cosine" || kind == "onecycle") && saved.epochs != now.epochs) {
     differ("--epochs (the schedule's length)", std::to_string(saved.epochs), std::to_string(now.epochs));
   }
+  if (saved.precision != now.precision) differ("--precision", saved.precision, now.precision);
   if (saved.clip_grad_norm != now.clip_grad_norm) {
     differ("--clip-grad-norm", number_text(saved.clip_grad_norm), number_text(now.clip_grad_norm));
   }

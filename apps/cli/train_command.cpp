@@ -49,6 +49,7 @@
 #include "interrupt.h"
 #include "options.h"
 #include "output_paths.h"
+#include "precision.h"
 #include "step_profiler.h"
 #include "tensorboard_writer.h"
 #include "training_run.h"
@@ -292,6 +293,7 @@ void finish_epoch(TrainingRun& run, EpochTotals& totals, std::int64_t epoch) {
   metrics.lr = totals.last_lr;
   // --lr-schedule plateau steps on every rank: each needs the monitored value.
   if (metrics.has_val && (run.distributed.is_main() || run.options.lr_schedule == "plateau")) {
+    const PrecisionScope precision(run.options.precision, run.device);  // evaluated as trained
     Evaluation validation = evaluate(*run.model, *run.split.validation, run.device);
     metrics.val_acc = validation.accuracy();
     metrics.val_loss = validation.mean_loss();
@@ -365,6 +367,7 @@ int finish_training(TrainingRun& run) {
   try {
     // Seconds on Fashion-MNIST: a Ctrl-C here stops after the current batch too.
     constexpr std::int64_t kBatch = 1000;
+    const PrecisionScope precision(run.options.precision, run.device);  // evaluated as trained
     summary.train_acc = evaluate(*run.model, run.split.train, run.device, kBatch, /*interruptible=*/true).accuracy();
     if (summary.has_val) {
       summary.val_acc = evaluate(*run.model, *run.split.validation, run.device, kBatch, true).accuracy();
@@ -412,8 +415,12 @@ int run_train(const TrainOptions& options) {
       Tensor features = example.data.to(run.device);
       Tensor labels = example.target.to(run.device);
       run.flops.begin_step(features.size(0));  // the summary's MFU counts one step's FLOPs
-      Tensor logits = (*run.trained)(features);
-      Tensor loss = F::cross_entropy(logits, labels);
+      Tensor logits, loss;
+      {
+        const PrecisionScope precision(run.options.precision, run.device);  // --precision bf16: autocast
+        logits = (*run.trained)(features);
+        loss = F::cross_entropy(logits, labels);
+      }
       // zero_grad, backward, step (with --grad-accum, --clip-grad-*, the lr schedule: optimizer_step.h)
       const bool last_batch = totals.batches + 1 == static_cast<std::int64_t>(run.loader->size());
       auto stepped = run.stepper->backward(loss, last_batch, next_step_logged(run));

@@ -231,6 +231,10 @@ TEST_CASE("16-bit floats: matrix products accumulate in float32", "[reduced_floa
       require_matches(native::mm(a, b), testing::tensor_from_json(c["mm"]), 1.0);
       require_matches(native::addmm(bias, a, b, 1, 1), testing::tensor_from_json(c["addmm"]), 1.0);
       require_matches(native::matmul(a, b), testing::tensor_from_json(c["mm"]), 1.0);
+      // Batched: [2, 7, 33] @ [33, 5] broadcasts b; each batch is the 2-D product.
+      const Tensor batched = native::matmul(native::stack({a, a}, 0), b);
+      require_matches(native::select(batched, 0, 1), testing::tensor_from_json(c["mm"]), 1.0);
+      require_matches(native::matmul(native::stack({a, a}, 0), native::stack({b, b}, 0)), batched);
       // A transposed operand reads the same values.
       require_matches(native::mm(a, native::transpose(native::contiguous(native::transpose(b, 0, 1)), 0, 1)),
                       testing::tensor_from_json(c["mm"]), 1.0);

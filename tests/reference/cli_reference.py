@@ -138,6 +138,7 @@ def parse(argv):
     p.add_argument("--val-split", type=float, default=0.0)
     p.add_argument("--workers", type=int, default=0)
     p.add_argument("--input-scale", type=float, default=None)
+    p.add_argument("--precision", default="fp32")
     p.add_argument("--generate", action="store_true")
     p.add_argument("--generate-missing", action="store_true")
     return p.parse_args(argv)
@@ -199,17 +200,24 @@ def train(args):
     else:
         opt = torch.optim.AdamW(network.parameters(), lr=args.lr, weight_decay=args.weight_decay)
 
+    # --precision bf16: the forward pass and the loss under autocast (the evaluation too).
+    low = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(args.precision)
+
+    def autocast():
+        return torch.autocast("cpu", dtype=low or torch.bfloat16, enabled=low is not None)
+
     losses = []
     for _ in range(args.epochs):
         network.train()
         for x, y in loader:
-            loss = F.cross_entropy(model(x), y)
+            with autocast():
+                loss = F.cross_entropy(model(x), y)
             opt.zero_grad()
             loss.backward()
             opt.step()
             losses.append(loss.item())
     network.eval()
-    with torch.no_grad():
+    with torch.no_grad(), autocast():
         test_acc = (model(x_test).argmax(1) == y_test).float().mean().item()
     return losses, network.state_dict(), test_acc
 
@@ -246,6 +254,11 @@ CONFIGS = [
     f"--data idx:{FIX}/idx --model cnn --channels 3 --epochs 2 --batch-size 5 --lr 0.05 --seed 8 --momentum 0.9",
     f"--data idx:{FIX}/idx --model cnn --channels 5,4 --hidden 6,5 --epochs 2 --batch-size 4 --lr 0.01 --seed 2 --optimizer adam",
     f"--data csv:{FIX}/tiny.csv --model cnn --input-shape 1,4,4 --channels 2,3 --hidden 4 --epochs 2 --batch-size 3 --lr 0.1 --seed 1 --input-scale 0.00392156862745098",
+    # --precision bf16: autocast around the forward pass and the loss (compared within bfloat16's
+    # precision: test_cli_parity.cpp).
+    "--data toy --hidden 30,20 --epochs 3 --batch-size 2 --lr 0.5 --seed 123 --precision bf16",
+    f"--data idx:{FIX}/idx --hidden 12,6 --epochs 3 --batch-size 5 --lr 0.3 --seed 8 --momentum 0.9 --precision bf16",
+    f"--data idx:{FIX}/idx --model cnn --channels 4,6 --hidden 8 --epochs 2 --batch-size 4 --lr 0.1 --seed 3 --precision bf16",
 ]
 
 

@@ -12,6 +12,7 @@ import os
 import struct
 
 import torch
+import torch.nn.functional as F
 
 from reflib import HERE, tensor_json, write
 
@@ -141,6 +142,28 @@ for name, dtype in DTYPES.items():
                      "softmax_input": tensor_json(s_in), "upstream": tensor_json(upstream),
                      "softmax_grad": tensor_json(softmax_grad), "log_softmax_grad": tensor_json(s_in.grad)})
 
+# Convolution, max pooling and fused attention on 16-bit values: forward and gradients.
+layers = []
+for name, dtype in DTYPES.items():
+    image = torch.randn(2, 3, 6, 6, generator=g).to(dtype).requires_grad_(True)
+    kernel = (torch.randn(4, 3, 3, 3, generator=g) * 0.3).to(dtype).requires_grad_(True)
+    kernel_bias = torch.randn(4, generator=g).to(dtype).requires_grad_(True)
+    conv = F.conv2d(image, kernel, kernel_bias, padding=1)
+    pooled = F.max_pool2d(conv, 2)
+    pooled_upstream = torch.randn(pooled.shape, generator=g).to(dtype)
+    (pooled * pooled_upstream).sum().backward()
+    q, k, v = ((torch.randn(1, 2, 5, 8, generator=g)).to(dtype).requires_grad_(True) for _ in range(3))
+    attended = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    attended_upstream = torch.randn(attended.shape, generator=g).to(dtype)
+    (attended * attended_upstream).sum().backward()
+    layers.append({"image": tensor_json(image), "kernel": tensor_json(kernel), "kernel_bias": tensor_json(kernel_bias),
+                   "conv": tensor_json(conv), "pooled": tensor_json(pooled), "pooled_upstream": tensor_json(pooled_upstream),
+                   "image_grad": tensor_json(image.grad), "kernel_grad": tensor_json(kernel.grad),
+                   "kernel_bias_grad": tensor_json(kernel_bias.grad),
+                   "q": tensor_json(q), "k": tensor_json(k), "v": tensor_json(v), "attended": tensor_json(attended),
+                   "attended_upstream": tensor_json(attended_upstream), "q_grad": tensor_json(q.grad),
+                   "k_grad": tensor_json(k.grad), "v_grad": tensor_json(v.grad)})
+
 printing = []
 for name, dtype in DTYPES.items():
     for values in ([1.0, 2.5, 1 / 3], [1e-5, 1e5], [[0.1, -2.0], [300.0, 0.0]], 1 / 3, [1.0, 2.0, 3.0], [math.nan, -math.inf, 1.5]):
@@ -169,5 +192,5 @@ write("reduced_float.json", {"conversions": conversions, "from_float64": {"value
                              "from_int64": {"values": I64, **from_int64}, "to_integers": {"values": [str(v) for v in BACK], **to_integers},
                              "promotion": promotion, "scalar_promotion": scalar_promotion,
                              "elementwise": elementwise, "reductions": reductions, "products": products,
-                             "autograd": autograd, "printing": printing, "errors": errors,
+                             "autograd": autograd, "layers": layers, "printing": printing, "errors": errors,
                              "safetensors_file": safetensors_file})

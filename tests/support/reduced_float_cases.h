@@ -51,6 +51,18 @@ inline void require_matches(const Tensor& actual, const Tensor& expected, double
   }
 }
 
+// actual within one unit of the 16-bit format at `scale` (or at the expected value, if larger)
+// of expected: for results that cancel, whose own last place is far below their inputs'.
+inline void require_matches_at_scale(const Tensor& actual, const Tensor& expected, double scale) {
+  REQUIRE(actual.dtype() == expected.dtype());
+  REQUIRE(actual.sizes() == expected.sizes());
+  const std::vector<double> got = to_vector(actual), want = to_vector(expected);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i << ": got " << got[i] << ", want " << want[i]);
+    REQUIRE(std::fabs(got[i] - want[i]) <= ulp_of(expected.dtype(), std::max(std::fabs(want[i]), scale)));
+  }
+}
+
 // Runs the op named in a case on its arguments (one or two tensors).
 inline Tensor run_elementwise(const std::string& op, const std::vector<Tensor>& args) {
   const Tensor& a = args[0];
