@@ -23,6 +23,7 @@
 #include <ember/nn/module.h>
 #include <ember/nn/module_list.h>
 #include <ember/nn/gpt.h>
+#include <ember/nn/grad_scaler.h>
 #include <ember/nn/optimizer.h>
 #include <ember/nn/parameter.h>
 #include <ember/nn/pooling.h>

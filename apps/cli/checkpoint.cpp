@@ -130,6 +130,7 @@ void save_checkpoint(const Checkpoint& checkpoint, const std::string& path) {
   for (const auto& [name, tensor] : checkpoint.model_state) tensors.insert("model." + name, tensor);
   for (const auto& [name, tensor] : checkpoint.optimizer_state) tensors.insert("optimizer." + name, tensor);
   for (const auto& [name, tensor] : checkpoint.scheduler_state) tensors.insert("scheduler." + name, tensor);
+  for (const auto& [name, tensor] : checkpoint.grad_scaler_state) tensors.insert("grad_scaler." + name, tensor);
   Metadata metadata = {{"format", kFormat},
                        {"epoch", std::to_string(checkpoint.epoch)},
                        {"step", std::to_string(checkpoint.step)},
@@ -230,6 +231,7 @@ Checkpoint load_checkpoint(const std::string& path) {
   checkpoint.model_state = with_prefix_removed(tensors, "model.");
   checkpoint.optimizer_state = with_prefix_removed(tensors, "optimizer.");
   checkpoint.scheduler_state = with_prefix_removed(tensors, "scheduler.");
+  checkpoint.grad_scaler_state = with_prefix_removed(tensors, "grad_scaler.");
   return checkpoint;
 }
 

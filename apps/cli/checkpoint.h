@@ -4,6 +4,7 @@
 //   tensors   "model.<name>"      the model's state_dict ("model.0.weight", ...)
 //             "optimizer.<name>"  the optimizer's state_dict (momentum buffers, Adam moments)
 //             "scheduler.<name>"  the learning-rate scheduler's state_dict (--lr-schedule)
+//             "grad_scaler.<name>" the loss scaler's state_dict (--precision fp16)
 //   __metadata__ (string -> string)
 //             "format"            "ember-cli-checkpoint/1"
 //             "epoch"             epochs completed
@@ -74,6 +75,7 @@ struct Checkpoint {
   // "scheduler.<key>" tensors: the --lr-schedule scheduler's state_dict (lr_schedule.h;
   // empty for a constant lr and in checkpoints written before schedules existed).
   nn::StateDict scheduler_state;
+  nn::StateDict grad_scaler_state;  // --precision fp16: amp::GradScaler's ("grad_scaler.<name>")
 };
 
 void save_checkpoint(const Checkpoint& checkpoint, const std::string& path);

@@ -39,6 +39,7 @@ void save_gpt_checkpoint(const GptCheckpoint& checkpoint, const std::string& pat
   nn::StateDict tensors = prefixed(checkpoint.model_state, "model.");
   tensors = prefixed(checkpoint.optimizer_state, "optimizer.", std::move(tensors));
   tensors = prefixed(checkpoint.scheduler_state, "scheduler.", std::move(tensors));
+  tensors = prefixed(checkpoint.grad_scaler_state, "grad_scaler.", std::move(tensors));
   const nn::GPTConfig& c = checkpoint.config;
   nlohmann::json config = {{"model", "gpt"},
                            {"vocabulary", data::encode_utf8(checkpoint.vocabulary.characters())},
@@ -132,6 +133,7 @@ GptCheckpoint load_gpt_checkpoint(const std::string& path) {
   checkpoint.model_state = with_prefix_removed(tensors, "model.");
   checkpoint.optimizer_state = with_prefix_removed(tensors, "optimizer.");
   checkpoint.scheduler_state = with_prefix_removed(tensors, "scheduler.");
+  checkpoint.grad_scaler_state = with_prefix_removed(tensors, "grad_scaler.");
   return checkpoint;
 }
 

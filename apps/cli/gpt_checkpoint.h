@@ -46,6 +46,7 @@ struct GptCheckpoint {
   // The default generator's state of every rank: [0] alone without ember-run.
   std::vector<std::vector<std::uint8_t>> generator_states;
   nn::StateDict model_state, optimizer_state, scheduler_state;
+  nn::StateDict grad_scaler_state;  // --precision fp16: amp::GradScaler's
   std::string train_config;  // the run's options as a --config file (JSON text)
 };
 

@@ -26,6 +26,7 @@
 #include <ember/nn/adam.h>
 #include <ember/nn/clip_grad.h>
 #include <ember/nn/gpt.h>
+#include <ember/nn/grad_scaler.h>
 #include <ember/nn/serialize.h>
 
 #include "checkpoint.h"
@@ -113,6 +114,7 @@ struct GptRun {
   Clock::time_point start;
   double last_train_loss = NAN, last_val_loss = NAN;
   ModelFlops flops{"token"};  // the summary's MFU (model_flops.h), per token
+  amp::GradScaler grad_scaler{{.enabled = options.precision == "fp16"}};  // --precision fp16
 
   double tokens_per_s() const {  // the whole job's: every rank trains on B · T tokens a step
     const double tokens =
@@ -148,6 +150,7 @@ void save_run(const GptRun& run) {
   for (const auto& [name, tensor] : run.model->state_dict()) checkpoint.model_state.insert(name, tensor.to(kCPU));
   for (const auto& [name, tensor] : run.optimizer->state_dict()) checkpoint.optimizer_state.insert(name, tensor.to(kCPU));
   checkpoint.scheduler_state = run.schedule.state_dict();
+  checkpoint.grad_scaler_state = run.grad_scaler.state_dict();
   checkpoint.train_config = run.options.config_json;
   save_gpt_checkpoint(checkpoint, run.options.save_path);
 }
@@ -299,6 +302,8 @@ int run_train_gpt(const TrainOptions& options) {
     // --allow-config-change); the schedule's state when it is the same schedule; the
     // generator, so the next batches are those the uninterrupted run drew.
     run.optimizer->load_state_dict(to_device(without_param_groups(resumed->optimizer_state), device));
+    if (run.grad_scaler.is_enabled() && !resumed->grad_scaler_state.empty())
+      run.grad_scaler.load_state_dict(resumed->grad_scaler_state);
     const bool same_schedule = config_differences(resumed->train_config, options.config_json, options).empty();
     if (same_schedule && !resumed->scheduler_state.empty()) {
       run.schedule.load_state_dict(resumed->scheduler_state);
@@ -349,11 +354,13 @@ int run_train_gpt(const TrainOptions& options) {
       const PrecisionScope precision(options.precision, device);  // --precision bf16: autocast (precision.h)
       loss = nn::GPT::loss(run.trained->forward(x), y);
     }
-    loss.backward();
+    run.grad_scaler.scale(loss).backward();  // --precision fp16: scaled (a no-op otherwise)
     run.flops.end_step();
+    run.grad_scaler.unscale_(*run.optimizer);
     if (options.clip_grad_norm > 0) nn::utils::clip_grad_norm_(model->parameters(), options.clip_grad_norm);
     const double lr = run.optimizer->learning_rate();
-    run.optimizer->step();
+    run.grad_scaler.step(*run.optimizer);  // skipped when a float16 gradient overflowed
+    run.grad_scaler.update();
     run.schedule.after_optimizer_step();
     run.optimizer->zero_grad(/*set_to_none=*/true);
     // The job's loss, the mean over ranks (one all-reduce, which also tells every rank whether

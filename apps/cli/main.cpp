@@ -144,9 +144,10 @@ void add_train_command(CLI::App& app, TrainOptions& train, Command& run) {
   add_schedule_options(*command, train);
   add_device_option(*command, train.device);
   command->add_option("--precision", train.precision,
-                      "fp32 (default), or bf16: each forward pass and loss under autocast, matrix products and "
-                      "convolutions in bfloat16, float32 parameters and loss (docs/mixed-precision.md)")
-      ->check(CLI::IsMember({"fp32", "bf16"}));
+                      "fp32 (default), bf16 or fp16: each forward pass and loss under autocast, matrix products "
+                      "and convolutions in 16 bits, float32 parameters and loss; fp16 with dynamic loss scaling "
+                      "(docs/mixed-precision.md)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   command->add_option("--timeout", train.timeout_s,
                       "Distributed: seconds the rendezvous and each collective wait for a peer (default: "
                       "EMBER_TIMEOUT, else 600)")

@@ -9,7 +9,11 @@ namespace ember::cli {
 
 OptimizerStepper::OptimizerStepper(const TrainOptions& options, optim::Optimizer& optimizer, nn::Module& trained,
                                    LrSchedule& schedule)
-    : options_(options), optimizer_(optimizer), trained_(trained), schedule_(schedule) {}
+    : options_(options),
+      optimizer_(optimizer),
+      trained_(trained),
+      schedule_(schedule),
+      grad_scaler_({.enabled = options.precision == "fp16"}) {}
 
 std::optional<OptimizerStepper::Stepped> OptimizerStepper::backward(const Tensor& loss, bool last_batch_of_epoch,
                                                                     bool want_grad_norm) {
@@ -23,10 +27,11 @@ std::optional<OptimizerStepper::Stepped> OptimizerStepper::backward(const Tensor
     auto* ddp = dynamic_cast<distributed::DistributedDataParallel*>(&trained_);
     std::optional<distributed::DistributedDataParallel::NoSyncGuard> no_sync;
     if (ddp != nullptr && !steps_now) no_sync.emplace(*ddp);
+    // --precision fp16: the loss is scaled before backward (amp::GradScaler; a no-op otherwise).
     if (accumulate > 1) {
-      loss.div(static_cast<double>(accumulate)).backward();
+      grad_scaler_.scale(loss.div(static_cast<double>(accumulate))).backward();
     } else {
-      loss.backward();
+      grad_scaler_.scale(loss).backward();
     }
   }
   if (!steps_now) return std::nullopt;
@@ -34,6 +39,7 @@ std::optional<OptimizerStepper::Stepped> OptimizerStepper::backward(const Tensor
 
   Stepped stepped;
   const std::vector<Tensor>& parameters = optimizer_.parameters();
+  grad_scaler_.unscale_(optimizer_);  // the true gradients, before their norm and clipping
   if (options_.clip_grad_norm > 0) {
     // Device-side; read back (a synchronisation) only for a step that is logged.
     Tensor norm = nn::utils::clip_grad_norm_(parameters, options_.clip_grad_norm);
@@ -43,7 +49,8 @@ std::optional<OptimizerStepper::Stepped> OptimizerStepper::backward(const Tensor
   }
   if (options_.clip_grad_value > 0) nn::utils::clip_grad_value_(parameters, options_.clip_grad_value);
   stepped.lr = optimizer_.learning_rate();
-  optimizer_.step();
+  grad_scaler_.step(optimizer_);  // skipped when a float16 gradient overflowed
+  grad_scaler_.update();
   schedule_.after_optimizer_step();
   return stepped;
 }

@@ -17,6 +17,7 @@
 #include <optional>
 
 #include <ember/core/tensor.h>
+#include <ember/nn/grad_scaler.h>
 #include <ember/nn/module.h>
 #include <ember/nn/optimizer.h>
 
@@ -43,6 +44,9 @@ class OptimizerStepper {
   std::optional<Stepped> backward(const Tensor& loss, bool last_batch_of_epoch, bool want_grad_norm);
   // Micro-batches in the group so far (0 at a step boundary).
   std::int64_t pending_micro_batches() const { return micro_batches_; }
+  // --precision fp16's loss scaler (disabled otherwise): its state goes into checkpoints.
+  amp::GradScaler& grad_scaler() { return grad_scaler_; }
+  const amp::GradScaler& grad_scaler() const { return grad_scaler_; }
 
  private:
   const TrainOptions& options_;
@@ -50,6 +54,7 @@ class OptimizerStepper {
   nn::Module& trained_;
   LrSchedule& schedule_;
   std::int64_t micro_batches_ = 0;
+  amp::GradScaler grad_scaler_;
 };
 
 }  // namespace ember::cli

@@ -244,6 +244,7 @@ Checkpoint checkpoint_now(const TrainingRun& run, std::int64_t epochs) {
   checkpoint.model_state = to_cpu(run.model->state_dict());
   checkpoint.optimizer_state = to_cpu(run.optimizer->state_dict());
   checkpoint.scheduler_state = run.schedule.state_dict();
+  checkpoint.grad_scaler_state = run.stepper->grad_scaler().state_dict();
   if (run.early_stopping) checkpoint.early_stopping = run.early_stopping->state();
   return checkpoint;
 }

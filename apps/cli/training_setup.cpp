@@ -151,6 +151,9 @@ void restore_from_checkpoint(TrainingRun& run, const Checkpoint& resumed, bool o
   } else if (run.schedule.active() && run.distributed.is_main()) {
     std::cerr << "ember: warning: --allow-config-change: the learning-rate schedule starts afresh\n" << std::flush;
   }
+  // --precision fp16: the loss scale and its growth count, as they were.
+  if (run.stepper->grad_scaler().is_enabled() && !resumed.grad_scaler_state.empty())
+    run.stepper->grad_scaler().load_state_dict(resumed.grad_scaler_state);
   default_generator().set_state(resumed.generator_state);
   run.first_epoch = resumed.epoch;
   run.step = resumed.step;

@@ -64,9 +64,10 @@ TEST_CASE("ember train matches PyTorch's per-batch losses and final parameters",
     // --device auto: on a GPU machine, GPU training against PyTorch's numbers.
     if (flags.find("--dropout") != std::string::npos && flags.find("--device") == std::string::npos)
       flags += " --device cpu";
-    // --precision bf16 runs on the CPU: the CUDA reductions have no 16-bit kernels yet
-    // (docs/mixed-precision.md). Its losses match PyTorch's autocast run as closely as the
-    // float32 runs' do: these models' 16-bit products are short sums, rounded alike.
+    // --precision bf16/fp16 runs on the CPU: the CUDA reductions have no 16-bit kernels yet
+    // (docs/mixed-precision.md). Their losses match PyTorch's autocast (and GradScaler) run
+    // as closely as the float32 runs' do: these models' 16-bit products are short sums,
+    // rounded alike.
     if (flags.find("--precision") != std::string::npos && flags.find("--device") == std::string::npos)
       flags += " --device cpu";
     INFO("ember train " << flags);

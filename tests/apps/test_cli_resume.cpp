@@ -3,7 +3,8 @@
 // The promise: training 4 epochs, stopping, and resuming for 4 more gives bit-identical
 // parameters (and optimizer state) to 8 epochs in one go — for plain SGD, momentum with
 // dropout (whose masks come from the generator the checkpoint restores) and Adam, on the
-// toy data and on the IDX fixture (with a validation split, --drop-last and workers).
+// toy data and on the IDX fixture (with a validation split, --drop-last and workers), and
+// under --precision bf16 and fp16 (the loss scaler's state included).
 // A resume with other options than the checkpoint's is refused, listing them, unless
 // --allow-config-change; what the summary says about the checkpoint is true.
 // (Ctrl-C: test_cli_interrupt.cpp.)
@@ -46,6 +47,10 @@ TEST_CASE("ember train --resume continues exactly: 4 + 4 epochs equal 8", "[cli]
             "--drop-last --seed 4",
       idx + " --hidden 8 --batch-size 4 --lr 0.01 --optimizer adamw --weight-decay 0.1 --dropout 0.1 --workers 2 "
             "--seed 6",
+      // Mixed precision (on the CPU: no 16-bit CUDA reductions yet); fp16's loss scale and
+      // its growth count are in the checkpoint (grad_scaler.*).
+      idx + " --hidden 12,6 --batch-size 5 --lr 0.3 --momentum 0.9 --seed 4 --precision bf16 --device cpu",
+      "--data toy --hidden 30,20 --batch-size 2 --lr 0.5 --seed 123 --precision fp16 --device cpu",
   };
   ScratchDir scratch("resume");
   for (const std::string& flags : settings) {
@@ -73,6 +78,22 @@ TEST_CASE("ember train --resume continues exactly: 4 + 4 epochs equal 8", "[cli]
     // The log of the two resumed halves is the log of the straight run, loss for loss.
     CHECK(logged_step_losses(scratch / "resumed.jsonl") == logged_step_losses(scratch / "straight.jsonl"));
   }
+}
+
+TEST_CASE("ember train --precision fp16 saves the loss scaler, and --resume refuses another precision", "[cli][resume]") {
+  ScratchDir scratch("resume_precision");
+  const std::string common = "train --data toy --hidden 8 --batch-size 2 --lr 0.1 --seed 1 --quiet --device cpu";
+  int code = -1;
+  run_ember(common + " --epochs 1 --precision fp16 --save " + scratch / "fp16.st", &code);
+  REQUIRE(code == 0);
+  const ember::nn::StateDict saved = ember::load(scratch / "fp16.st");
+  REQUIRE(saved.find("grad_scaler.scale") != nullptr);
+  CHECK(saved.find("grad_scaler.scale")->item<double>() == 65536.0);  // no overflow in 3 toy steps
+  CHECK(saved.find("grad_scaler._growth_tracker")->item<std::int64_t>() == 3);
+  const std::string output =
+      run_ember(common + " --epochs 2 --precision bf16 --resume " + scratch / "fp16.st", &code);
+  CHECK(code == 1);
+  CHECK_THAT(output, Catch::Contains("--precision"));
 }
 
 TEST_CASE("ember train --resume with a checkpoint of another model lists keys and shapes", "[cli][resume]") {

@@ -13,6 +13,10 @@ loop, generalised to the CLI's flags:
     for epoch in range(epochs):
         for x, y in loader: loss = F.cross_entropy(model(x), y); opt.zero_grad(); loss.backward(); opt.step()
 
+With --precision bf16 or fp16 the forward pass and the loss run under torch.autocast("cpu", dtype)
+(the test accuracy's forward too), and fp16 scales the loss with torch.amp.GradScaler("cpu")
+(scaler.scale(loss).backward(); scaler.step(opt); scaler.update()).
+
 Features are multiplied by the input scale (--input-scale; default 1/255 for IDX images,
 1 for CSV and toy data); a scale 1/D with a whole D divides by D (x / 255), as ember does. Dropout
 masks are drawn from the default generator during the forward pass, so --dropout runs are
@@ -206,6 +210,9 @@ def train(args):
     def autocast():
         return torch.autocast("cpu", dtype=low or torch.bfloat16, enabled=low is not None)
 
+    # --precision fp16: dynamic loss scaling, PyTorch's defaults (a no-op when disabled).
+    scaler = torch.amp.GradScaler("cpu", enabled=low == torch.float16)
+
     losses = []
     for _ in range(args.epochs):
         network.train()
@@ -213,8 +220,9 @@ def train(args):
             with autocast():
                 loss = F.cross_entropy(model(x), y)
             opt.zero_grad()
-            loss.backward()
-            opt.step()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
             losses.append(loss.item())
     network.eval()
     with torch.no_grad(), autocast():
@@ -259,6 +267,9 @@ CONFIGS = [
     "--data toy --hidden 30,20 --epochs 3 --batch-size 2 --lr 0.5 --seed 123 --precision bf16",
     f"--data idx:{FIX}/idx --hidden 12,6 --epochs 3 --batch-size 5 --lr 0.3 --seed 8 --momentum 0.9 --precision bf16",
     f"--data idx:{FIX}/idx --model cnn --channels 4,6 --hidden 8 --epochs 2 --batch-size 4 --lr 0.1 --seed 3 --precision bf16",
+    # --precision fp16: autocast to float16 and PyTorch's GradScaler (its default scale, 2^16).
+    "--data toy --hidden 30,20 --epochs 3 --batch-size 2 --lr 0.5 --seed 123 --precision fp16",
+    f"--data idx:{FIX}/idx --model cnn --channels 4,6 --hidden 8 --epochs 2 --batch-size 4 --lr 0.1 --seed 3 --precision fp16",
 ]
 
 
