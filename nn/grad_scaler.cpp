@@ -2,6 +2,7 @@
 #include <ember/nn/grad_scaler.h>
 
 #include <cmath>
+#include <limits>
 
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
@@ -92,13 +93,35 @@ void GradScaler::load_state_dict(const optim::StateDict& state) {
   EMBER_CHECK(options_.enabled, ValueError, "Attempting to load_state_dict on a disabled instance of GradScaler.");
   EMBER_CHECK(!state.empty(), ValueError, "The source state dict is empty, possibly because it was saved from a "
                                           "disabled instance of GradScaler.");
-  for (const char* key : {"scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"})
-    EMBER_CHECK(state.find(key) != nullptr, ValueError, "GradScaler state_dict: missing \"", key, "\"");
-  scale_ = static_cast<float>(state.find("scale")->item<double>());
-  options_.growth_factor = state.find("growth_factor")->item<double>();
-  options_.backoff_factor = state.find("backoff_factor")->item<double>();
-  options_.growth_interval = state.find("growth_interval")->item<std::int64_t>();
-  growth_tracker_ = state.find("_growth_tracker")->item<std::int64_t>();
+  // Each entry one number; a state that would make every step a no-op (a NaN or zero scale)
+  // or never recover is refused rather than trained with.
+  auto number = [&state](const char* key) {
+    const Tensor* entry = state.find(key);
+    EMBER_CHECK(entry != nullptr, ValueError, "GradScaler state_dict: missing \"", key, "\"");
+    EMBER_CHECK(entry->numel() == 1, ValueError, "GradScaler state_dict: \"", key, "\" holds ", entry->numel(),
+                " values, not one");
+    return entry->item<double>();
+  };
+  const double scale = number("scale"), growth_factor = number("growth_factor");
+  const double backoff_factor = number("backoff_factor"), growth_interval = number("growth_interval");
+  const double growth_tracker = number("_growth_tracker");
+  EMBER_CHECK(std::isfinite(scale) && scale > 0 && scale <= std::numeric_limits<float>::max(), ValueError,
+              "GradScaler state_dict: \"scale\" must be a positive finite float32 number, got ", scale);
+  EMBER_CHECK(growth_factor > 1.0 && std::isfinite(growth_factor), ValueError,
+              "GradScaler state_dict: \"growth_factor\" must be > 1.0, got ", growth_factor);
+  EMBER_CHECK(backoff_factor > 0.0 && backoff_factor < 1.0, ValueError,
+              "GradScaler state_dict: \"backoff_factor\" must be in (0, 1), got ", backoff_factor);
+  EMBER_CHECK(growth_interval >= 1 && growth_interval <= 9.0e18 && growth_interval == std::floor(growth_interval),
+              ValueError, "GradScaler state_dict: \"growth_interval\" must be a positive whole number, got ",
+              growth_interval);
+  EMBER_CHECK(growth_tracker >= 0 && growth_tracker < growth_interval && growth_tracker == std::floor(growth_tracker),
+              ValueError, "GradScaler state_dict: \"_growth_tracker\" must be a whole number in [0, growth_interval), got ",
+              growth_tracker);
+  scale_ = static_cast<float>(scale);
+  options_.growth_factor = growth_factor;
+  options_.backoff_factor = backoff_factor;
+  options_.growth_interval = static_cast<std::int64_t>(growth_interval);
+  growth_tracker_ = static_cast<std::int64_t>(growth_tracker);
 }
 
 }  // namespace ember::amp

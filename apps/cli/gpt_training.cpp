@@ -302,8 +302,13 @@ int run_train_gpt(const TrainOptions& options) {
     // --allow-config-change); the schedule's state when it is the same schedule; the
     // generator, so the next batches are those the uninterrupted run drew.
     run.optimizer->load_state_dict(to_device(without_param_groups(resumed->optimizer_state), device));
-    if (run.grad_scaler.is_enabled() && !resumed->grad_scaler_state.empty())
-      run.grad_scaler.load_state_dict(resumed->grad_scaler_state);
+    if (run.grad_scaler.is_enabled() && !resumed->grad_scaler_state.empty()) {
+      try {
+        run.grad_scaler.load_state_dict(resumed->grad_scaler_state);
+      } catch (const ValueError& error) {  // a damaged checkpoint: name it
+        throw IOError(make_message(options.resume_path, ": ", error.what()));
+      }
+    }
     const bool same_schedule = config_differences(resumed->train_config, options.config_json, options).empty();
     if (same_schedule && !resumed->scheduler_state.empty()) {
       run.schedule.load_state_dict(resumed->scheduler_state);

@@ -152,8 +152,13 @@ void restore_from_checkpoint(TrainingRun& run, const Checkpoint& resumed, bool o
     std::cerr << "ember: warning: --allow-config-change: the learning-rate schedule starts afresh\n" << std::flush;
   }
   // --precision fp16: the loss scale and its growth count, as they were.
-  if (run.stepper->grad_scaler().is_enabled() && !resumed.grad_scaler_state.empty())
-    run.stepper->grad_scaler().load_state_dict(resumed.grad_scaler_state);
+  if (run.stepper->grad_scaler().is_enabled() && !resumed.grad_scaler_state.empty()) {
+    try {
+      run.stepper->grad_scaler().load_state_dict(resumed.grad_scaler_state);
+    } catch (const ValueError& error) {  // a damaged checkpoint: name it
+      throw IOError(make_message(run.options.resume_path, ": ", error.what()));
+    }
+  }
   default_generator().set_state(resumed.generator_state);
   run.first_epoch = resumed.epoch;
   run.step = resumed.step;

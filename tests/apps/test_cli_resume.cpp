@@ -11,11 +11,13 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include <ember/core/cuda_hooks.h>
+#include <ember/core/factories.h>
 #include <ember/nn/serialize.h>
 
 #include "test_cli_helpers.h"
@@ -94,6 +96,14 @@ TEST_CASE("ember train --precision fp16 saves the loss scaler, and --resume refu
       run_ember(common + " --epochs 2 --precision bf16 --resume " + scratch / "fp16.st", &code);
   CHECK(code == 1);
   CHECK_THAT(output, Catch::Contains("--precision"));
+  // A damaged scale (NaN would skip every step, silently) is a data error naming the file.
+  ember::Metadata metadata;
+  ember::nn::StateDict damaged = ember::load(scratch / "fp16.st", &metadata);
+  damaged.insert("grad_scaler.scale", ember::full({}, NAN, ember::kFloat64));
+  ember::save(damaged, scratch / "damaged.st", metadata);
+  const std::string refused = run_ember(common + " --epochs 2 --precision fp16 --resume " + scratch / "damaged.st", &code);
+  CHECK(code == 1);
+  CHECK_THAT(refused, Catch::Contains("damaged.st: GradScaler state_dict: \"scale\" must be a positive finite"));
 }
 
 TEST_CASE("ember train --resume with a checkpoint of another model lists keys and shapes", "[cli][resume]") {

@@ -78,6 +78,15 @@ TEST_CASE("GradScaler: misuse is an error, a disabled scaler is a no-op, the sta
   CHECK(restored.growth_tracker() == 1);
   CHECK(restored.get_scale() == scaler.get_scale());
 
+  // A damaged state (a NaN scale would skip every step forever) is refused, naming the entry.
+  optim::StateDict damaged = scaler.state_dict();
+  damaged.insert("scale", ember::full({}, NAN, kFloat64));
+  REQUIRE_THROWS_WITH(restored.load_state_dict(damaged), Catch::Contains("\"scale\" must be a positive finite"));
+  damaged = scaler.state_dict();
+  damaged.insert("_growth_tracker", ember::zeros({0}, kInt64));
+  REQUIRE_THROWS_WITH(restored.load_state_dict(damaged), Catch::Contains("holds 0 values"));
+  CHECK(restored.get_scale() == scaler.get_scale());  // unchanged by the refusals
+
   amp::GradScaler disabled({.enabled = false});
   const Tensor loss = (w * 3).sum();
   CHECK(disabled.scale(loss).item<double>() == loss.item<double>());
