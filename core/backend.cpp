@@ -17,6 +17,7 @@ EMBER_DEFINE_DISPATCH(reduce_kernel);
 EMBER_DEFINE_DISPATCH(softmax_kernel);
 EMBER_DEFINE_DISPATCH(gemm_kernel);
 EMBER_DEFINE_DISPATCH(addmm_kernel);
+EMBER_DEFINE_DISPATCH(gemm_reads_16_bit_kernel);
 EMBER_DEFINE_DISPATCH(random_fill_kernel);
 EMBER_DEFINE_DISPATCH(index_select_kernel);
 EMBER_DEFINE_DISPATCH(index_add_kernel);

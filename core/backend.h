@@ -137,6 +137,10 @@ EMBER_DECLARE_DISPATCH(gemm_kernel, void(const GemmPlan& plan));
 // (GemmPlan::bias). Backends without one (the CPU) leave it empty, and core/linalg.cpp
 // copies the bias into C and calls gemm_kernel instead.
 EMBER_DECLARE_DISPATCH(addmm_kernel, void(const GemmPlan& plan));
+// Whether gemm_kernel multiplies operands of `dtype` (a 16-bit float) itself, accumulating
+// in float32 (the CPU's AVX512-BF16 kernel). Where it does not (a backend that registers
+// nothing, the reference loops), core/linalg.cpp widens the operands to float32 first.
+EMBER_DECLARE_DISPATCH(gemm_reads_16_bit_kernel, bool(DType dtype));
 
 // plan operands: [out]. Fills out with Philox numbers (see PhiloxFill). Device backends
 // only: the CPU draws from its mt19937 stream in core/random.cpp (PyTorch's CPU bits).

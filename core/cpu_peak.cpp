@@ -7,7 +7,8 @@
 // execute AVX-512 as two 256-bit halves. The clock is the higher of the one the OS reports
 // (sysfs cpuinfo_max_freq, else the largest "cpu MHz" in /proc/cpuinfo, in a VM the nominal
 // one) and the one measured on the calling core with turbo (cpu_clock_hz), so the peak is a
-// ceiling: all cores at one core's turbo clock.
+// ceiling: all cores at one core's turbo clock. The bfloat16 peak (AVX512-BF16's vdpbf16ps,
+// which core/cpu/gemm_kernel_bf16_avx512.cpp uses) is twice the float32 one.
 #include <ember/core/profiler.h>
 
 #include <algorithm>
@@ -105,6 +106,20 @@ std::optional<double> cpu_fp32_peak_flops(int threads) {
   if (!hz || threads <= 0) return std::nullopt;
   const double flops_per_cycle = 2.0 /* FMA units */ * datapath_lanes() * 2.0 /* multiply + add */;
   return threads * flops_per_cycle * *hz;
+}
+
+std::optional<double> cpu_bf16_peak_flops(int threads) {
+#if defined(__x86_64__)
+  // vdpbf16ps: each 32-bit lane multiplies a pair of bfloat16 and adds both products, so the
+  // same units do twice the float32 FMA's multiply-adds per cycle.
+  if (!__builtin_cpu_supports("avx512bf16")) return std::nullopt;
+  const std::optional<double> fp32 = cpu_fp32_peak_flops(threads);
+  if (!fp32) return std::nullopt;
+  return 2.0 * *fp32;
+#else
+  (void)threads;
+  return std::nullopt;
+#endif
 }
 
 }  // namespace ember::profiler

@@ -87,7 +87,8 @@ void run_gemm(const Operand& a, const Operand& b, const Operand& c, std::int64_t
 // GEMM accumulates, and the result is rounded into C once, which is what PyTorch's bfloat16
 // and float16 matmuls compute (fp32 accumulation; the order of the additions may differ, so
 // a result can differ in its last bit). This is the plain path; a GEMM that reads 16-bit
-// operands directly (AMX, tensor cores) is to come (issue 22).
+// operands directly (AVX512-BF16 on the CPU: gemm_reads_16_bit_kernel) is used instead where
+// the backend has one.
 void run_gemm_in_float32(const Operand& a, const Operand& b, const Operand& c, std::int64_t batch, std::int64_t m,
                          std::int64_t n, std::int64_t k, double beta, double alpha, const Operand* bias) {
   const Tensor a32 = to_dtype(*a.tensor, DType::Float32), b32 = to_dtype(*b.tensor, DType::Float32);
@@ -105,9 +106,14 @@ void run_gemm_in_float32(const Operand& a, const Operand& b, const Operand& c, s
   copy_(*c.tensor, c32);
 }
 
+// Whether the backend's GEMM reads 16-bit operands of this dtype itself (core/backend.h).
+bool gemm_reads_16_bit(const Tensor& c) {
+  return gemm_reads_16_bit_kernel.has_kernel(c.device()) && gemm_reads_16_bit_kernel(c.device(), c.dtype());
+}
+
 void run_gemm(const Operand& a, const Operand& b, const Operand& c, std::int64_t batch, std::int64_t m,
               std::int64_t n, std::int64_t k, double beta, double alpha, const Operand* bias) {
-  if (is_reduced_floating_point(c.tensor->dtype()))
+  if (is_reduced_floating_point(c.tensor->dtype()) && !gemm_reads_16_bit(*c.tensor))
     return run_gemm_in_float32(a, b, c, batch, m, n, k, beta, alpha, bias);
   const GemmPlan plan = make_gemm_plan(a, b, c, batch, m, n, k, beta, alpha, bias);
   if (bias != nullptr) addmm_kernel(c.tensor->device(), plan);
@@ -232,8 +238,8 @@ std::pair<Tensor, Tensor> broadcast_batch(const Tensor& a_in, const Tensor& b_in
 // GEMM per index of the other groups; never a copy.
 Tensor matmul_batched(const Tensor& a_in, const Tensor& b_in) {
   // The 16-bit floats: in float32, rounded once, as run_gemm_in_float32 (this path builds its
-  // own plans).
-  if (is_reduced_floating_point(a_in.dtype()))
+  // own plans), unless the backend reads them itself.
+  if (is_reduced_floating_point(a_in.dtype()) && !gemm_reads_16_bit(a_in))
     return to_dtype(matmul_batched(widened(a_in), widened(b_in)), a_in.dtype());
   auto [a, b] = broadcast_batch(a_in, b_in);
   const std::int64_t batch_dims = a.dim() - 2;

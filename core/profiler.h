@@ -223,6 +223,10 @@ void set_thread_name(std::string name);
 // × 2 FMA units × 2 FLOPs × cpu_clock_hz(). Computed from the clock, not measured FLOPs;
 // nullopt when no clock is known.
 std::optional<double> cpu_fp32_peak_flops(int threads);
+// The CPU's bfloat16 peak for `threads` cores: twice the fp32 peak where the CPU has
+// AVX512-BF16 (vdpbf16ps: a pair of products per float lane); nullopt without it (ember then
+// multiplies bfloat16 in float32, at the fp32 peak). AMX, which ember does not use, is higher.
+std::optional<double> cpu_bf16_peak_flops(int threads);
 // The higher of the clock the OS reports (sysfs, else /proc/cpuinfo) and the one measured on
 // the calling core (a dependent chain of adds, one per cycle, about 20 ms the first time).
 std::optional<double> cpu_clock_hz();

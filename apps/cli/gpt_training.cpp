@@ -393,7 +393,7 @@ int run_train_gpt(const TrainOptions& options) {
               run.last_val_loss, run.tokens_per_s(),
               options.save_path.empty() ? "" : (", saved to " + options.save_path).c_str());
   // Model FLOPs per second of one rank over its device's peak (model_flops.h), as llm.c prints.
-  const std::string mfu = run.flops.mfu_text(run.tokens_per_s() / distributed.world_size(), device);
+  const std::string mfu = run.flops.mfu_text(run.tokens_per_s() / distributed.world_size(), device, options.precision);
   if (!mfu.empty()) std::printf("MFU: %s\n", mfu.c_str());
   profiling.finish();  // --profile-steps: the table, the trace
   return 0;

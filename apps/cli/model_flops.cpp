@@ -37,15 +37,20 @@ void ModelFlops::end_step() {
   if (flops > 0) per_sample_ = flops / static_cast<double>(samples_);
 }
 
-std::string ModelFlops::mfu_text(double samples_per_second, Device device) const {
+std::string ModelFlops::mfu_text(double samples_per_second, Device device, const std::string& precision) const {
   const std::optional<double> per_sample = per_sample_;
   if (!per_sample || samples_per_second <= 0 || !device.is_cpu()) return "";
   const int threads = get_num_threads();
-  const std::optional<double> peak = profiler::cpu_fp32_peak_flops(threads);
+  std::optional<double> peak = precision == "bf16" ? profiler::cpu_bf16_peak_flops(threads) : std::nullopt;
+  const char* peak_name = "bf16";
+  if (!peak) {
+    peak = profiler::cpu_fp32_peak_flops(threads);
+    peak_name = "fp32";
+  }
   if (!peak) return "";
   char text[200];
-  std::snprintf(text, sizeof text, "%.1f%% of the CPU's computed fp32 peak (%.1f GFLOP/s, %d thread%s); %s per %s",
-                100.0 * *per_sample * samples_per_second / *peak, *peak / 1e9, threads, threads == 1 ? "" : "s",
+  std::snprintf(text, sizeof text, "%.1f%% of the CPU's computed %s peak (%.1f GFLOP/s, %d thread%s); %s per %s",
+                100.0 * *per_sample * samples_per_second / *peak, peak_name, *peak / 1e9, threads, threads == 1 ? "" : "s",
                 flops_text(*per_sample).c_str(), unit_.c_str());
   return text;
 }

@@ -33,7 +33,9 @@ class ModelFlops {
   std::optional<double> flops_per_sample() const { return per_sample_; }
   // "59.9% of the CPU's computed fp32 peak (234.8 GFLOP/s, 2 threads); 1.01 MFLOP per
   // sample", or "" when the FLOPs or the device's peak are unknown.
-  std::string mfu_text(double samples_per_second, Device device) const;
+  // With --precision bf16 the ceiling is the CPU's bfloat16 peak (where it has one): the
+  // products run there. fp16 has no faster CPU path: the fp32 peak.
+  std::string mfu_text(double samples_per_second, Device device, const std::string& precision = "fp32") const;
 
  private:
   std::unique_ptr<profiler::ProfileGuard> guard_;

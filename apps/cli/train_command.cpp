@@ -346,7 +346,7 @@ void print_summary(const TrainingRun& run, const SummaryMetrics& summary) {
                 format_duration(summary.elapsed_s).c_str());
   }
   // Model FLOPs per second over the device's peak (model_flops.h); the CPU's only, for now.
-  if (const std::string mfu = run.flops.mfu_text(throughput, run.device); !mfu.empty()) {
+  if (const std::string mfu = run.flops.mfu_text(throughput, run.device, run.options.precision); !mfu.empty()) {
     std::printf("  MFU:             %s\n", mfu.c_str());
   }
   std::printf("  device:          %s\n", summary.device.c_str());

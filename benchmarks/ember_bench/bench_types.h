@@ -18,7 +18,7 @@ namespace ember_bench {
 
 struct Workload {
   std::string id;     // unique and device-independent, e.g. "gemm/square/1024"; --filter matches it
-  std::string group;  // gemm, elementwise, reduction, softmax, cross_entropy, sgd, copy, h2d, d2h,
+  std::string group;  // gemm, gemm_bf16, elementwise, reduction, softmax, cross_entropy, sgd, copy, h2d, d2h,
                       // conv2d, max_pool2d, batch_norm, attention, layer_norm, embedding, train_step,
                       // train_epoch, dataloader
   std::string op;     // matmul, add, mul, relu, sum, softmax, cross_entropy, sgd, clone, to_device,
@@ -34,6 +34,7 @@ struct Workload {
   std::vector<std::int64_t> layers;  // MLP widths for sgd / train / dataloader (input first); the
                                      // CNN: its Linear head (flattened features first)
   std::string model;                 // "toy", "fmnist", "wide" (sgd, train), "cnn" (train)
+  std::string precision = "fp32";    // train_step: "bf16" runs forward and loss under autocast
   std::int64_t batch = 0;
   std::int64_t examples = 0;  // epoch and dataloader dataset size
   std::int64_t workers = 0;   // dataloader

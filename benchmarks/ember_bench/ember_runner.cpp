@@ -39,6 +39,11 @@ Measurement run_op(const Workload& w, const ember::Device& device, const Policy&
     Tensor a = uniform({w.dims[0], w.dims[1]}, device), b = uniform({w.dims[1], w.dims[2]}, device);
     return measure([&] { (void)a.matmul(b); }, policy, timer);
   }
+  if (w.group == "gemm_bf16") {
+    Tensor a = uniform({w.dims[0], w.dims[1]}, device).to(ember::kBFloat16);
+    Tensor b = uniform({w.dims[1], w.dims[2]}, device).to(ember::kBFloat16);
+    return measure([&] { (void)a.matmul(b); }, policy, timer);
+  }
   const std::int64_t n = w.dims.at(0);
   if (w.group == "elementwise" || w.group == "reduction" || w.group == "copy") {
     Tensor x = uniform({n}, device);
@@ -246,7 +251,11 @@ Measurement run_gpt_training(const Workload& w, const ember::Device& device, con
   Tensor y = ember::randint(0, d[0], {w.batch, d[1]}, ids).to(device);
   return measure(
       [&] {
-        Tensor loss = nn::GPT::loss(model.forward(x), y);
+        Tensor loss;
+        {
+          const ember::AutocastGuard autocast(device.type(), ember::kBFloat16, w.precision == "bf16");
+          loss = nn::GPT::loss(model.forward(x), y);
+        }
         loss.backward();
         optimizer.step();
         optimizer.zero_grad();
@@ -272,7 +281,11 @@ Measurement run_training(const Workload& w, const ember::Device& device, const P
   };
   auto step = [&](const Tensor& features, const Tensor& labels) {
     optimizer.zero_grad();
-    Tensor loss = F::cross_entropy((*model)(features), labels);
+    Tensor loss;
+    {
+      const ember::AutocastGuard autocast(device.type(), ember::kBFloat16, w.precision == "bf16");
+      loss = F::cross_entropy((*model)(features), labels);
+    }
     loss.backward();
     optimizer.step();
   };

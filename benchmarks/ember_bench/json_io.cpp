@@ -19,7 +19,7 @@ using nlohmann::json;
 json workload_json(const Workload& w) {
   return {{"id", w.id},       {"group", w.group},       {"op", w.op},       {"shape", w.shape},
           {"dims", w.dims},   {"layers", w.layers},     {"model", w.model}, {"batch", w.batch},
-          {"examples", w.examples}, {"workers", w.workers}, {"size", w.size}};
+          {"examples", w.examples}, {"workers", w.workers}, {"size", w.size}, {"precision", w.precision}};
 }
 
 json optional_number(const std::optional<double>& value) { return value ? json(*value) : json(nullptr); }

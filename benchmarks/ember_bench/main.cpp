@@ -117,7 +117,8 @@ void run_peers(const Workload& w, const std::string& device, int cuda_index, int
     if (cpu) records.push_back(attempt(w, device, "memcpy", [&] { return host_memcpy(bytes, threads, policy); }));
     else if (cuda_peers_built())
       records.push_back(attempt(w, device, "cuda_memcpy", [&] { return cuda_memcpy(cuda_index, "d2d", bytes, policy); }));
-  } else if ((w.group == "train_step" || w.group == "train_epoch" || w.group == "conv2d") && w.model != "gpt") {
+  } else if ((w.group == "train_step" || w.group == "train_epoch" || w.group == "conv2d") && w.model != "gpt" &&
+             w.precision == "fp32") {
     // The ceiling of a training or convolution figure: its GEMMs alone, at the BLAS's speed
     // (not drawn for the GPT yet: its plan would need the attention's products too).
     if (cpu && openblas_built())

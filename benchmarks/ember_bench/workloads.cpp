@@ -30,17 +30,19 @@ std::string human_count(std::int64_t n) {
   return std::to_string(n);
 }
 
-Workload gemm(const std::string& family, std::int64_t m, std::int64_t k, std::int64_t n) {
+// group "gemm" multiplies float32 matrices, "gemm_bf16" bfloat16 ones (2 bytes an element).
+Workload gemm(const std::string& family, std::int64_t m, std::int64_t k, std::int64_t n,
+              const std::string& group = "gemm") {
   Workload w;
   const std::string shape = std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
-  w.id = "gemm/" + family + "/" + (family == "square" ? std::to_string(m) : shape);
-  w.group = "gemm";
+  w.id = group + "/" + family + "/" + (family == "square" ? std::to_string(m) : shape);
+  w.group = group;
   w.op = "matmul";
   w.shape = shape;
   w.dims = {m, k, n};
   w.size = static_cast<double>(m);
   w.flops = 2.0 * m * k * n;
-  w.bytes = kFloat * (m * k + k * n + m * n);
+  w.bytes = (group == "gemm_bf16" ? 2.0 : kFloat) * (m * k + k * n + m * n);
   w.footprint_bytes = w.bytes;
   w.unit = "GFLOP/s";
   return w;
@@ -350,6 +352,13 @@ std::vector<Workload> build_workloads(bool quick) {
     list.push_back(gemm("mlp_input_grad", batch, mlp[i + 1], mlp[i]));
     list.push_back(gemm("mlp_weight_grad", mlp[i], batch, mlp[i + 1]));
   }
+  // The same in bfloat16 (issue 22): squares and the MLP's forward products. The CPU reads the
+  // 16-bit operands directly where it has AVX512-BF16 (core/cpu/gemm_kernel_bf16_avx512.cpp).
+  const std::vector<std::int64_t> bf16_squares =
+      quick ? std::vector<std::int64_t>{128, 512} : std::vector<std::int64_t>{256, 512, 1024, 2048};
+  for (auto n : bf16_squares) list.push_back(gemm("square", n, n, n, "gemm_bf16"));
+  for (std::size_t i = 0; i + 1 < mlp.size() && !quick; ++i)
+    list.push_back(gemm("mlp_forward", batch, mlp[i], mlp[i + 1], "gemm_bf16"));
   // Streaming ops: 1K … 256M elements (each size 16× the last, 256M last). Capped per device
   // by available memory when run.
   const std::vector<std::int64_t> lengths =
@@ -449,6 +458,19 @@ std::vector<Workload> build_workloads(bool quick) {
   // Fashion-MNIST-shaped 1x28x28 examples; 1024 in --quick).
   for (auto b : cnn_batches) list.push_back(cnn_training("train_step", b, 0));
   list.push_back(gpt_training(32));  // `ember train --model gpt`'s default step
+  // The same steps in mixed precision (issue 22): forward and loss under bfloat16 autocast,
+  // as `ember train --precision bf16` and PyTorch's torch.autocast("cpu") run them. The
+  // figure id gains "/bf16"; the ceilings (float32 GEMMs) are not drawn for them.
+  if (!quick) {
+    std::vector<Workload> mixed = {training("train_step", "fmnist", 128, 0), cnn_training("train_step", 128, 0),
+                                   gpt_training(32)};
+    for (Workload& w : mixed) {
+      w.precision = "bf16";
+      w.id += "/bf16";
+      w.shape += ", bf16 autocast";
+      list.push_back(w);
+    }
+  }
   for (const std::string model : {"toy", "fmnist", "wide"}) {
     if (quick && model == "wide") continue;
     const std::int64_t examples = quick ? 1024 : (model == "wide" ? 4096 : 60000);

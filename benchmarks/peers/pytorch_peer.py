@@ -100,6 +100,10 @@ def run_op(w, device, policy, timer):
         if group == "gemm":
             a, b = uniform((dims[0], dims[1]), device), uniform((dims[1], dims[2]), device)
             return measure(lambda: a.matmul(b), policy, timer)
+        if group == "gemm_bf16":
+            a = uniform((dims[0], dims[1]), device).to(torch.bfloat16)
+            b = uniform((dims[1], dims[2]), device).to(torch.bfloat16)
+            return measure(lambda: a.matmul(b), policy, timer)
         if group in ("elementwise", "reduction", "copy"):
             x = uniform((dims[0],), device)
             if op in ("add", "mul"):
@@ -169,9 +173,12 @@ def run_training(w, device, policy, timer, memory_format=None):
             return features.to(device)
         return features.to(device=device, memory_format=memory_format)
 
+    autocast = w.get("precision") == "bf16"
+
     def step(features, labels):
         optimizer.zero_grad()
-        loss = F.cross_entropy(model(features), labels)
+        with torch.autocast(device_type=torch.device(device).type, dtype=torch.bfloat16, enabled=autocast):
+            loss = F.cross_entropy(model(features), labels)
         loss.backward()
         optimizer.step()
 
@@ -334,8 +341,11 @@ def run_gpt_training(w, device, policy, timer):
     x = torch.randint(0, vocabulary, (w["batch"], time_), device=device)
     y = torch.randint(0, vocabulary, (w["batch"], time_), device=device)
 
+    autocast = w.get("precision") == "bf16"
+
     def step():
-        _, loss = model(x, y)
+        with torch.autocast(device_type=torch.device(device).type, dtype=torch.bfloat16, enabled=autocast):
+            _, loss = model(x, y)
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)

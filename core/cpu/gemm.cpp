@@ -100,13 +100,15 @@ MicroKernel<T> portable_kernel() {
 
 // cpuid is asked once: in a virtual machine each cpuid instruction traps to the hypervisor.
 struct CpuFeatures {
-  bool avx2, avx512;
+  bool avx2, avx512, avx512_bf16;
 };
 const CpuFeatures& cpu_features() {
   static const CpuFeatures features = [] {
     __builtin_cpu_init();
     return CpuFeatures{__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"),
-                       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")};
+                       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl"),
+                       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512bf16")};
   }();
   return features;
 }
@@ -283,6 +285,12 @@ bool gemm_kernel_available(const std::string& name) {
   return false;
 }
 
+bool bfloat16_gemm_usable() { return cpu_features().avx512_bf16 && chosen_isa() == KernelIsa::kAvx512; }
+
+// The capability core/linalg.cpp asks before a 16-bit GEMM (core/backend.h).
+bool gemm_reads_16_bit(DType dtype) { return dtype == DType::BFloat16 && bfloat16_gemm_usable(); }
+EMBER_REGISTER_KERNEL(::ember::gemm_reads_16_bit_kernel, CPU, gemm_reads_16_bit);
+
 std::string active_gemm_kernel_name() {
   switch (chosen_isa()) {
     case KernelIsa::kAvx512: return "avx512";
@@ -299,10 +307,15 @@ void gemm(const GemmPlan& plan) {
     case DType::Int64: gemm_typed<std::int64_t>(plan); break;
     case DType::Int32: gemm_typed<std::int32_t>(plan); break;
     case DType::UInt8: gemm_typed<std::uint8_t>(plan); break;
+    case DType::BFloat16:
+      // Only when gemm_reads_16_bit said yes; otherwise core/linalg.cpp widened to float32.
+      if (!bfloat16_gemm_usable()) detail::throw_dtype_not_implemented(plan.dtype);
+      gemm_bfloat16_avx512(plan);
+      break;
     case DType::Bool:
       // native:: rejects bool before it gets here (PyTorch has no bool matmul either).
       throw DTypeError("\"addmm_impl_cpu_\" not implemented for 'Bool'");
-    default: detail::throw_dtype_not_implemented(plan.dtype);  // core/linalg.cpp widens the 16-bit floats
+    default: detail::throw_dtype_not_implemented(plan.dtype);  // core/linalg.cpp widens float16
   }
 }
 

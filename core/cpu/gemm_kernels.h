@@ -18,12 +18,18 @@
 //   gemm_kernel_avx512.cpp   12 x 32 floats / 12 x 16 doubles in zmm registers
 //   gemm_kernel_avx2.cpp      6 x 16 floats /  6 x 8 doubles in ymm registers (with FMA)
 //   gemm.cpp                  the portable C++ kernel (every dtype, every CPU)
+//   gemm_kernel_bf16_avx512.cpp  bfloat16 operands, 12 x 32 float accumulators (vdpbf16ps):
+//                             a whole GEMM of its own, since its packing pairs up k
 // Which one runs is decided by cpuid (__builtin_cpu_supports) unless the environment
 // variable EMBER_GEMM_KERNEL=portable|avx2|avx512 forces one (tests and benchmarks).
 #pragma once
 
 #include <cstdint>
 #include <string>
+
+namespace ember {
+struct GemmPlan;
+}
 
 namespace ember::cpu {
 
@@ -79,6 +85,14 @@ MicroKernel<float> avx512_kernel_f32();
 MicroKernel<double> avx512_kernel_f64();
 MicroKernel<float> avx2_kernel_f32();
 MicroKernel<double> avx2_kernel_f64();
+
+// The bfloat16 GEMM (core/cpu/gemm_kernel_bf16_avx512.cpp): a whole GemmPlan of bfloat16
+// operands. Call only when bfloat16_gemm_usable() says yes.
+void gemm_bfloat16_avx512(const GemmPlan& plan);
+// Whether a bfloat16 GEMM reads its 16-bit operands directly right now: the CPU has
+// AVX512-BF16 and EMBER_GEMM_KERNEL does not force a kernel without it (portable, avx2).
+// Otherwise core/linalg.cpp widens them to float32.
+bool bfloat16_gemm_usable();
 
 // "portable", "avx2" or "avx512": is this kernel usable on this CPU?
 bool gemm_kernel_available(const std::string& name);

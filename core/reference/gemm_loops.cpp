@@ -89,4 +89,9 @@ void gemm(const GemmPlan& plan) {
 // The CPUReference slots (core/dispatch.h): served when EMBER_KERNELS=reference.
 EMBER_REGISTER_KERNEL(::ember::gemm_kernel, CPUReference, gemm);
 
+// The reference multiplies 16-bit floats as core/linalg.cpp's plain path does: widened to
+// float32, through the loops above, rounded once.
+bool gemm_reads_16_bit(DType) { return false; }
+EMBER_REGISTER_KERNEL(::ember::gemm_reads_16_bit_kernel, CPUReference, gemm_reads_16_bit);
+
 }  // namespace ember::reference

@@ -25,6 +25,7 @@
 #include <ember/core/allocator.h>
 #include <ember/core/backend.h>
 #include <ember/core/cpu/gemm_kernels.h>
+#include "forced_gemm_kernel.h"
 #include <ember/core/error.h>
 #include <ember/core/native.h>
 #include <ember/core/parallel.h>
@@ -33,28 +34,7 @@ namespace {
 
 using namespace ember;
 
-// Sets EMBER_GEMM_KERNEL for the life of the object, then restores the previous value.
-class ForcedKernel {
- public:
-  explicit ForcedKernel(const std::string& name) {
-    const char* old = std::getenv("EMBER_GEMM_KERNEL");
-    had_old_ = old != nullptr;
-    if (had_old_) old_ = old;
-    ::setenv("EMBER_GEMM_KERNEL", name.c_str(), 1);
-  }
-  ~ForcedKernel() {
-    if (had_old_)
-      ::setenv("EMBER_GEMM_KERNEL", old_.c_str(), 1);
-    else
-      ::unsetenv("EMBER_GEMM_KERNEL");
-  }
-  ForcedKernel(const ForcedKernel&) = delete;
-  ForcedKernel& operator=(const ForcedKernel&) = delete;
-
- private:
-  bool had_old_ = false;
-  std::string old_;
-};
+using testing::ForcedKernel;
 
 // What cpuid says, asked independently of the library.
 bool cpu_reports(const std::string& name) {

@@ -1,0 +1,313 @@
+// core/cpu/gemm_kernel_bf16_avx512.cpp — the bfloat16 GEMM on AVX512-BF16 (vdpbf16ps):
+// 16-bit operands read directly, float32 accumulation, the result rounded once.
+//
+// Performance code: read core/reference/gemm_loops.cpp and docs/mixed-precision.md first.
+// Tutorial §12 (mixed precision). core/cpu/gemm.cpp calls this for a bfloat16 GEMM when the
+// CPU has AVX512-BF16 (cpuid, or EMBER_GEMM_KERNEL=avx512); elsewhere core/linalg.cpp widens
+// the operands to float32 and runs the float32 GEMM. This file alone is compiled with
+// -mavx512f -mavx512vl -mavx512bw -mavx512bf16 (core/CMakeLists.txt).
+//
+// The instruction. vdpbf16ps acc, a, b treats each 32-bit lane of a and b as a *pair* of
+// bfloat16 values and adds both products to the lane's float: acc[j] += a[2j]·b[2j] +
+// a[2j+1]·b[2j+1]. A product of two bfloat16 values is exact in float32, so only the additions
+// round. One zmm instruction is 32 multiply-adds: twice the float32 FMA's 16, which is where
+// bfloat16's speed comes from on a CPU (the operands are also half the bytes).
+//
+// So the packed layouts pair up consecutive k:
+//   A panel  [k pair][MR rows]        one 32-bit word per row: (A(i, 2p), A(i, 2p+1))
+//   B panel  [k pair][NR columns][2]  the two rows 2p and 2p+1 interleaved column by column
+// and the micro-kernel broadcasts a row's pair of A against two zmm of B (32 columns). An odd
+// k is padded with a zero, rows past m and columns past n with zeros (computed, never stored).
+//
+// Register blocking: a 12 x 32 float tile = 24 accumulators + 2 zmm of B + a broadcast,
+// 27 of the 32 zmm registers. Per k pair: 2 vector loads and 12 broadcast loads for 24
+// vdpbf16ps (768 multiply-adds), so the loads keep up with a core issuing one zmm dot product
+// per cycle, and 24 independent chains cover its latency.
+//
+// Blocking: each tile runs over the whole of k, keeping its accumulators in registers, and
+// writes C once (the result is rounded once, as PyTorch's, with no float32 copy of C). A tile
+// streams 176 bytes per k pair from L1/L2 for 24 cycles of arithmetic, which L2 sustains, so
+// k needs no slicing. A unit of work is one B panel against up to 8 A panels (96 rows); the
+// units of one row block are consecutive, so a thread's A block stays in L2 while the B
+// panels pass. All of A and B is packed once per batch entry, by all threads, before the
+// tiles run; every C element is one tile's dot product in the order of k, so the result does
+// not depend on the thread count.
+//
+// Rounding differs from the float32 path (widen, float32 GEMM, round): the pairs are summed
+// in another order, and vdpbf16ps treats subnormal inputs and results as zero (as oneDNN's
+// bfloat16 GEMM, which PyTorch's CPU matmul uses, does). The tests compare the two with a
+// bfloat16 tolerance (tests/core/test_gemm_bfloat16.cpp).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+
+#include <ember/core/cpu/gemm_kernels.h>
+#include <ember/core/parallel.h>
+#include <ember/core/strided_index.h>
+
+namespace ember::cpu {
+
+namespace {
+
+// GCC 12 reports its own _mm512_undefined_*() inside the intrinsics as "used uninitialized"
+// (a false positive, as in gemm_kernel_avx512.cpp); silence it here only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+constexpr int kMR = 12;                 // rows of a tile
+constexpr int kNR = 32;                 // columns of a tile: two zmm of floats
+constexpr std::int64_t kRowPanelsPerUnit = 4;
+// Below this many multiply-adds the product runs on the calling thread (as the float32 GEMM).
+constexpr std::int64_t kParallelMinWork = 64 * 64 * 64;
+
+using Word = std::uint32_t;  // a pair of bfloat16: the even k in the low half
+
+// The operands as GemmPlan describes them, bfloat16 bits, one batch entry.
+struct Matrix16 {
+  const std::uint16_t* data;
+  std::int64_t row_stride, col_stride;
+  std::uint16_t at(std::int64_t row, std::int64_t col) const { return data[row * row_stride + col * col_stride]; }
+};
+
+inline Word pair(std::uint16_t even, std::uint16_t odd) { return Word{even} | (Word{odd} << 16); }
+
+// The interleaving permutes: word j of the first output holds (even[j], odd[j]) for j < 16,
+// of the second output for j + 16.
+alignas(64) constexpr std::uint16_t kInterleaveLow[32] = {0,  32, 1,  33, 2,  34, 3,  35, 4,  36, 5,
+                                                         37, 6,  38, 7,  39, 8,  40, 9,  41, 10, 42,
+                                                         11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+
+// The float32 kernel's transposing packs (core/cpu/gemm_kernel_avx512.cpp: out[p * W + i] =
+// src[i * stride + p] for W = 12 and W = 32, 16 x 16 blocks transposed in registers) move
+// 32-bit words without looking at them, so they transpose pairs of bfloat16 as well: a
+// row-major A and a column-major B hold each pair as one word (when rows start on a pair).
+const MicroKernel<float>& word_transposer() {
+  static const MicroKernel<float> kernel = avx512_kernel_f32();
+  return kernel;
+}
+const float* as_words(const std::uint16_t* p) { return reinterpret_cast<const float*>(p); }  // NOLINT: bits only
+
+// out[p * kMR + i] = (A(row0 + i, 2p), A(row0 + i, 2p + 1)), zeros past `rows` and past k.
+void pack_a_panel(const Matrix16& a, std::int64_t row0, std::int64_t rows, std::int64_t k, Word* out) {
+  const std::int64_t pairs = (k + 1) / 2, full_pairs = k / 2;
+  const std::uint16_t* first = a.data + row0 * a.row_stride;
+  if (a.col_stride == 1 && a.row_stride % 2 == 0 &&
+      word_transposer().pack_a(as_words(first), a.row_stride / 2, 1, rows, full_pairs, reinterpret_cast<float*>(out))) {
+    // Row-major: the transposing pack did the full pairs (and the zero rows); the odd k's pair below.
+  } else if (a.row_stride == 1) {
+    // Column-major (a transposed operand): columns 2p and 2p + 1 interleaved by one permute.
+    const __m512i low = _mm512_load_si512(kInterleaveLow);
+    const auto lanes = static_cast<__mmask32>((1u << rows) - 1);
+    for (std::int64_t p = 0; p < pairs; ++p) {
+      const std::uint16_t* column = first + 2 * p * a.col_stride;
+      const __m512i even = _mm512_maskz_loadu_epi16(lanes, column);
+      const __m512i odd = 2 * p + 1 < k ? _mm512_maskz_loadu_epi16(lanes, column + a.col_stride) : _mm512_setzero_si512();
+      _mm512_mask_storeu_epi32(out + p * kMR, static_cast<__mmask16>((1u << kMR) - 1),
+                               _mm512_permutex2var_epi16(even, low, odd));
+    }
+    return;
+  } else {
+    if (rows < kMR)
+      for (std::int64_t p = 0; p < full_pairs; ++p) std::fill(out + p * kMR + rows, out + (p + 1) * kMR, Word{0});
+    for (std::int64_t i = 0; i < rows; ++i) {
+      const std::uint16_t* row = first + i * a.row_stride;
+      for (std::int64_t p = 0; p < full_pairs; ++p)
+        out[p * kMR + i] = pair(row[2 * p * a.col_stride], row[(2 * p + 1) * a.col_stride]);
+    }
+  }
+  if (k % 2 != 0) {
+    for (std::int64_t i = 0; i < kMR; ++i)
+      out[full_pairs * kMR + i] = i < rows ? pair(first[i * a.row_stride + (k - 1) * a.col_stride], 0) : Word{0};
+  }
+}
+
+// out[(p * kNR + j) * 2 + h] = B(2p + h, col0 + j), zeros past `cols` and past k.
+void pack_b_panel(const Matrix16& b, std::int64_t col0, std::int64_t cols, std::int64_t k, std::uint16_t* out) {
+  const std::int64_t pairs = (k + 1) / 2, full_pairs = k / 2;
+  if (b.col_stride == 1) {
+    // Row-major: rows 2p and 2p + 1 of (up to) 32 columns, interleaved by two permutes.
+    const __m512i low = _mm512_load_si512(kInterleaveLow);
+    const __m512i high = _mm512_add_epi16(low, _mm512_set1_epi16(16));
+    const __mmask32 columns = cols >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((1u << cols) - 1);
+    for (std::int64_t p = 0; p < pairs; ++p) {
+      const std::uint16_t* row0 = b.data + 2 * p * b.row_stride + col0;
+      const __m512i even = _mm512_maskz_loadu_epi16(columns, row0);
+      const __m512i odd = 2 * p + 1 < k ? _mm512_maskz_loadu_epi16(columns, row0 + b.row_stride) : _mm512_setzero_si512();
+      _mm512_storeu_si512(out + p * 2 * kNR, _mm512_permutex2var_epi16(even, low, odd));
+      _mm512_storeu_si512(out + p * 2 * kNR + kNR, _mm512_permutex2var_epi16(even, high, odd));
+    }
+    return;
+  }
+  Word* words = reinterpret_cast<Word*>(out);  // NOLINT: the panel is 32-bit words of pairs
+  const std::uint16_t* first = b.data + col0 * b.col_stride;
+  if (b.row_stride == 1 && b.col_stride % 2 == 0 &&
+      word_transposer().pack_b(as_words(first), b.col_stride / 2, 1, cols, full_pairs, reinterpret_cast<float*>(out))) {
+    // Column-major (a transposed operand): the transposing pack did the full pairs.
+  } else {
+    if (cols < kNR)
+      for (std::int64_t p = 0; p < full_pairs; ++p) std::fill(words + p * kNR + cols, words + (p + 1) * kNR, Word{0});
+    for (std::int64_t j = 0; j < cols; ++j) {
+      const std::uint16_t* column = first + j * b.col_stride;
+      for (std::int64_t p = 0; p < full_pairs; ++p)
+        words[p * kNR + j] = pair(column[2 * p * b.row_stride], column[(2 * p + 1) * b.row_stride]);
+    }
+  }
+  if (k % 2 != 0) {
+    for (std::int64_t j = 0; j < kNR; ++j)
+      words[full_pairs * kNR + j] = j < cols ? pair(first[j * b.col_stride + (k - 1) * b.row_stride], 0) : Word{0};
+  }
+}
+
+// float32 -> bfloat16 bits, 16 lanes, rounding to nearest even with integer operations and
+// every NaN to 0x7FC0: the lane-wise form of core/reduced_float.h's bfloat16_bits_from_float,
+// so this path rounds exactly as every other bfloat16 result in ember. (vcvtneps2bf16 would
+// flush subnormal results to zero.)
+inline __m256i round_to_bfloat16(__m512 value) {
+  const __m512i bits = _mm512_castps_si512(value);
+  const __m512i lowest_kept = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+  const __m512i bias = _mm512_add_epi32(lowest_kept, _mm512_set1_epi32(0x7FFF));
+  __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(bits, bias), 16);
+  const __mmask16 nan = _mm512_cmp_ps_mask(value, value, _CMP_UNORD_Q);
+  rounded = _mm512_mask_blend_epi32(nan, rounded, _mm512_set1_epi32(0x7FC0));
+  return _mm512_cvtepi32_epi16(rounded);
+}
+
+inline __m512 widen(__m256i bits) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16)); }
+
+struct Epilogue {
+  float alpha, beta;
+  bool read_c;
+  std::uint16_t* c;
+  std::int64_t c_row_stride, c_col_stride;
+};
+
+// C(i, j) = alpha * acc + beta * C(i, j) in float32, rounded once, for the tile's valid part.
+inline void store_tile(const __m512 (&acc)[kMR][2], std::int64_t row0, std::int64_t rows, std::int64_t col0,
+                       std::int64_t cols, const Epilogue& e) {
+  const __m512 alpha = _mm512_set1_ps(e.alpha), beta = _mm512_set1_ps(e.beta);
+  for (std::int64_t i = 0; i < rows; ++i) {
+    for (int half = 0; half < 2; ++half) {
+      const std::int64_t first = col0 + half * 16, count = std::min<std::int64_t>(16, col0 + cols - first);
+      if (count <= 0) break;
+      __m512 value = e.alpha == 1.0f ? acc[i][half] : _mm512_mul_ps(alpha, acc[i][half]);
+      std::uint16_t* c = e.c + (row0 + i) * e.c_row_stride + first * e.c_col_stride;
+      if (e.c_col_stride == 1) {
+        const auto lanes = static_cast<__mmask16>((1u << count) - 1);
+        if (e.read_c) value = _mm512_fmadd_ps(beta, widen(_mm256_maskz_loadu_epi16(lanes, c)), value);
+        _mm256_mask_storeu_epi16(c, lanes, round_to_bfloat16(value));
+      } else {  // a strided C (a transposed output view): element by element
+        alignas(64) float lane[16];
+        alignas(32) std::uint16_t old[16] = {}, rounded[16];
+        for (std::int64_t j = 0; j < count && e.read_c; ++j) old[j] = c[j * e.c_col_stride];
+        if (e.read_c) value = _mm512_fmadd_ps(beta, widen(_mm256_load_si256(reinterpret_cast<const __m256i*>(old))), value);
+        _mm512_store_ps(lane, value);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(rounded), round_to_bfloat16(_mm512_load_ps(lane)));
+        for (std::int64_t j = 0; j < count; ++j) c[j * e.c_col_stride] = rounded[j];
+      }
+    }
+  }
+}
+
+// One 12 x 32 tile over the whole of k: the strategy comment at the top of the file.
+inline void tile(const Word* a_panel, const std::uint16_t* b_panel, std::int64_t pairs, __m512 (&acc)[kMR][2]) {
+#pragma GCC unroll 12
+  for (int i = 0; i < kMR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  for (std::int64_t p = 0; p < pairs; ++p) {
+    const __m512bh b0 = (__m512bh)_mm512_loadu_si512(b_panel + p * 2 * kNR);
+    const __m512bh b1 = (__m512bh)_mm512_loadu_si512(b_panel + p * 2 * kNR + kNR);
+#pragma GCC unroll 12
+    for (int i = 0; i < kMR; ++i) {
+      const __m512bh a = (__m512bh)_mm512_set1_epi32(static_cast<int>(a_panel[p * kMR + i]));
+      acc[i][0] = _mm512_dpbf16_ps(acc[i][0], a, b0);
+      acc[i][1] = _mm512_dpbf16_ps(acc[i][1], a, b1);
+    }
+  }
+}
+
+// A 64-byte-aligned buffer kept between calls by the calling thread (the pool's threads only
+// read and write through its pointer): a fresh multi-MiB buffer per call would page-fault.
+struct PackBuffer {
+  std::uint16_t* data = nullptr;
+  std::int64_t capacity = 0;  // in uint16_t
+  ~PackBuffer() { ::operator delete[](data, std::align_val_t{64}); }
+  std::uint16_t* ensure(std::int64_t count) {
+    if (capacity < count) {
+      ::operator delete[](data, std::align_val_t{64});
+      data = nullptr;
+      data = static_cast<std::uint16_t*>(
+          ::operator new[](static_cast<std::size_t>(count) * sizeof(std::uint16_t), std::align_val_t{64}));
+      capacity = count;
+    }
+    return data;
+  }
+};
+
+void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& e, std::int64_t m, std::int64_t n,
+                          std::int64_t k, int threads) {
+  const std::int64_t pairs = (k + 1) / 2;
+  const std::int64_t row_panels = (m + kMR - 1) / kMR, col_panels = (n + kNR - 1) / kNR;
+  const std::int64_t a_panel_words = pairs * kMR, b_panel_halves = pairs * 2 * kNR;
+  thread_local PackBuffer buffer;
+  std::uint16_t* packed = buffer.ensure(row_panels * a_panel_words * 2 + col_panels * b_panel_halves);
+  Word* packed_a = reinterpret_cast<Word*>(packed);  // NOLINT: 32-bit words of pairs
+  std::uint16_t* packed_b = packed + row_panels * a_panel_words * 2;
+  const std::int64_t panels = row_panels + col_panels;
+  const std::int64_t row_blocks = (row_panels + kRowPanelsPerUnit - 1) / kRowPanelsPerUnit;
+  const std::int64_t units = row_blocks * col_panels;
+
+  // Work is claimed from atomic counters, first the panels to pack, then the units, so a
+  // thread that starts late finds less to do and no thread waits for work nobody started:
+  // after the last panel is claimed, threads wait only for panels being packed right now.
+  std::atomic<std::int64_t> next_panel{0}, panels_done{0}, next_unit{0};
+  const auto participant = [&](std::int64_t, std::int64_t) {
+    for (std::int64_t panel; (panel = next_panel.fetch_add(1, std::memory_order_relaxed)) < panels;) {
+      if (panel < row_panels) {
+        pack_a_panel(a, panel * kMR, std::min<std::int64_t>(kMR, m - panel * kMR), k, packed_a + panel * a_panel_words);
+      } else {
+        const std::int64_t q = panel - row_panels;
+        pack_b_panel(b, q * kNR, std::min<std::int64_t>(kNR, n - q * kNR), k, packed_b + q * b_panel_halves);
+      }
+      panels_done.fetch_add(1, std::memory_order_release);
+    }
+    while (panels_done.load(std::memory_order_acquire) < panels) cpu_relax();
+    __m512 acc[kMR][2];
+    for (std::int64_t unit; (unit = next_unit.fetch_add(1, std::memory_order_relaxed)) < units;) {
+      const std::int64_t block = unit / col_panels, q = unit % col_panels;
+      const std::int64_t panel_end = std::min(row_panels, (block + 1) * kRowPanelsPerUnit);
+      for (std::int64_t r = block * kRowPanelsPerUnit; r < panel_end; ++r) {
+        tile(packed_a + r * a_panel_words, packed_b + q * b_panel_halves, pairs, acc);
+        store_tile(acc, r * kMR, std::min<std::int64_t>(kMR, m - r * kMR), q * kNR,
+                   std::min<std::int64_t>(kNR, n - q * kNR), e);
+      }
+    }
+  };
+  parallel_for(0, threads, 1, participant);
+}
+
+#pragma GCC diagnostic pop
+
+}  // namespace
+
+void gemm_bfloat16_avx512(const GemmPlan& plan) {
+  if (plan.batch == 0 || plan.m == 0 || plan.n == 0) return;
+  const std::int64_t work = plan.m * plan.n * std::max<std::int64_t>(plan.k, 1);
+  const int threads = work >= kParallelMinWork ? get_num_threads() : 1;
+  const auto* a = static_cast<const std::uint16_t*>(plan.a);
+  const auto* b = static_cast<const std::uint16_t*>(plan.b);
+  auto* c = static_cast<std::uint16_t*>(plan.c);
+  for (std::int64_t batch = 0; batch < plan.batch; ++batch) {
+    const Epilogue e{static_cast<float>(plan.alpha), static_cast<float>(plan.beta), plan.beta != 0.0,
+                     c + batch * plan.batch_stride_c, plan.row_stride_c, plan.col_stride_c};
+    gemm_one_batch_entry({a + batch * plan.batch_stride_a, plan.row_stride_a, plan.col_stride_a},
+                         {b + batch * plan.batch_stride_b, plan.row_stride_b, plan.col_stride_b}, e, plan.m, plan.n,
+                         plan.k, threads);
+  }
+}
+
+}  // namespace ember::cpu

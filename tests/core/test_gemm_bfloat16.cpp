@@ -1,0 +1,221 @@
+// tests/core/test_gemm_bfloat16.cpp — the bfloat16 GEMM that reads 16-bit operands directly
+// (core/cpu/gemm_kernel_bf16_avx512.cpp, vdpbf16ps) against the exact product and against the
+// plain path (widen to float32, float32 GEMM, round once).
+//
+// Tutorial §12 (mixed precision). test_reduced_float.cpp checks small products against
+// PyTorch's values on both kernel paths; this file reaches the kernel's own cases: sizes that
+// straddle its 12 x 32 tiles and its 8-panel units, odd k (a padded pair), k = 0 and 1,
+// transposed and strided operands (each packing branch), a strided C, alpha and beta, batches,
+// one thread against two (the same bits), and special values. The bound for every element is
+// the one float32 accumulation allows: the exact dot product of the bfloat16 inputs (in
+// double), rounded to bfloat16, within one bfloat16 unit plus k float32 roundings of the sum
+// of |products|. On a CPU without AVX512-BF16 the kernel cannot run: the case then checks that
+// the library says so and that the plain path is what runs.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <ember/core/backend.h>
+#include <ember/core/factories.h>
+#include <ember/core/random.h>
+#include <ember/core/cpu/gemm_kernels.h>
+#include "forced_gemm_kernel.h"
+#include <ember/core/native.h>
+#include <ember/core/parallel.h>
+#include <ember/core/reduced_float.h>
+#include <ember/core/strided_index.h>
+
+namespace {
+
+using namespace ember;
+
+using testing::ForcedKernel;
+
+bool cpu_has_avx512_bf16() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512bf16");
+}
+
+// A bfloat16 matrix of normal values (a few exactly zero), its buffer `spread` times larger
+// than needed so that a spread of 2 makes it non-contiguous in both dimensions.
+struct Operand {
+  std::vector<BFloat16> buffer;
+  std::int64_t rows, cols, row_stride, col_stride;
+  float at(std::int64_t i, std::int64_t j) const { return buffer[i * row_stride + j * col_stride]; }
+};
+
+Operand random_operand(std::int64_t rows, std::int64_t cols, bool transposed, std::int64_t spread, std::mt19937& rng) {
+  Operand op{{}, rows, cols, transposed ? spread : cols * spread, transposed ? rows * spread : spread};
+  op.buffer.assign(static_cast<std::size_t>(std::max<std::int64_t>(rows * cols * spread * spread, 1)), BFloat16(0.0f));
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) op.buffer[i * op.row_stride + j * op.col_stride] = BFloat16(normal(rng));
+  return op;
+}
+
+double bfloat16_unit(double value) {  // the spacing of bfloat16 numbers at |value|
+  int exponent = 0;
+  std::frexp(value == 0.0 ? 1e-30 : value, &exponent);
+  return std::ldexp(1.0, std::max(exponent, -125) - 8);
+}
+
+struct Case {
+  std::int64_t m, n, k;
+  bool a_transposed, b_transposed;
+  std::int64_t spread;
+  float alpha, beta;
+  std::int64_t c_col_stride = 1;  // > 1: C is written with a column stride (a strided view)
+};
+
+// Runs one case through cpu::gemm (the CPU's gemm_kernel) and checks every element.
+void check_case(const Case& c, std::mt19937& rng) {
+  INFO("m=" << c.m << " n=" << c.n << " k=" << c.k << " aT=" << c.a_transposed << " bT=" << c.b_transposed
+            << " spread=" << c.spread << " alpha=" << c.alpha << " beta=" << c.beta << " c_col_stride=" << c.c_col_stride);
+  const Operand a = random_operand(c.m, c.k, c.a_transposed, c.spread, rng);
+  const Operand b = random_operand(c.k, c.n, c.b_transposed, c.spread, rng);
+  const Operand c_start = random_operand(c.m, c.n, false, 1, rng);
+  const std::int64_t c_row_stride = c.n * c.c_col_stride;
+  std::vector<BFloat16> out(static_cast<std::size_t>(std::max<std::int64_t>(c.m * c_row_stride, 1)), BFloat16(7.0f));
+  for (std::int64_t i = 0; i < c.m; ++i)
+    for (std::int64_t j = 0; j < c.n; ++j) out[i * c_row_stride + j * c.c_col_stride] = BFloat16(c_start.at(i, j));
+
+  GemmPlan plan;
+  plan.m = c.m;
+  plan.n = c.n;
+  plan.k = c.k;
+  plan.a = a.buffer.data();
+  plan.row_stride_a = a.row_stride;
+  plan.col_stride_a = a.col_stride;
+  plan.b = b.buffer.data();
+  plan.row_stride_b = b.row_stride;
+  plan.col_stride_b = b.col_stride;
+  plan.c = out.data();
+  plan.row_stride_c = c_row_stride;
+  plan.col_stride_c = c.c_col_stride;
+  plan.alpha = c.alpha;
+  plan.beta = c.beta;
+  plan.dtype = kBFloat16;
+  cpu::gemm_bfloat16_avx512(plan);
+
+  std::int64_t outside = 0;
+  for (std::int64_t i = 0; i < c.m; ++i)
+    for (std::int64_t j = 0; j < c.n; ++j) {
+      double exact = 0.0, magnitude = 0.0;
+      for (std::int64_t p = 0; p < c.k; ++p) {
+        exact += static_cast<double>(a.at(i, p)) * static_cast<double>(b.at(p, j));
+        magnitude += std::fabs(static_cast<double>(a.at(i, p)) * static_cast<double>(b.at(p, j)));
+      }
+      double expected = c.alpha * exact;
+      if (c.beta != 0.0f) expected += static_cast<double>(c.beta) * c_start.at(i, j);
+      const double bound = bfloat16_unit(expected) +
+                           (std::fabs(c.alpha) * magnitude + std::fabs(c.beta * c_start.at(i, j))) *
+                               static_cast<double>(c.k + 2) * std::ldexp(1.0, -23);
+      const double got = static_cast<float>(out[i * c_row_stride + j * c.c_col_stride]);
+      if (!(std::fabs(got - expected) <= bound)) ++outside;
+    }
+  CHECK(outside == 0);
+  // Elements of the buffer between the strided columns are never written.
+  if (c.c_col_stride > 1)
+    for (std::int64_t i = 0; i < c.m; ++i)
+      for (std::int64_t j = 0; j < c_row_stride; ++j)
+        if (j % c.c_col_stride != 0) REQUIRE(static_cast<float>(out[i * c_row_stride + j]) == 7.0f);
+}
+
+// A tensor's elements as floats, in row-major order.
+std::vector<float> values(const Tensor& tensor) {
+  const Tensor dense = native::contiguous(native::to_dtype(tensor, kFloat32));
+  const auto* data = static_cast<const float*>(dense.data_ptr());
+  return {data, data + dense.numel()};
+}
+
+Tensor from_values(const std::vector<float>& data, Shape sizes) {
+  Tensor out = empty(sizes, TensorOptions().dtype(kFloat32));
+  std::copy(data.begin(), data.end(), static_cast<float*>(out.data_ptr()));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("bfloat16 GEMM (vdpbf16ps): every element within float32 accumulation of the exact product",
+          "[gemm][reduced_float]") {
+  if (!cpu_has_avx512_bf16()) {
+    CHECK_FALSE(cpu::bfloat16_gemm_usable());
+    return;
+  }
+  std::mt19937 rng(22);
+  // Tiles are 12 x 32 and a unit is 8 row panels (96 rows): sizes on both sides of each.
+  const std::int64_t sizes[][3] = {{1, 1, 1},   {12, 32, 2},   {13, 33, 3},   {11, 31, 17},  {96, 64, 64},
+                                   {97, 65, 65}, {130, 70, 301}, {1, 100, 40}, {100, 1, 40},  {5, 7, 0},
+                                   {40, 50, 1},  {128, 256, 784}, {200, 3, 1000}};
+  for (const auto& size : sizes)
+    for (int layout = 0; layout < 4; ++layout)
+      for (std::int64_t spread : {1, 2})
+        check_case({size[0], size[1], size[2], (layout & 1) != 0, (layout & 2) != 0, spread, 1.0f, 0.0f}, rng);
+  // addmm's alpha and beta (C read back and scaled), and a strided C.
+  check_case({37, 45, 29, false, false, 1, 2.0f, 0.5f}, rng);
+  check_case({37, 45, 29, true, true, 2, -1.5f, 1.0f}, rng);
+  check_case({25, 40, 19, false, true, 1, 1.0f, 0.0f, 3}, rng);
+  check_case({25, 40, 19, true, false, 2, 0.5f, 2.0f, 2}, rng);
+}
+
+TEST_CASE("bfloat16 GEMM: the direct kernel and the float32 path agree to a bfloat16 unit, threads change no bit",
+          "[gemm][reduced_float]") {
+  if (!cpu_has_avx512_bf16()) return;  // the case above checks the detection
+  const Tensor a = native::to_dtype(randn({150, 260}), kBFloat16);
+  const Tensor b = native::to_dtype(randn({260, 90}), kBFloat16);
+  Tensor direct, widened;
+  {
+    ForcedKernel forced("avx512");
+    REQUIRE(cpu::bfloat16_gemm_usable());
+    direct = native::mm(a, b);
+  }
+  {
+    ForcedKernel forced("portable");
+    REQUIRE_FALSE(cpu::bfloat16_gemm_usable());
+    widened = native::mm(a, b);
+  }
+  const std::vector<float> got = values(direct), plain = values(widened);
+  std::size_t same = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i);
+    REQUIRE(std::fabs(got[i] - plain[i]) <= bfloat16_unit(plain[i]));
+    same += got[i] == plain[i] ? 1 : 0;
+  }
+  // Most elements are the same bits: only sums near a rounding boundary may differ.
+  CHECK(same > got.size() * 9 / 10);
+
+  const int threads = get_num_threads();
+  set_num_threads(1);
+  const Tensor one_thread = native::mm(a, b);
+  set_num_threads(std::max(threads, 2));
+  const Tensor two_threads = native::mm(a, b);
+  set_num_threads(threads);
+  CHECK(values(one_thread) == values(two_threads));
+  CHECK(values(one_thread) == got);
+}
+
+TEST_CASE("bfloat16 GEMM: inf and NaN propagate as in float32", "[gemm][reduced_float]") {
+  if (!cpu_has_avx512_bf16()) return;
+  ForcedKernel forced("avx512");
+  const std::int64_t m = 20, n = 35, k = 40;
+  std::vector<float> a_values(m * k, 1.0f), b_values(k * n, 0.5f);
+  a_values[3 * k + 5] = std::numeric_limits<float>::infinity();
+  a_values[4 * k + 6] = std::numeric_limits<float>::quiet_NaN();
+  b_values[5 * n + 0] = 0.0f;  // meets the inf: inf · 0 is NaN
+  const Tensor a = native::to_dtype(from_values(a_values, {m, k}), kBFloat16);
+  const Tensor b = native::to_dtype(from_values(b_values, {k, n}), kBFloat16);
+  const std::vector<float> c = values(native::mm(a, b));
+  CHECK(c[0] == 19.5f);  // row 0 meets the zero of column 0
+  CHECK(c[n - 1] == 20.0f);
+  CHECK(std::isnan(c[3 * n + 0]));
+  for (std::int64_t j = 1; j < n; ++j) CHECK(std::isinf(c[3 * n + j]));
+  for (std::int64_t j = 0; j < n; ++j) CHECK(std::isnan(c[4 * n + j]));
+}
