@@ -141,6 +141,11 @@ EMBER_DECLARE_DISPATCH(addmm_kernel, void(const GemmPlan& plan));
 // in float32 (the CPU's AVX512-BF16 kernel). Where it does not (a backend that registers
 // nothing, the reference loops), core/linalg.cpp widens the operands to float32 first.
 EMBER_DECLARE_DISPATCH(gemm_reads_16_bit_kernel, bool(DType dtype));
+// Asks it for `device` (false for a backend that registers nothing). core/linalg.cpp asks
+// before a product, core/conv.cpp before a forward convolution (which runs on the GEMM).
+inline bool gemm_reads_16_bit_operands(Device device, DType dtype) {
+  return gemm_reads_16_bit_kernel.has_kernel(device) && gemm_reads_16_bit_kernel(device, dtype);
+}
 
 // plan operands: [out]. Fills out with Philox numbers (see PhiloxFill). Device backends
 // only: the CPU draws from its mt19937 stream in core/random.cpp (PyTorch's CPU bits).

@@ -118,8 +118,12 @@ double conv_flops(const Tensor& output, const Tensor& weight) {
 
 Tensor conv2d(const Tensor& input_any, const Tensor& weight_any, const Tensor& bias_any, const Conv2dArgs& args) {
   // bfloat16/float16: the float32 kernel on the widened operands, rounded once, which is
-  // what PyTorch's 16-bit convolutions compute (float32 accumulation). Likewise below.
-  if (is_reduced_floating_point(input_any.dtype()))
+  // what PyTorch's 16-bit convolutions compute (float32 accumulation). Likewise below. A
+  // backend whose GEMM reads the dtype itself (the CPU's bfloat16 GEMM) runs the convolution
+  // in it: im2col copies 16-bit values, the GEMM accumulates in float32 and adds the bias
+  // before rounding once; the gradients keep their partial sums (col2im, the weight
+  // gradient's sum over the batch) in float32 and round once (core/cpu/conv_kernels.cpp).
+  if (is_reduced_floating_point(input_any.dtype()) && !gemm_reads_16_bit_operands(input_any.device(), input_any.dtype()))
     return to_dtype(conv2d(widened(input_any), widened(weight_any), widened(bias_any), args), input_any.dtype());
   const Tensor input = contiguous(input_any), weight = contiguous(weight_any);
   const Tensor bias = bias_any.defined() ? contiguous(bias_any) : bias_any;
@@ -136,7 +140,8 @@ Tensor conv2d(const Tensor& input_any, const Tensor& weight_any, const Tensor& b
 
 Tensor conv2d_backward_input(const Tensor& grad_output_any, const Tensor& weight_any, IntArrayRef input_sizes,
                              const Conv2dArgs& args) {
-  if (is_reduced_floating_point(grad_output_any.dtype()))
+  if (is_reduced_floating_point(grad_output_any.dtype()) &&
+      !gemm_reads_16_bit_operands(grad_output_any.device(), grad_output_any.dtype()))
     return to_dtype(conv2d_backward_input(widened(grad_output_any), widened(weight_any), input_sizes, args),
                     grad_output_any.dtype());
   const Tensor grad_output = contiguous(grad_output_any), weight = contiguous(weight_any);
@@ -150,7 +155,7 @@ Tensor conv2d_backward_input(const Tensor& grad_output_any, const Tensor& weight
 
 Tensor conv2d_backward_weight(const Tensor& input_any, const Tensor& grad_output_any, IntArrayRef weight_sizes,
                               const Conv2dArgs& args) {
-  if (is_reduced_floating_point(input_any.dtype()))
+  if (is_reduced_floating_point(input_any.dtype()) && !gemm_reads_16_bit_operands(input_any.device(), input_any.dtype()))
     return to_dtype(conv2d_backward_weight(widened(input_any), widened(grad_output_any), weight_sizes, args),
                     input_any.dtype());
   const Tensor input = contiguous(input_any), grad_output = contiguous(grad_output_any);

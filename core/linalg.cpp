@@ -106,14 +106,9 @@ void run_gemm_in_float32(const Operand& a, const Operand& b, const Operand& c, s
   copy_(*c.tensor, c32);
 }
 
-// Whether the backend's GEMM reads 16-bit operands of this dtype itself (core/backend.h).
-bool gemm_reads_16_bit(const Tensor& c) {
-  return gemm_reads_16_bit_kernel.has_kernel(c.device()) && gemm_reads_16_bit_kernel(c.device(), c.dtype());
-}
-
 void run_gemm(const Operand& a, const Operand& b, const Operand& c, std::int64_t batch, std::int64_t m,
               std::int64_t n, std::int64_t k, double beta, double alpha, const Operand* bias) {
-  if (is_reduced_floating_point(c.tensor->dtype()) && !gemm_reads_16_bit(*c.tensor))
+  if (is_reduced_floating_point(c.tensor->dtype()) && !gemm_reads_16_bit_operands(c.tensor->device(), c.tensor->dtype()))
     return run_gemm_in_float32(a, b, c, batch, m, n, k, beta, alpha, bias);
   const GemmPlan plan = make_gemm_plan(a, b, c, batch, m, n, k, beta, alpha, bias);
   if (bias != nullptr) addmm_kernel(c.tensor->device(), plan);
@@ -239,7 +234,7 @@ std::pair<Tensor, Tensor> broadcast_batch(const Tensor& a_in, const Tensor& b_in
 Tensor matmul_batched(const Tensor& a_in, const Tensor& b_in) {
   // The 16-bit floats: in float32, rounded once, as run_gemm_in_float32 (this path builds its
   // own plans), unless the backend reads them itself.
-  if (is_reduced_floating_point(a_in.dtype()) && !gemm_reads_16_bit(a_in))
+  if (is_reduced_floating_point(a_in.dtype()) && !gemm_reads_16_bit_operands(a_in.device(), a_in.dtype()))
     return to_dtype(matmul_batched(widened(a_in), widened(b_in)), a_in.dtype());
   auto [a, b] = broadcast_batch(a_in, b_in);
   const std::int64_t batch_dims = a.dim() - 2;

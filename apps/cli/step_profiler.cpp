@@ -45,6 +45,7 @@ StepRange parse_profile_steps(const std::string& text) {
 StepProfiler::StepProfiler(const TrainOptions& options, bool active, Device device)
     : range_(options.profile_steps.empty() ? StepRange{} : parse_profile_steps(options.profile_steps)),
       out_path_(options.profile_out),
+      precision_(options.precision),
       active_(active && range_.enabled()),
       device_(device) {}
 
@@ -85,9 +86,16 @@ void StepProfiler::finish() {
   profiler::TableOptions table;
   std::string peak = "";
   if (device_.is_cpu()) {
-    table.peak_flops_per_second = profiler::cpu_fp32_peak_flops(get_num_threads());
+    // A bfloat16 run's products run at the bfloat16 peak (twice the fp32 one where the CPU has
+    // AVX512-BF16), so that is its ceiling, as for the summary's MFU (model_flops.h).
+    const char* peak_name = "bf16";
+    if (precision_ == "bf16") table.peak_flops_per_second = profiler::cpu_bf16_peak_flops(get_num_threads());
+    if (!table.peak_flops_per_second) {
+      table.peak_flops_per_second = profiler::cpu_fp32_peak_flops(get_num_threads());
+      peak_name = "fp32";
+    }
     if (table.peak_flops_per_second) {
-      peak = make_message("; % peak: of the CPU's computed fp32 peak for ", get_num_threads(), " threads");
+      peak = make_message("; % peak: of the CPU's computed ", peak_name, " peak for ", get_num_threads(), " threads");
     }
   } else {
     // CUDA kernels run asynchronously: an op's CPU time is its launch; its GPU time is in

@@ -49,6 +49,7 @@ class StepProfiler {
 
   StepRange range_;
   std::string out_path_;
+  std::string precision_;  // --precision: bf16 tables divide by the bfloat16 peak
   bool active_ = false;
   Device device_;
   std::unique_ptr<profiler::ProfileGuard> guard_;

@@ -26,10 +26,12 @@
 // a GEMM whose K is only 9; larger layers are GEMM-bound. Memory: one K x L buffer per thread.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include <ember/core/backend.h>
 #include <ember/core/cpu/cpu_kernels.h>
+#include <ember/core/cpu/gemm_kernels.h>
 #include <ember/core/dispatch.h>
 #include <ember/core/error.h>
 #include <ember/core/parallel.h>
@@ -126,10 +128,12 @@ void col2im(const Conv2dPlan& p, const T* cols, std::int64_t channels, T* in) {
   }
 }
 
-// C[m, n] = alpha * A · B + beta * C, every operand given by its row and column strides.
-template <class T>
+// C[m, n] = A · B + beta * C, every operand given by its row and column strides. C is of the
+// operands' type, or float32 for bfloat16 operands (Acc = float: the gradients' products,
+// kept unrounded until their sums are complete; core/cpu/gemm_kernel_bf16_avx512.cpp).
+template <class T, class Acc = T>
 void matmul(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int64_t a_row, std::int64_t a_col,
-            const T* b, std::int64_t b_row, std::int64_t b_col, T* c, std::int64_t c_row, double beta) {
+            const T* b, std::int64_t b_row, std::int64_t b_col, Acc* c, std::int64_t c_row, double beta) {
   GemmPlan plan;
   plan.m = m;
   plan.n = n;
@@ -146,7 +150,16 @@ void matmul(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int
   plan.beta = beta;
   plan.dtype = dtype_of_v<T>;
   plan.device = -1;
-  gemm(plan);
+  if constexpr (std::is_same_v<T, Acc>) gemm(plan);
+  else gemm_bfloat16_to_float32_avx512(plan);
+}
+
+// A second per-thread buffer (the input-gradient planes of a bfloat16 convolution, summed in
+// float32), apart from cols_buffer's.
+float* planes_buffer(std::int64_t size) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < static_cast<std::size_t>(size)) buffer.resize(static_cast<std::size_t>(size));
+  return buffer.data();
 }
 
 // This thread's cols buffer, at least `size` elements: kept between calls, grown when a
@@ -199,7 +212,9 @@ void conv2d_forward_typed(const Conv2dPlan& p) {
   });
 }
 
-template <class T>
+// Acc = T, or float for bfloat16: then d cols and the input planes are summed in float32 and
+// rounded into the bfloat16 gradient once, as the widened float32 path rounds.
+template <class T, class Acc = T>
 void conv2d_backward_input_typed(const Conv2dPlan& p) {
   const GroupShape g = group_shape(p);
   const bool pointwise = is_pointwise(p);
@@ -207,19 +222,23 @@ void conv2d_backward_input_typed(const Conv2dPlan& p) {
   const T* weight = static_cast<const T*>(p.weight);
   T* grad_in = static_cast<T*>(p.input);
   const std::int64_t in_plane = p.in_h * p.in_w;
-  for_each_sample<T>(p, pointwise ? 0 : g.k * g.l, [&](std::int64_t n, T* cols) {
+  for_each_sample<Acc>(p, pointwise ? 0 : g.k * g.l, [&](std::int64_t n, Acc* cols) {
     for (std::int64_t group = 0; group < p.groups; ++group) {
       T* in_g = grad_in + (n * p.in_channels + group * g.in_channels) * in_plane;
+      Acc* sums = nullptr;  // where this group's input gradient is summed
+      if constexpr (std::is_same_v<T, Acc>) sums = in_g;
+      else sums = planes_buffer(g.in_channels * in_plane);
       const T* w_g = weight + group * g.out_channels * g.k;
       const T* out_g = grad_out + (n * p.out_channels + group * g.out_channels) * g.l;
       // d cols[K, L] = W_gᵀ · d out_g: Wᵀ read through swapped strides.
       if (pointwise) {
-        matmul<T>(g.k, g.l, g.out_channels, w_g, 1, g.k, out_g, g.l, 1, in_g, g.l, 0.0);
-        continue;
+        matmul<T, Acc>(g.k, g.l, g.out_channels, w_g, 1, g.k, out_g, g.l, 1, sums, g.l, 0.0);
+      } else {
+        matmul<T, Acc>(g.k, g.l, g.out_channels, w_g, 1, g.k, out_g, g.l, 1, cols, g.l, 0.0);
+        std::fill(sums, sums + g.in_channels * in_plane, Acc(0));
+        col2im(p, cols, g.in_channels, sums);
       }
-      matmul<T>(g.k, g.l, g.out_channels, w_g, 1, g.k, out_g, g.l, 1, cols, g.l, 0.0);
-      std::fill(in_g, in_g + g.in_channels * in_plane, T(0));
-      col2im(p, cols, g.in_channels, in_g);
+      if constexpr (!std::is_same_v<T, Acc>) std::copy(sums, sums + g.in_channels * in_plane, in_g);  // rounds once
     }
   });
 }
@@ -229,7 +248,9 @@ void conv2d_backward_input_typed(const Conv2dPlan& p) {
 // depend on the thread count.
 constexpr std::int64_t kWeightGradBlock = 8;
 
-template <class T>
+// Acc = T, or float for bfloat16: then every partial sum is float32 and the gradient is
+// rounded once at the end.
+template <class T, class Acc = T>
 void conv2d_backward_weight_typed(const Conv2dPlan& p) {
   const GroupShape g = group_shape(p);
   const bool pointwise = is_pointwise(p);
@@ -242,7 +263,7 @@ void conv2d_backward_weight_typed(const Conv2dPlan& p) {
     return;
   }
   // Samples [begin, end) summed into `result` (overwritten).
-  auto sum_samples = [&](std::int64_t begin, std::int64_t end, T* result) {
+  auto sum_samples = [&](std::int64_t begin, std::int64_t end, Acc* result) {
     T* cols = cols_buffer<T>(pointwise ? 0 : g.k * g.l);
     for (std::int64_t n = begin; n < end; ++n) {
       for (std::int64_t group = 0; group < p.groups; ++group) {
@@ -253,25 +274,31 @@ void conv2d_backward_weight_typed(const Conv2dPlan& p) {
           b = cols;
         }
         // d W_g[O_g, K] (+)= d out_g[O_g, L] · colsᵀ[L, K]
-        matmul<T>(g.out_channels, g.k, g.l, grad_out + (n * p.out_channels + group * g.out_channels) * g.l, g.l, 1,
-                  b, 1, g.l, result + group * g.out_channels * g.k, g.k, n == begin ? 0.0 : 1.0);
+        matmul<T, Acc>(g.out_channels, g.k, g.l, grad_out + (n * p.out_channels + group * g.out_channels) * g.l, g.l, 1,
+                       b, 1, g.l, result + group * g.out_channels * g.k, g.k, n == begin ? 0.0 : 1.0);
       }
     }
   };
   const std::int64_t blocks = (p.batch + kWeightGradBlock - 1) / kWeightGradBlock;
   if (blocks == 1) {  // one block: its GEMMs use the threads
-    sum_samples(0, p.batch, grad_weight);
+    if constexpr (std::is_same_v<T, Acc>) {
+      sum_samples(0, p.batch, grad_weight);
+    } else {
+      std::vector<Acc> sums(static_cast<std::size_t>(weight_size));
+      sum_samples(0, p.batch, sums.data());
+      std::copy(sums.begin(), sums.end(), grad_weight);  // rounds once
+    }
     return;
   }
-  std::vector<T> partials(static_cast<std::size_t>(blocks * weight_size));
+  std::vector<Acc> partials(static_cast<std::size_t>(blocks * weight_size));
   parallel_for(0, blocks, 1, [&](std::int64_t first, std::int64_t last) {
     for (std::int64_t b = first; b < last; ++b)
       sum_samples(b * kWeightGradBlock, std::min(p.batch, (b + 1) * kWeightGradBlock), partials.data() + b * weight_size);
   });
   for (std::int64_t e = 0; e < weight_size; ++e) {
-    T sum = partials[static_cast<std::size_t>(e)];
+    Acc sum = partials[static_cast<std::size_t>(e)];
     for (std::int64_t b = 1; b < blocks; ++b) sum += partials[static_cast<std::size_t>(b * weight_size + e)];
-    grad_weight[e] = sum;
+    grad_weight[e] = static_cast<T>(sum);
   }
 }
 
@@ -279,16 +306,19 @@ void conv2d_backward_weight_typed(const Conv2dPlan& p) {
 
 void conv2d(const Conv2dPlan& p) {
   if (p.dtype == DType::Float64) conv2d_forward_typed<double>(p);
+  else if (p.dtype == DType::BFloat16) conv2d_forward_typed<BFloat16>(p);  // core/conv.cpp: only when the GEMM reads it
   else conv2d_forward_typed<float>(p);
 }
 
 void conv2d_backward_input(const Conv2dPlan& p) {
   if (p.dtype == DType::Float64) conv2d_backward_input_typed<double>(p);
+  else if (p.dtype == DType::BFloat16) conv2d_backward_input_typed<BFloat16, float>(p);
   else conv2d_backward_input_typed<float>(p);
 }
 
 void conv2d_backward_weight(const Conv2dPlan& p) {
   if (p.dtype == DType::Float64) conv2d_backward_weight_typed<double>(p);
+  else if (p.dtype == DType::BFloat16) conv2d_backward_weight_typed<BFloat16, float>(p);
   else conv2d_backward_weight_typed<float>(p);
 }
 

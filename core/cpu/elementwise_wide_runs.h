@@ -22,9 +22,16 @@ namespace ember::cpu::wide {
 void run(element::Gelu<float>, float* out, const float* x, std::int64_t count);
 void run(element::GeluBackward<float>, float* out, const float* grad_output, const float* x, std::int64_t count);
 
+// float32 <-> float16 casts with F16C, eight at a time (core/cpu/half_conversions_f16c.cpp):
+// the same bits as element::Cast.
+void run(element::Cast<Half, float> cast, Half* out, const float* x, std::int64_t count);
+void run(element::Cast<float, Half> cast, float* out, const Half* x, std::int64_t count);
+
 // Is F one of the functions above (so the loops call wide::run for a contiguous run)?
 template <class F> inline constexpr bool has_wide_run = false;
 template <> inline constexpr bool has_wide_run<element::Gelu<float>> = true;
 template <> inline constexpr bool has_wide_run<element::GeluBackward<float>> = true;
+template <> inline constexpr bool has_wide_run<element::Cast<Half, float>> = true;
+template <> inline constexpr bool has_wide_run<element::Cast<float, Half>> = true;
 
 }  // namespace ember::cpu::wide

@@ -40,6 +40,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -180,14 +181,18 @@ inline __m256i round_to_bfloat16(__m512 value) {
 
 inline __m512 widen(__m256i bits) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16)); }
 
+// C is bfloat16 (`c`), or float32 (`c_float32`: the sums are kept unrounded, for callers that
+// add several products before rounding, as the convolution's gradients do).
 struct Epilogue {
   float alpha, beta;
   bool read_c;
   std::uint16_t* c;
   std::int64_t c_row_stride, c_col_stride;
+  float* c_float32 = nullptr;
 };
 
-// C(i, j) = alpha * acc + beta * C(i, j) in float32, rounded once, for the tile's valid part.
+// C(i, j) = alpha * acc + beta * C(i, j) in float32 for the tile's valid part, rounded once
+// into a bfloat16 C.
 inline void store_tile(const __m512 (&acc)[kMR][2], std::int64_t row0, std::int64_t rows, std::int64_t col0,
                        std::int64_t cols, const Epilogue& e) {
   const __m512 alpha = _mm512_set1_ps(e.alpha), beta = _mm512_set1_ps(e.beta);
@@ -196,6 +201,20 @@ inline void store_tile(const __m512 (&acc)[kMR][2], std::int64_t row0, std::int6
       const std::int64_t first = col0 + half * 16, count = std::min<std::int64_t>(16, col0 + cols - first);
       if (count <= 0) break;
       __m512 value = e.alpha == 1.0f ? acc[i][half] : _mm512_mul_ps(alpha, acc[i][half]);
+      if (e.c_float32 != nullptr) {
+        float* c = e.c_float32 + (row0 + i) * e.c_row_stride + first * e.c_col_stride;
+        const auto lanes = static_cast<__mmask16>((1u << count) - 1);
+        if (e.c_col_stride == 1) {
+          if (e.read_c) value = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(lanes, c), value);
+          _mm512_mask_storeu_ps(c, lanes, value);
+        } else {
+          alignas(64) float lane[16];
+          _mm512_store_ps(lane, value);
+          for (std::int64_t j = 0; j < count; ++j)
+            c[j * e.c_col_stride] = e.read_c ? std::fma(e.beta, c[j * e.c_col_stride], lane[j]) : lane[j];
+        }
+        continue;
+      }
       std::uint16_t* c = e.c + (row0 + i) * e.c_row_stride + first * e.c_col_stride;
       if (e.c_col_stride == 1) {
         const auto lanes = static_cast<__mmask16>((1u << count) - 1);
@@ -292,9 +311,7 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
 
 #pragma GCC diagnostic pop
 
-}  // namespace
-
-void gemm_bfloat16_avx512(const GemmPlan& plan) {
+void run_bfloat16_gemm(const GemmPlan& plan, bool float32_c) {
   if (plan.batch == 0 || plan.m == 0 || plan.n == 0) return;
   const std::int64_t work = plan.m * plan.n * std::max<std::int64_t>(plan.k, 1);
   const int threads = work >= kParallelMinWork ? get_num_threads() : 1;
@@ -302,12 +319,18 @@ void gemm_bfloat16_avx512(const GemmPlan& plan) {
   const auto* b = static_cast<const std::uint16_t*>(plan.b);
   auto* c = static_cast<std::uint16_t*>(plan.c);
   for (std::int64_t batch = 0; batch < plan.batch; ++batch) {
-    const Epilogue e{static_cast<float>(plan.alpha), static_cast<float>(plan.beta), plan.beta != 0.0,
-                     c + batch * plan.batch_stride_c, plan.row_stride_c, plan.col_stride_c};
+    Epilogue e{static_cast<float>(plan.alpha), static_cast<float>(plan.beta), plan.beta != 0.0,
+               c + batch * plan.batch_stride_c, plan.row_stride_c, plan.col_stride_c};
+    if (float32_c) e.c_float32 = static_cast<float*>(plan.c) + batch * plan.batch_stride_c;
     gemm_one_batch_entry({a + batch * plan.batch_stride_a, plan.row_stride_a, plan.col_stride_a},
                          {b + batch * plan.batch_stride_b, plan.row_stride_b, plan.col_stride_b}, e, plan.m, plan.n,
                          plan.k, threads);
   }
 }
+
+}  // namespace
+
+void gemm_bfloat16_avx512(const GemmPlan& plan) { run_bfloat16_gemm(plan, false); }
+void gemm_bfloat16_to_float32_avx512(const GemmPlan& plan) { run_bfloat16_gemm(plan, true); }
 
 }  // namespace ember::cpu

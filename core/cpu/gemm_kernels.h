@@ -89,6 +89,9 @@ MicroKernel<double> avx2_kernel_f64();
 // The bfloat16 GEMM (core/cpu/gemm_kernel_bf16_avx512.cpp): a whole GemmPlan of bfloat16
 // operands. Call only when bfloat16_gemm_usable() says yes.
 void gemm_bfloat16_avx512(const GemmPlan& plan);
+// The same with a float32 C (plan.c points at floats): C = alpha * A·B + beta * C, not rounded,
+// for sums of several products that round once at the end (the convolution's gradients).
+void gemm_bfloat16_to_float32_avx512(const GemmPlan& plan);
 // Whether a bfloat16 GEMM reads its 16-bit operands directly right now: the CPU has
 // AVX512-BF16 and EMBER_GEMM_KERNEL does not force a kernel without it (portable, avx2).
 // Otherwise core/linalg.cpp widens them to float32.

@@ -16,8 +16,10 @@
 // few outputs split the reduce dim over blocks (two passes; see kSplitTargetBlocks).
 // Sum/mean/prod fold bare values (ValueFold); max/min/arg* fold (value, index) pairs
 // (ExtremumFold): NaN wins (PyTorch propagates NaN) and ties go to the smaller index
-// (PyTorch returns the first maximum). The accumulator is float for float32 results, double
-// for float64, int64 for integers (PyTorch's CUDA accumulate types).
+// (PyTorch returns the first maximum). The accumulator is float for float32, bfloat16 and
+// float16 results (a 16-bit result is rounded once, at the store), double for float64, int64
+// for integers (PyTorch's CUDA accumulate types); max/min of 16-bit values compare them
+// widened to float, which is exact.
 // Bound: memory bandwidth, reading numel × itemsize bytes once.
 #pragma once
 
@@ -44,7 +46,10 @@ EMBER_DEVICE void store_as(void* buffer, DType dtype, std::int64_t index, Acc va
     case DType::Int64: static_cast<std::int64_t*>(buffer)[index] = static_cast<std::int64_t>(value); break;
     case DType::Float32: static_cast<float*>(buffer)[index] = static_cast<float>(value); break;
     case DType::Float64: static_cast<double*>(buffer)[index] = static_cast<double>(value); break;
-    default: break;  // the 16-bit floats: refused on the host before any launch (no CUDA kernel yet)
+    // The 16-bit floats accumulate in float (Acc) and round once here.
+    case DType::BFloat16: static_cast<BFloat16*>(buffer)[index] = BFloat16(static_cast<float>(value)); break;
+    case DType::Float16: static_cast<Half*>(buffer)[index] = Half(static_cast<float>(value)); break;
+    default: break;
   }
 }
 
@@ -380,7 +385,7 @@ void launch_reduce_typed(const Fold& fold, const ReducePlan& plan, ScratchAlloca
 inline void dispatch_reduce(ReduceOp op, const ReducePlan& plan, cudaStream_t stream,
                             ScratchAllocator* scratch = nullptr) {
   if (plan.outer * plan.inner == 0) return;
-  EMBER_DISPATCH_ALL(plan.input_dtype, {
+  EMBER_DISPATCH_ALL_AND_REDUCED(plan.input_dtype, {
     using In = scalar_t;
     switch (op) {
       case ReduceOp::Sum:
@@ -392,8 +397,8 @@ inline void dispatch_reduce(ReduceOp op, const ReducePlan& plan, cudaStream_t st
           if (multiply) launch_reduce_typed<In>(ValueFold<Acc, true>{op}, plan, scratch, stream);
           else launch_reduce_typed<In>(ValueFold<Acc, false>{op}, plan, scratch, stream);
         };
-        if (plan.output_dtype == DType::Float32) launch(float{});
-        else if (plan.output_dtype == DType::Float64) launch(double{});
+        if (plan.output_dtype == DType::Float64) launch(double{});
+        else if (is_floating_point(plan.output_dtype)) launch(float{});  // float32, bfloat16, float16
         else launch(std::int64_t{});
         break;
       }
@@ -401,7 +406,9 @@ inline void dispatch_reduce(ReduceOp op, const ReducePlan& plan, cudaStream_t st
       case ReduceOp::Min:
       case ReduceOp::ArgMax:
       case ReduceOp::ArgMin: {
-        using Acc = std::conditional_t<std::is_same_v<In, float> || std::is_same_v<In, double>, In, std::int64_t>;
+        using Acc = std::conditional_t<is_reduced_float_v<In>, float,
+                                       std::conditional_t<std::is_same_v<In, float> || std::is_same_v<In, double>, In,
+                                                          std::int64_t>>;
         launch_reduce_typed<In>(ExtremumFold<Acc>{op}, plan, scratch, stream);
         break;
       }

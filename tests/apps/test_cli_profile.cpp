@@ -136,6 +136,17 @@ TEST_CASE("ember train's summary prints MFU from the FLOPs a training step runs 
   // input's: 410 FLOP a sample.
   CHECK_THAT(output, Catch::Contains("MFU: ") && Catch::Contains("of the CPU's computed fp32 peak") &&
                          Catch::Contains("; 410 FLOP per sample"));
+  // A bfloat16 run divides by the bfloat16 peak where the CPU has one (its products run
+  // there), in the summary and in the profile table's header; float16 runs in float32.
+  __builtin_cpu_init();
+  const std::string peak = __builtin_cpu_supports("avx512bf16") ? "bf16" : "fp32";
+  const std::string mixed = run_ok("train --data idx:" + data +
+                                   " --hidden 5 --epochs 1 --batch-size 4 --quiet --device cpu --precision bf16"
+                                   " --profile-steps 2");
+  CHECK_THAT(mixed, Catch::Contains("of the CPU's computed " + peak + " peak (") &&
+                        Catch::Contains("% peak: of the CPU's computed " + peak + " peak for"));
+  CHECK_THAT(run_ok("train --data idx:" + data + " --hidden 5 --epochs 1 --batch-size 4 --quiet --device cpu --precision fp16"),
+             Catch::Contains("of the CPU's computed fp32 peak ("));
 }
 
 TEST_CASE("EMBER_PROFILE never overwrites a file that is not an earlier trace, nor a directory", "[cli][profile]") {

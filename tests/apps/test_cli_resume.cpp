@@ -49,8 +49,8 @@ TEST_CASE("ember train --resume continues exactly: 4 + 4 epochs equal 8", "[cli]
             "--drop-last --seed 4",
       idx + " --hidden 8 --batch-size 4 --lr 0.01 --optimizer adamw --weight-decay 0.1 --dropout 0.1 --workers 2 "
             "--seed 6",
-      // Mixed precision (on the CPU: no 16-bit CUDA reductions yet); fp16's loss scale and
-      // its growth count are in the checkpoint (grad_scaler.*).
+      // Mixed precision (on the CPU, as the runs above; a GPU's is the case below); fp16's loss
+      // scale and its growth count are in the checkpoint (grad_scaler.*).
       idx + " --hidden 12,6 --batch-size 5 --lr 0.3 --momentum 0.9 --seed 4 --precision bf16 --device cpu",
       "--data toy --hidden 30,20 --batch-size 2 --lr 0.5 --seed 123 --precision fp16 --device cpu",
   };
@@ -182,6 +182,31 @@ TEST_CASE("ember train --log writes step, epoch and summary lines", "[cli][log]"
 TEST_CASE("ember train --log on a GPU: the same lines, the summary names cuda:0", "[cli][log][gpu]") {
   if (!ember::cuda::is_available()) EMBER_SKIP("no CUDA GPU visible (ember::cuda::is_available() is false)");
   check_metrics_log("cuda", "cuda:0");
+}
+
+TEST_CASE("ember train --precision bf16 and fp16 on a GPU: the CPU run's losses, to 16-bit tolerance", "[cli][gpu]") {
+  if (!ember::cuda::is_available()) EMBER_SKIP("no CUDA GPU visible (ember::cuda::is_available() is false)");
+  ScratchDir scratch("precision_gpu");
+  const std::string idx = "--data idx:" + fixtures_dir() + "/idx";
+  for (const std::string precision : {"bf16", "fp16"}) {
+    std::vector<double> losses[2];
+    for (int gpu = 0; gpu < 2; ++gpu) {
+      const std::string log = scratch / (precision + (gpu != 0 ? "_cuda.jsonl" : "_cpu.jsonl"));
+      int code = -1;
+      const std::string output = run_ember("train " + idx + " --hidden 12,6 --batch-size 5 --lr 0.3 --seed 4 --epochs 3 "
+                                           "--quiet --log-every 1 --precision " + precision + " --device " +
+                                           (gpu != 0 ? "cuda" : "cpu") + " --log " + log, &code);
+      INFO(precision << (gpu != 0 ? " on cuda" : " on cpu") << ": " << output);
+      REQUIRE(code == 0);
+      losses[gpu] = logged_step_losses(log);
+    }
+    INFO(precision);
+    REQUIRE(losses[1].size() == losses[0].size());
+    REQUIRE_FALSE(losses[0].empty());
+    // The GPU widens its 16-bit products to float32 and sums in another order: a few units of
+    // the 16-bit format apart per step, not a different run.
+    for (std::size_t i = 0; i < losses[0].size(); ++i) CHECK(losses[1][i] == Approx(losses[0][i]).epsilon(0.05));
+  }
 }
 
 TEST_CASE("ember train --save records the run's options in the checkpoint's config", "[cli][resume]") {

@@ -219,3 +219,64 @@ TEST_CASE("bfloat16 GEMM: inf and NaN propagate as in float32", "[gemm][reduced_
   for (std::int64_t j = 1; j < n; ++j) CHECK(std::isinf(c[3 * n + j]));
   for (std::int64_t j = 0; j < n; ++j) CHECK(std::isnan(c[4 * n + j]));
 }
+
+TEST_CASE("bfloat16 convolution on the bfloat16 GEMM: forward and both gradients within a unit of the float32 path",
+          "[gemm][reduced_float][conv]") {
+  if (!cpu_has_avx512_bf16()) return;
+  // The direct path (im2col in 16 bits, the products into float32 sums rounded once) against
+  // the widened one (EMBER_GEMM_KERNEL=portable: every operand widened, float32 kernels),
+  // each element within a bfloat16 unit of the scale of its terms (sums of products of size
+  // ~1 that cancel). Shapes: padding and stride, a pointwise 1x1, groups, dilation, and a batch
+  // of 19 (the weight gradient's blocks of 8 samples, added in float32).
+  struct ConvCase {
+    Shape input, weight;
+    native::Conv2dArgs args;
+  };
+  const ConvCase cases[] = {
+      {{3, 4, 9, 9}, {6, 4, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},
+      {{2, 5, 10, 7}, {4, 5, 3, 2}, {{2, 1}, {0, 1}, {1, 1}, 1}},
+      {{4, 8, 6, 6}, {12, 8, 1, 1}, {{1, 1}, {0, 0}, {1, 1}, 1}},
+      {{2, 6, 8, 8}, {4, 3, 3, 3}, {{1, 1}, {2, 2}, {2, 2}, 2}},
+      {{19, 3, 7, 7}, {5, 3, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},
+  };
+  for (const ConvCase& c : cases) {
+    INFO("input [" << c.input[0] << ", " << c.input[1] << ", " << c.input[2] << ", " << c.input[3] << "] weight ["
+                   << c.weight[0] << ", " << c.weight[1] << ", " << c.weight[2] << ", " << c.weight[3] << "] groups "
+                   << c.args.groups);
+    const Tensor input = native::to_dtype(randn(c.input), kBFloat16);
+    const Tensor weight = native::to_dtype(randn(c.weight), kBFloat16);
+    const Tensor bias = native::to_dtype(randn({c.weight[0]}), kBFloat16);
+    Tensor grad_output;
+    std::vector<float> results[2][3];
+    for (int widened = 0; widened < 2; ++widened) {
+      ForcedKernel forced(widened != 0 ? "portable" : "avx512");
+      REQUIRE(cpu::bfloat16_gemm_usable() == (widened == 0));
+      const Tensor output = native::conv2d(input, weight, bias, c.args);
+      if (!grad_output.defined()) grad_output = native::to_dtype(randn(output.sizes()), kBFloat16);
+      const Tensor grad_input = native::conv2d_backward_input(grad_output, weight, c.input, c.args);
+      const Tensor grad_weight = native::conv2d_backward_weight(input, grad_output, c.weight, c.args);
+      REQUIRE(grad_input.dtype() == kBFloat16);
+      REQUIRE(grad_weight.dtype() == kBFloat16);
+      results[widened][0] = values(output);
+      results[widened][1] = values(grad_input);
+      results[widened][2] = values(grad_weight);
+    }
+    // Terms are products of unit normals: a sum of n of them is of size ~sqrt(n), so a unit
+    // of bfloat16 at the largest |value| bounds the float32 rounding differences of both paths.
+    for (int which = 0; which < 3; ++which) {
+      INFO((which == 0 ? "output" : which == 1 ? "input gradient" : "weight gradient"));
+      const std::vector<float>& direct = results[0][which];
+      const std::vector<float>& plain = results[1][which];
+      REQUIRE(direct.size() == plain.size());
+      float largest = 0.0f;
+      for (float v : plain) largest = std::max(largest, std::fabs(v));
+      std::size_t same = 0;
+      for (std::size_t i = 0; i < direct.size(); ++i) {
+        INFO("element " << i << ": direct " << direct[i] << ", widened " << plain[i]);
+        REQUIRE(std::fabs(direct[i] - plain[i]) <= bfloat16_unit(largest));
+        same += direct[i] == plain[i] ? 1 : 0;
+      }
+      CHECK(same > direct.size() / 2);  // mostly the same bits: the sums differ only in order
+    }
+  }
+}

@@ -114,6 +114,37 @@ TEST_CASE("16-bit floats: every 16-bit value survives the round trip through flo
   CHECK(static_cast<float>(Half::from_bits(0x0001)) == std::ldexp(1.0f, -24));
 }
 
+TEST_CASE("16-bit floats: tensor casts (the F16C runs) give the element function's bits", "[reduced_float]") {
+  // Every float16 pattern widened, and a million random float32 patterns (NaNs with payloads,
+  // subnormals, overflow among them) narrowed, through the fast loops' vectorised runs
+  // (core/cpu/half_conversions_f16c.cpp where the CPU has F16C), against the scalar conversion.
+  Tensor halves = empty({65536}, kFloat16);
+  for (std::uint32_t bits = 0; bits < 65536; ++bits)
+    static_cast<std::uint16_t*>(halves.data_ptr())[bits] = static_cast<std::uint16_t>(bits);
+  const Tensor widened = native::to_dtype(halves, kFloat32);
+  for (std::uint32_t bits = 0; bits < 65536; ++bits) {
+    INFO("float16 bits 0x" << std::hex << bits);
+    REQUIRE(reduced_float::bits_of(widened.data_ptr<float>()[bits]) ==
+            reduced_float::bits_of(static_cast<float>(Half::from_bits(static_cast<std::uint16_t>(bits)))));
+  }
+  constexpr std::int64_t kCount = 1 << 20;
+  Tensor floats = empty({kCount}, kFloat32);
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  for (std::int64_t i = 0; i < kCount; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    auto bits = static_cast<std::uint32_t>(state >> 32);
+    // Every eighth value lands near float16's range (exponents 100..150), where rounding,
+    // subnormals and overflow happen.
+    if (i % 8 == 0) bits = (bits & 0x807FFFFFu) | ((100u + (bits >> 23) % 51u) << 23);
+    floats.data_ptr<float>()[i] = reduced_float::float_from_bits(bits);
+  }
+  const std::vector<std::uint16_t> narrowed = bits16(native::to_dtype(floats, kFloat16));
+  std::int64_t differ = 0;
+  for (std::int64_t i = 0; i < kCount; ++i)
+    differ += narrowed[static_cast<std::size_t>(i)] != bits_of(Half(floats.data_ptr<float>()[i])) ? 1 : 0;
+  CHECK(differ == 0);
+}
+
 TEST_CASE("16-bit floats: float64 and int64 round through float32, as c10 does", "[reduced_float]") {
   const json& from_float64 = reference()["from_float64"];
   const json& from_int64 = reference()["from_int64"];

@@ -6,6 +6,7 @@
 // lengths on both sides of a warp and of a block (1, 7, 31, 33, 1000), empty reductions and
 // empty outputs. Float sums are compared with a tolerance: the GPU adds in a tree (in float),
 // the CPU in order (in double), so the last bits may differ; max/min/arg* must match exactly.
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <tuple>
@@ -16,6 +17,7 @@
 #include "emulator_schedules.h"
 
 #include <ember/core/cpu/cpu_kernels.h>
+#include <ember/core/reduced_float.h>
 #include <ember/cuda/kernels/reduce.cuh>
 #include <ember/cuda/kernels/softmax.cuh>
 
@@ -394,6 +396,75 @@ TEST_CASE("cuda kernels (emulated): reductions convert to a wider output dtype",
   plan.output_dtype = DType::Float64;
   gpu::dispatch_reduce(ReduceOp::Sum, plan, nullptr);
   REQUIRE(std::fabs(wide - expected_wide) < 1e-12);
+}
+
+namespace {
+
+// A reduction of 16-bit values on the emulator against the CPU kernel: sums and means within
+// one unit of the 16-bit result (the GPU adds in a float tree, the CPU in order in double;
+// both round once), max/min/arg* the same bits and indices.
+template <class T>
+void check_reduced_float_reduction(ReduceOp op, const ReduceShape& s, bool with_nans) {
+  const std::int64_t numel = s.outer * s.reduce * s.inner, outputs = s.outer * s.inner;
+  const auto floats = random_values<float>(numel, -4, 4, 77u + static_cast<unsigned>(s.reduce * 3 + s.inner));
+  std::vector<T> input(static_cast<std::size_t>(numel));
+  for (std::size_t i = 0; i < input.size(); ++i)
+    input[i] = T(with_nans && i % 37 == 5 ? std::numeric_limits<float>::quiet_NaN() : floats[i]);
+  std::vector<T> got(static_cast<std::size_t>(outputs) + 1, T(0.0f)), want(got);
+  std::vector<std::int64_t> got_index(static_cast<std::size_t>(outputs) + 1, -5), want_index(got_index);
+  const bool extremum = op != ReduceOp::Sum && op != ReduceOp::Mean && op != ReduceOp::Prod;
+  ReducePlan plan;
+  plan.outer = s.outer;
+  plan.reduce = s.reduce;
+  plan.inner = s.inner;
+  plan.input = input.data();
+  plan.input_dtype = plan.output_dtype = dtype_of_v<T>;
+  ReducePlan cpu_plan = plan;
+  plan.output = got.data();
+  cpu_plan.output = want.data();
+  if (extremum) {
+    plan.indices = got_index.data();
+    cpu_plan.indices = want_index.data();
+  }
+  gpu::dispatch_reduce(op, plan, nullptr);
+  cpu::reduce(op, cpu_plan);
+  INFO("op " << static_cast<int>(op) << " shape [" << s.outer << ", " << s.reduce << ", " << s.inner << "]");
+  for (std::int64_t o = 0; o < outputs; ++o) {
+    const float g = got[static_cast<std::size_t>(o)], w = want[static_cast<std::size_t>(o)];
+    INFO("output " << o << ": emulated " << g << ", CPU " << w);
+    if (extremum || std::isnan(w)) {
+      REQUIRE(std::memcmp(&got[static_cast<std::size_t>(o)], &want[static_cast<std::size_t>(o)], sizeof(T)) == 0);
+    } else {
+      // One unit of the 16-bit format at the result's size (8 bits of bfloat16, 11 of float16).
+      const int digits = std::is_same_v<T, BFloat16> ? 8 : 11;
+      int exponent = 0;
+      std::frexp(w == 0.0f ? 1e-3f : w, &exponent);
+      REQUIRE(std::fabs(g - w) <= std::ldexp(1.0f, exponent - digits) + 1e-6f);
+    }
+  }
+  if (extremum) REQUIRE(got_index == want_index);
+  // The element past the outputs is never written.
+  REQUIRE(static_cast<float>(got.back()) == 0.0f);
+}
+
+}  // namespace
+
+TEST_CASE("cuda kernels (emulated): bfloat16 and float16 reductions accumulate in float and round once",
+          "[cuda][reduce][reduced_float]") {
+  EMBER_EACH_EMULATOR_SCHEDULE();
+  std::vector<ReduceShape> shapes = reduce_shapes();
+  for (const ReduceShape& s : column_shapes()) shapes.push_back(s);
+  for (const ReduceShape& s : shapes) {
+    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean}) {
+      check_reduced_float_reduction<BFloat16>(op, s, false);
+      check_reduced_float_reduction<Half>(op, s, false);
+    }
+    if (s.reduce == 0) continue;  // native:: rejects max over an empty dim
+    for (ReduceOp op : {ReduceOp::Max, ReduceOp::Min}) {  // with indices: what argmax/argmin read
+      check_reduced_float_reduction<BFloat16>(op, s, s.reduce > 10);
+      check_reduced_float_reduction<Half>(op, s, false);
+    }
+  }
 }
 
 TEST_CASE("cuda kernels (emulated): softmax over an empty dim writes nothing", "[cuda][softmax]") {

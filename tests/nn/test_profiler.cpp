@@ -295,6 +295,14 @@ TEST_CASE("profiler: the CPU's computed fp32 peak scales with the threads") {
   CHECK_FALSE(profiler::cpu_fp32_peak_flops(0).has_value());
 }
 
+TEST_CASE("profiler: the CPU's bfloat16 peak is twice the fp32 one with AVX512-BF16, absent without") {
+  const std::optional<double> fp32 = profiler::cpu_fp32_peak_flops(2);
+  if (!fp32) EMBER_SKIP("the CPU clock is not readable here");
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512bf16")) CHECK(profiler::cpu_bf16_peak_flops(2).value() == Approx(2 * *fp32));
+  else CHECK_FALSE(profiler::cpu_bf16_peak_flops(2).has_value());
+}
+
 TEST_CASE("profiler: numbered blocks share one row, whose average is the time per block") {
   ProfileGuard guard;
   for (int step = 1; step <= 3; ++step) {
