@@ -304,8 +304,10 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, Reduction reduct
   // The training case takes the fused path; every other case (one sample, [N, C, d...],
   // label smoothing, and the inputs whose errors log_softmax / nll_loss report) the
   // composite one below, and so does every case in reference mode (core/kernel_mode.h),
-  // where cross-entropy is the two steps a reader can follow.
-  if (label_smoothing == 0.0 && input.dim() == 2 && is_floating_point(input.dtype()) && target.dim() == 1 &&
+  // where cross-entropy is the two steps a reader can follow. 16-bit inputs take the composite
+  // too (log_softmax in float32, rounded, then nll_loss), as PyTorch computes them.
+  if (label_smoothing == 0.0 && input.dim() == 2 && is_floating_point(input.dtype()) &&
+      !is_reduced_floating_point(input.dtype()) && target.dim() == 1 &&
       target.dtype() == kInt64 && kernel_mode() == KernelMode::Fast) {
     return fused_cross_entropy(input, target, reduction, ignore_index);
   }

@@ -136,10 +136,22 @@ Pool2dArgs check_adaptive_avg_pool2d(const Tensor& input, const ExpandingArray<2
   return args;
 }
 
+namespace {
+
+// Whether `device`'s pooling kernels run 16-bit max pooling themselves: the CPU's (fast and
+// reference loops); CUDA widens.
+bool pools_16_bit(Device device, const Pool2dArgs& args) {
+  return args.mode == PoolMode::Max && device.is_cpu();
+}
+
+}  // namespace
+
 std::tuple<Tensor, Tensor> pool2d(const Tensor& input_any, const Pool2dArgs& args) {
   // bfloat16/float16: the float32 kernel on the widened input, rounded once (a max is exact;
-  // an average is PyTorch's float32 sum, rounded). Likewise the backward.
-  if (is_reduced_floating_point(input_any.dtype())) {
+  // an average is PyTorch's float32 sum, rounded). Likewise the backward. The CPU's max
+  // pooling runs in 16 bits itself (no copies: a max is exact, and its backward adds as
+  // PyTorch's does, one rounding per addition).
+  if (is_reduced_floating_point(input_any.dtype()) && !pools_16_bit(input_any.device(), args)) {
     auto [output, indices] = pool2d(widened(input_any), args);
     return {to_dtype(output, input_any.dtype()), indices};
   }
@@ -164,7 +176,7 @@ std::tuple<Tensor, Tensor> pool2d(const Tensor& input_any, const Pool2dArgs& arg
 
 Tensor pool2d_backward(const Tensor& grad_output_any, const Tensor& indices_any, IntArrayRef input_sizes,
                        const Pool2dArgs& args) {
-  if (is_reduced_floating_point(grad_output_any.dtype()))
+  if (is_reduced_floating_point(grad_output_any.dtype()) && !pools_16_bit(grad_output_any.device(), args))
     return to_dtype(pool2d_backward(widened(grad_output_any), indices_any, input_sizes, args), grad_output_any.dtype());
   const Tensor grad_output = contiguous(grad_output_any);
   const Tensor indices = indices_any.defined() ? contiguous(indices_any) : indices_any;

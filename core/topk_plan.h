@@ -44,7 +44,8 @@ namespace detail {
 
 template <class T>
 bool topk_is_nan(T value) {
-  if constexpr (std::is_floating_point_v<T>) return std::isnan(value);
+  if constexpr (is_reduced_float_v<T>) return std::isnan(static_cast<float>(value));
+  else if constexpr (std::is_floating_point_v<T>) return std::isnan(value);
   else return false;
 }
 

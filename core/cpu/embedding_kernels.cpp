@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <ember/core/backend.h>
+#include <ember/core/element_functions.h>
 #include <ember/core/cpu/cpu_kernels.h>
 #include <ember/core/dispatch.h>
 #include <ember/core/parallel.h>
@@ -67,7 +68,9 @@ void embedding_backward_typed(const EmbeddingBackwardPlan& plan) {
       if (row == plan.padding_idx) continue;
       for (std::int64_t k = grouped.row_start[row]; k < grouped.row_start[row + 1]; ++k) {
         const T* from = grad + grouped.order[k] * dim + first;
-        for (std::int64_t i = 0; i < width; ++i) out[i] += from[i];
+        // 16-bit floats: one rounding per addition, in position order, as PyTorch's index_add_.
+        const auto add = element::in_opmath<T>(element::Add<opmath_t<T>>{});
+        for (std::int64_t i = 0; i < width; ++i) out[i] = add(out[i], from[i]);
       }
     }
   });
@@ -77,7 +80,7 @@ void embedding_backward_typed(const EmbeddingBackwardPlan& plan) {
 
 void embedding_backward(const EmbeddingBackwardPlan& plan) {
   if (plan.num_weights == 0 || plan.dim == 0) return;
-  EMBER_DISPATCH_FLOATING(plan.dtype, embedding_backward_typed<scalar_t>(plan));
+  EMBER_DISPATCH_FLOATING_AND_REDUCED(plan.dtype, embedding_backward_typed<scalar_t>(plan));
 }
 
 EMBER_REGISTER_KERNEL(::ember::embedding_backward_kernel, CPU, embedding_backward);

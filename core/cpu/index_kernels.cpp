@@ -104,9 +104,9 @@ void scatter_add_typed(const IndexPlan& plan) {
 
 }  // namespace
 
-void index_select(const IndexPlan& plan) { EMBER_DISPATCH_ALL(plan.dtype, index_select_typed<scalar_t>(plan)); }
+void index_select(const IndexPlan& plan) { EMBER_DISPATCH_ALL_AND_REDUCED(plan.dtype, index_select_typed<scalar_t>(plan)); }
 void index_add(const IndexPlan& plan) { EMBER_DISPATCH_ALL(plan.dtype, index_add_typed<scalar_t>(plan)); }
-void gather(const IndexPlan& plan) { EMBER_DISPATCH_ALL(plan.dtype, gather_typed<scalar_t>(plan)); }
+void gather(const IndexPlan& plan) { EMBER_DISPATCH_ALL_AND_REDUCED(plan.dtype, gather_typed<scalar_t>(plan)); }
 void scatter_add(const IndexPlan& plan) { EMBER_DISPATCH_ALL(plan.dtype, scatter_add_typed<scalar_t>(plan)); }
 
 EMBER_REGISTER_KERNEL(::ember::index_select_kernel, CPU, index_select);

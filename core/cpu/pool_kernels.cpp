@@ -17,6 +17,7 @@
 #include <ember/core/backend.h>
 #include <ember/core/cpu/cpu_kernels.h>
 #include <ember/core/dispatch.h>
+#include <ember/core/element_functions.h>
 #include <ember/core/parallel.h>
 
 namespace ember::cpu {
@@ -40,7 +41,7 @@ void max_plane(const Pool2dPlan& p, const T* in, T* out, std::int64_t* indices) 
       const std::int64_t w1 = std::min(w0 + (p.kernel_w - 1) * p.dilation_w + 1, p.in_w);
       while (w0 < 0) w0 += p.dilation_w;
       std::int64_t best_index = h0 * p.in_w + w0;
-      T best = -std::numeric_limits<T>::infinity();
+      T best = T(-std::numeric_limits<float>::infinity());
       for (std::int64_t h = h0; h < h1; h += p.dilation_h) {
         for (std::int64_t w = w0; w < w1; w += p.dilation_w) {
           const T value = in[h * p.in_w + w];
@@ -74,7 +75,7 @@ void max_plane_inside(const Pool2dPlan& p, const T* __restrict in, T* __restrict
   for (std::int64_t y = 0; y < p.out_h; ++y) {
     T* __restrict best = out + y * p.out_w;
     for (std::int64_t x = 0; x < p.out_w; ++x) {
-      best[x] = -std::numeric_limits<T>::infinity();
+      best[x] = T(-std::numeric_limits<float>::infinity());
       which[x] = 0;
     }
     for (std::int32_t i = 0; i < static_cast<std::int32_t>(p.kernel_h); ++i) {
@@ -146,7 +147,7 @@ void pool2d_typed(const Pool2dPlan& p) {
         max_plane_inside<T, 2>(p, input + plane * in_plane, output + plane * out_plane, p.indices + plane * out_plane, which.data());
       } else if (p.mode == PoolMode::Max) {
         max_plane(p, input + plane * in_plane, output + plane * out_plane, p.indices + plane * out_plane);
-      } else {
+      } else if constexpr (!is_reduced_float_v<T>) {  // 16-bit averages: widened (core/pooling.cpp)
         avg_plane(p, input + plane * in_plane, output + plane * out_plane);
       }
     }
@@ -164,9 +165,12 @@ void pool2d_backward_typed(const Pool2dPlan& p) {
       const T* go = grad_out + plane * out_plane;
       std::fill(gi, gi + in_plane, T(0));
       if (p.mode == PoolMode::Max) {
+        // 16-bit floats: one rounding per addition, in output order, as PyTorch's (overlapping
+        // windows only: otherwise each input element receives at most one gradient).
+        const auto add = element::in_opmath<T>(element::Add<opmath_t<T>>{});
         const std::int64_t* index = p.indices + plane * out_plane;
-        for (std::int64_t o = 0; o < out_plane; ++o) gi[index[o]] += go[o];
-      } else {
+        for (std::int64_t o = 0; o < out_plane; ++o) gi[index[o]] = add(gi[index[o]], go[o]);
+      } else if constexpr (!is_reduced_float_v<T>) {
         avg_plane_backward(p, go, gi);
       }
     }
@@ -175,13 +179,18 @@ void pool2d_backward_typed(const Pool2dPlan& p) {
 
 }  // namespace
 
+// bfloat16 and float16: max pooling only (a max is exact; core/pooling.cpp widens averages).
 void pool2d(const Pool2dPlan& p) {
   if (p.dtype == DType::Float64) pool2d_typed<double>(p);
+  else if (p.dtype == DType::BFloat16) pool2d_typed<BFloat16>(p);
+  else if (p.dtype == DType::Float16) pool2d_typed<Half>(p);
   else pool2d_typed<float>(p);
 }
 
 void pool2d_backward(const Pool2dPlan& p) {
   if (p.dtype == DType::Float64) pool2d_backward_typed<double>(p);
+  else if (p.dtype == DType::BFloat16) pool2d_backward_typed<BFloat16>(p);
+  else if (p.dtype == DType::Float16) pool2d_backward_typed<Half>(p);
   else pool2d_backward_typed<float>(p);
 }
 

@@ -43,8 +43,10 @@ void topk(const TopkPlan& plan) {
     case DType::Int64: topk_typed<std::int64_t>(plan); break;
     case DType::Float32: topk_typed<float>(plan); break;
     case DType::Float64: topk_typed<double>(plan); break;
+    case DType::BFloat16: topk_typed<BFloat16>(plan); break;  // compared as floats: exact
+    case DType::Float16: topk_typed<Half>(plan); break;
     case DType::Bool: throw NotImplementedError("topk does not support bool dtypes on CPU");
-    default: detail::throw_dtype_not_implemented(plan.dtype);  // the 16-bit floats, not yet
+    default: detail::throw_dtype_not_implemented(plan.dtype);
   }
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include <ember/core/backend.h>
+#include <ember/core/element_functions.h>
 #include <ember/core/dispatch.h>
 #include <ember/core/reference/reference_kernels.h>
 
@@ -26,14 +27,16 @@ void embedding_backward_typed(const EmbeddingBackwardPlan& plan) {
   for (std::int64_t p = 0; p < plan.count; ++p) {
     const std::int64_t row = plan.indices[p];
     if (row == plan.padding_idx) continue;
-    for (std::int64_t i = 0; i < plan.dim; ++i) grad_weight[row * plan.dim + i] += grad[p * plan.dim + i];
+    const auto add = element::in_opmath<T>(element::Add<opmath_t<T>>{});  // 16-bit: rounds every addition
+    for (std::int64_t i = 0; i < plan.dim; ++i)
+      grad_weight[row * plan.dim + i] = add(grad_weight[row * plan.dim + i], grad[p * plan.dim + i]);
   }
 }
 
 }  // namespace
 
 void embedding_backward(const EmbeddingBackwardPlan& plan) {
-  EMBER_DISPATCH_FLOATING(plan.dtype, embedding_backward_typed<scalar_t>(plan));
+  EMBER_DISPATCH_FLOATING_AND_REDUCED(plan.dtype, embedding_backward_typed<scalar_t>(plan));
 }
 
 EMBER_REGISTER_KERNEL(::ember::embedding_backward_kernel, CPUReference, embedding_backward);

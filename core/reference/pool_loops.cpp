@@ -11,6 +11,7 @@
 #include <limits>
 
 #include <ember/core/backend.h>
+#include <ember/core/element_functions.h>
 #include <ember/core/dispatch.h>
 #include <ember/core/reference/reference_kernels.h>
 
@@ -48,7 +49,7 @@ void forward_typed(const Pool2dPlan& p) {
         const T* src = in + plane * p.in_h * p.in_w;
         const std::int64_t o = (plane * p.out_h + y) * p.out_w + x;
         if (p.mode == PoolMode::Max) {
-          T best = -std::numeric_limits<T>::infinity();
+          T best = T(-std::numeric_limits<float>::infinity());
           std::int64_t best_index = win.h0 * p.in_w + win.w0;
           for (std::int64_t h = win.h0; h < win.h1; h += win.step_h)
             for (std::int64_t w = win.w0; w < win.w1; w += win.step_w)
@@ -58,7 +59,7 @@ void forward_typed(const Pool2dPlan& p) {
               }
           out[o] = best;
           p.indices[o] = best_index;
-        } else {
+        } else if constexpr (!is_reduced_float_v<T>) {  // 16-bit averages: widened (core/pooling.cpp)
           T sum = T(0);
           for (std::int64_t h = win.h0; h < win.h1; ++h)
             for (std::int64_t w = win.w0; w < win.w1; ++w) sum += src[h * p.in_w + w];
@@ -78,24 +79,32 @@ void backward_typed(const Pool2dPlan& p) {
         const std::int64_t o = (plane * p.out_h + y) * p.out_w + x;
         T* dst = grad_in + plane * p.in_h * p.in_w;
         if (p.mode == PoolMode::Max) {
-          dst[p.indices[o]] += grad_out[o];
+          // 16-bit floats: added in float and rounded after every addition, as PyTorch does.
+          dst[p.indices[o]] = element::in_opmath<T>(element::Add<opmath_t<T>>{})(dst[p.indices[o]], grad_out[o]);
           continue;
         }
-        const Window win = window_of(p, y, x);
-        for (std::int64_t h = win.h0; h < win.h1; ++h)
-          for (std::int64_t w = win.w0; w < win.w1; ++w) dst[h * p.in_w + w] += grad_out[o] / static_cast<T>(win.divisor);
+        if constexpr (!is_reduced_float_v<T>) {
+          const Window win = window_of(p, y, x);
+          for (std::int64_t h = win.h0; h < win.h1; ++h)
+            for (std::int64_t w = win.w0; w < win.w1; ++w) dst[h * p.in_w + w] += grad_out[o] / static_cast<T>(win.divisor);
+        }
       }
 }
 
 }  // namespace
 
+// bfloat16 and float16: max pooling only (core/pooling.cpp widens averages).
 void pool2d(const Pool2dPlan& p) {
   if (p.dtype == DType::Float64) forward_typed<double>(p);
+  else if (p.dtype == DType::BFloat16) forward_typed<BFloat16>(p);
+  else if (p.dtype == DType::Float16) forward_typed<Half>(p);
   else forward_typed<float>(p);
 }
 
 void pool2d_backward(const Pool2dPlan& p) {
   if (p.dtype == DType::Float64) backward_typed<double>(p);
+  else if (p.dtype == DType::BFloat16) backward_typed<BFloat16>(p);
+  else if (p.dtype == DType::Float16) backward_typed<Half>(p);
   else backward_typed<float>(p);
 }
 

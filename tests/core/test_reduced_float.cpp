@@ -273,6 +273,27 @@ TEST_CASE("16-bit floats: matrix products accumulate in float32", "[reduced_floa
   });
 }
 
+TEST_CASE("16-bit floats: indexing copies exactly, and its adds round after every addition as PyTorch's",
+          "[reduced_float]") {
+  on_both_paths([&] {
+    for (const json& c : reference()["indexing"]) {
+      const Tensor x = testing::tensor_from_json(c["x"]), index = testing::tensor_from_json(c["index"]);
+      const Tensor source = testing::tensor_from_json(c["source"]);
+      INFO(dtype_name(x.dtype()));
+      // Bit for bit: copies are exact, and the adds round in PyTorch's order (index order).
+      CHECK(bits16(native::index_select(x, 0, index)) == bits16(testing::tensor_from_json(c["index_select"])));
+      CHECK(bits16(native::gather(x, 1, testing::tensor_from_json(c["gather_index"]))) ==
+            bits16(testing::tensor_from_json(c["gather"])));
+      CHECK(bits16(native::index_add(x, 0, index, source)) == bits16(testing::tensor_from_json(c["index_add"])));
+      CHECK(bits16(native::scatter_add(zeros({3, 4}, x.options()), 0, testing::tensor_from_json(c["scatter_index"]),
+                                       source)) == bits16(testing::tensor_from_json(c["scatter_add"])));
+      const auto [values, positions] = native::topk(x, 2, 1, true, true);
+      CHECK(bits16(values) == bits16(testing::tensor_from_json(c["topk_values"])));
+      CHECK(native::equal(positions, testing::tensor_from_json(c["topk_indices"])));
+    }
+  });
+}
+
 TEST_CASE("16-bit floats: printed as PyTorch prints them", "[reduced_float]") {
   for (const json& c : reference()["printing"]) {
     const Tensor t = testing::tensor_from_json(c["tensor"]);

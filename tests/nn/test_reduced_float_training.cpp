@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 
+#include <ember/core/kernel_mode.h>
 #include <ember/ember.h>
 
 #include "reduced_float_cases.h"
@@ -109,15 +110,15 @@ TEST_CASE("16-bit floats: every op computes or refuses clearly", "[reduced_float
       {"mse_loss", true, [](const Tensor& x) { return ember::mse_loss(x, x * 0.5); }},
       {"softmax", true, [](const Tensor& x) { return ember::softmax(x, 1); }},
       {"log_softmax", true, [](const Tensor& x) { return ember::log_softmax(x, 1); }},
-      {"cross_entropy", false, [&](const Tensor& x) { return ember::cross_entropy(x, indices); }},
+      {"cross_entropy", true, [&](const Tensor& x) { return ember::cross_entropy(x, indices); }},
       {"layer_norm", false, [](const Tensor& x) { return ember::layer_norm(x, {3}); }},
-      {"index_select", false, [&](const Tensor& x) { return ember::index_select(x, 1, indices); }},
-      {"gather", false, [&](const Tensor& x) { return ember::gather(x, 1, indices.view({1, 3}).expand({3, 3}).contiguous()); }},
-      {"embedding", false, [&](const Tensor& x) { return ember::embedding(x, indices); }},
+      {"index_select", true, [&](const Tensor& x) { return ember::index_select(x, 1, indices); }},
+      {"gather", true, [&](const Tensor& x) { return ember::gather(x, 1, indices.view({1, 3}).expand({3, 3}).contiguous()); }},
+      {"embedding", true, [&](const Tensor& x) { return ember::embedding(x, indices); }},
       {"cat", true, [](const Tensor& x) { return ember::cat({x, x}); }},
       {"tril", true, [](const Tensor& x) { return ember::tril(x); }},
       {"masked_fill", true, [](const Tensor& x) { return ember::masked_fill(x, x > 0, 1.0); }},
-      {"topk", false, [](const Tensor& x) { return std::get<0>(ember::topk(x, 2)); }},
+      {"topk", true, [](const Tensor& x) { return std::get<0>(ember::topk(x, 2)); }},
       {"dropout", false, [](const Tensor& x) { return F::dropout(x, 0.5, true); }},
       {"conv2d", true, [](const Tensor& x) { return F::conv2d(x.view({1, 1, 3, 3}), x.view({1, 1, 3, 3})); }},
       {"max_pool2d", true, [](const Tensor& x) { return F::max_pool2d(x.view({1, 1, 3, 3}), 2); }},
@@ -186,5 +187,44 @@ TEST_CASE("16-bit floats: convolution, max pooling and fused attention match PyT
     check_at_unit_scale(q.grad(), "q_grad");
     check_at_unit_scale(k.grad(), "k_grad");
     check_at_unit_scale(v.grad(), "v_grad");
+  }
+}
+
+TEST_CASE("16-bit floats: an embedding's gradient rounds after every addition, in position order, as PyTorch's",
+          "[reduced_float][autograd]") {
+  // PyTorch 2.15's CPU embedding backward adds each position's gradient row into the weight's
+  // gradient in 16 bits, one rounding per addition (unlike index_add_ and scatter_add_, which
+  // accumulate in float32): the same bits, on both kernel paths.
+  namespace F = ember::nn::functional;
+  for (ember::KernelMode mode : {ember::KernelMode::Fast, ember::KernelMode::Reference}) {
+    ember::KernelModeGuard guard(mode);
+    for (const json& c : reference()["indexing"]) {
+      const Tensor weight = testing::tensor_from_json(c["x"]).requires_grad_(true);
+      INFO(dtype_name(weight.dtype()) << (mode == ember::KernelMode::Fast ? " fast" : " reference"));
+      F::embedding(testing::tensor_from_json(c["index"]), weight).backward(testing::tensor_from_json(c["source"]));
+      const Tensor expected = testing::tensor_from_json(c["embedding_grad"]);
+      REQUIRE(weight.grad().dtype() == weight.dtype());
+      // float32 holds every 16-bit value exactly: equal floats are equal 16-bit values.
+      CHECK(weight.grad().to(ember::kFloat32).equal(expected.to(ember::kFloat32)));
+    }
+  }
+}
+
+TEST_CASE("16-bit floats: max pooling with overlapping windows, and its gradient's additions, as PyTorch's",
+          "[reduced_float][autograd]") {
+  // 3x3 windows at stride 1 on rounded inputs: ties (the first index wins) and elements that
+  // are the max of several windows, whose gradients add in 16 bits in output order, on both
+  // kernel paths: bit for bit.
+  namespace F = ember::nn::functional;
+  for (ember::KernelMode mode : {ember::KernelMode::Fast, ember::KernelMode::Reference}) {
+    ember::KernelModeGuard guard(mode);
+    for (const json& c : reference()["overlapping_pool"]) {
+      const Tensor x = testing::tensor_from_json(c["x"]).requires_grad_(true);
+      INFO(dtype_name(x.dtype()) << (mode == ember::KernelMode::Fast ? " fast" : " reference"));
+      const Tensor pooled = F::max_pool2d(x, 3, 1);
+      CHECK(pooled.to(ember::kFloat32).equal(testing::tensor_from_json(c["pooled"]).to(ember::kFloat32)));
+      pooled.backward(testing::tensor_from_json(c["upstream"]));
+      CHECK(x.grad().to(ember::kFloat32).equal(testing::tensor_from_json(c["grad"]).to(ember::kFloat32)));
+    }
   }
 }

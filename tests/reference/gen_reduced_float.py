@@ -180,6 +180,41 @@ try:
 except RuntimeError as e:
     errors["fill_bfloat16"] = str(e)
 
+# Indexing: copies (index_select, gather, embedding, topk) are exact; the adds (index_add,
+# scatter_add, embedding's backward) round after every addition, in index order.
+g = torch.Generator().manual_seed(2212)
+indexing = []
+for name, dtype in DTYPES.items():
+    x = (torch.randn(5, 4, generator=g) * 3).to(dtype)
+    index = torch.tensor([3, 0, 3, 1, 3, 4])
+    gather_index = torch.tensor([[1, 0, 3, 3], [2, 2, 0, 1], [0, 1, 2, 3], [3, 3, 3, 3], [1, 2, 1, 0]])
+    source = (torch.randn(6, 4, generator=g) * 100).to(dtype)
+    scatter_index = torch.tensor([[0, 1, 2, 0], [2, 2, 1, 0], [0, 0, 0, 0], [1, 2, 0, 1], [2, 1, 0, 2], [0, 0, 1, 1]])
+    weight = x.clone().requires_grad_(True)
+    torch.nn.functional.embedding(index, weight).backward(source)
+    values, positions = torch.topk(x, 2, dim=1)
+    indexing.append({"x": tensor_json(x), "index": tensor_json(index), "gather_index": tensor_json(gather_index),
+                     "source": tensor_json(source), "scatter_index": tensor_json(scatter_index),
+                     "index_select": tensor_json(torch.index_select(x, 0, index)),
+                     "gather": tensor_json(torch.gather(x, 1, gather_index)),
+                     "index_add": tensor_json(x.index_add(0, index, source)),
+                     "scatter_add": tensor_json(torch.zeros(3, 4, dtype=dtype).scatter_add(0, scatter_index, source)),
+                     "embedding_grad": tensor_json(weight.grad),
+                     "topk_values": tensor_json(values), "topk_indices": tensor_json(positions)})
+
+# Max pooling with overlapping windows (3x3, stride 1): an input element can be the max of
+# several windows, and PyTorch's backward adds their gradients in 16 bits, one rounding per
+# addition, in output order.
+g = torch.Generator().manual_seed(2213)
+overlapping_pool = []
+for name, dtype in DTYPES.items():
+    x = torch.randn(2, 3, 7, 7, generator=g).round().to(dtype).requires_grad_(True)  # ties: the first index wins
+    y = torch.nn.functional.max_pool2d(x, 3, 1)
+    upstream = (torch.randn(y.shape, generator=g) * 100).to(dtype)
+    y.backward(upstream)
+    overlapping_pool.append({"x": tensor_json(x.detach()), "upstream": tensor_json(upstream), "pooled": tensor_json(y.detach()),
+                             "grad": tensor_json(x.grad)})
+
 # A safetensors file written by safetensors.torch, for the reader's test (BF16 and F16).
 from safetensors.torch import save_file  # noqa: E402
 
@@ -193,4 +228,5 @@ write("reduced_float.json", {"conversions": conversions, "from_float64": {"value
                              "promotion": promotion, "scalar_promotion": scalar_promotion,
                              "elementwise": elementwise, "reductions": reductions, "products": products,
                              "autograd": autograd, "layers": layers, "printing": printing, "errors": errors,
-                             "safetensors_file": safetensors_file})
+                             "safetensors_file": safetensors_file, "indexing": indexing,
+                             "overlapping_pool": overlapping_pool})
