@@ -134,8 +134,30 @@ void avg_plane_backward(const Pool2dPlan& p, const T* grad_out, T* grad_in) {
   }
 }
 
+// 16-bit max pooling: each plane is widened to float into a per-thread buffer (exact), pooled
+// by the float loops above, which vectorise (16-bit compares would not), and rounded back
+// (exact too: every output is one of the inputs).
+template <class T>
+void max_pool_16_bit(const Pool2dPlan& p) {
+  const T* input = static_cast<const T*>(p.input);
+  T* output = static_cast<T*>(p.output);
+  const std::int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
+  const bool inside = windows_inside(p);
+  parallel_for(0, p.planes, plane_grain(p), [&](std::int64_t begin, std::int64_t end) {
+    std::vector<std::int32_t> which(static_cast<std::size_t>(inside ? p.out_w : 0));
+    std::vector<float> wide_in(static_cast<std::size_t>(in_plane)), wide_out(static_cast<std::size_t>(out_plane));
+    for (std::int64_t plane = begin; plane < end; ++plane) {
+      std::copy(input + plane * in_plane, input + (plane + 1) * in_plane, wide_in.begin());
+      if (inside) max_plane_inside<float, 2>(p, wide_in.data(), wide_out.data(), p.indices + plane * out_plane, which.data());
+      else max_plane(p, wide_in.data(), wide_out.data(), p.indices + plane * out_plane);
+      std::copy(wide_out.begin(), wide_out.end(), output + plane * out_plane);
+    }
+  });
+}
+
 template <class T>
 void pool2d_typed(const Pool2dPlan& p) {
+  if constexpr (is_reduced_float_v<T>) return max_pool_16_bit<T>(p);  // core/pooling.cpp: max only
   const T* input = static_cast<const T*>(p.input);
   T* output = static_cast<T*>(p.output);
   const std::int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
