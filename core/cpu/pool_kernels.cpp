@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include <ember/core/backend.h>
@@ -134,44 +135,41 @@ void avg_plane_backward(const Pool2dPlan& p, const T* grad_out, T* grad_in) {
   }
 }
 
-// 16-bit max pooling: each plane is widened to float into a per-thread buffer (exact), pooled
-// by the float loops above, which vectorise (16-bit compares would not), and rounded back
-// (exact too: every output is one of the inputs).
-template <class T>
-void max_pool_16_bit(const Pool2dPlan& p) {
-  const T* input = static_cast<const T*>(p.input);
-  T* output = static_cast<T*>(p.output);
-  const std::int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
-  const bool inside = windows_inside(p);
-  parallel_for(0, p.planes, plane_grain(p), [&](std::int64_t begin, std::int64_t end) {
-    std::vector<std::int32_t> which(static_cast<std::size_t>(inside ? p.out_w : 0));
-    std::vector<float> wide_in(static_cast<std::size_t>(in_plane)), wide_out(static_cast<std::size_t>(out_plane));
-    for (std::int64_t plane = begin; plane < end; ++plane) {
-      std::copy(input + plane * in_plane, input + (plane + 1) * in_plane, wide_in.begin());
-      if (inside) max_plane_inside<float, 2>(p, wide_in.data(), wide_out.data(), p.indices + plane * out_plane, which.data());
-      else max_plane(p, wide_in.data(), wide_out.data(), p.indices + plane * out_plane);
-      std::copy(wide_out.begin(), wide_out.end(), output + plane * out_plane);
-    }
-  });
-}
-
+// T is float, double, or a 16-bit float (max pooling only: core/pooling.cpp widens averages).
+// A 16-bit plane is widened to float in a per-thread buffer (exact) and pooled by the float
+// loops, which vectorise where 16-bit compares would not; the outputs round back exactly
+// (each is one of the inputs).
 template <class T>
 void pool2d_typed(const Pool2dPlan& p) {
-  if constexpr (is_reduced_float_v<T>) return max_pool_16_bit<T>(p);  // core/pooling.cpp: max only
+  constexpr bool widen = is_reduced_float_v<T>;
+  using Compute = std::conditional_t<widen, float, T>;
   const T* input = static_cast<const T*>(p.input);
   T* output = static_cast<T*>(p.output);
   const std::int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
   const bool inside = windows_inside(p);
   parallel_for(0, p.planes, plane_grain(p), [&](std::int64_t begin, std::int64_t end) {
     std::vector<std::int32_t> which(static_cast<std::size_t>(inside ? p.out_w : 0));
+    std::vector<Compute> wide_in(widen ? in_plane : 0), wide_out(widen ? out_plane : 0);
     for (std::int64_t plane = begin; plane < end; ++plane) {
-      if (p.mode == PoolMode::Max && inside) {
-        max_plane_inside<T, 2>(p, input + plane * in_plane, output + plane * out_plane, p.indices + plane * out_plane, which.data());
-      } else if (p.mode == PoolMode::Max) {
-        max_plane(p, input + plane * in_plane, output + plane * out_plane, p.indices + plane * out_plane);
-      } else if constexpr (!is_reduced_float_v<T>) {  // 16-bit averages: widened (core/pooling.cpp)
-        avg_plane(p, input + plane * in_plane, output + plane * out_plane);
+      const Compute* in;
+      Compute* out;
+      if constexpr (widen) {
+        std::copy(input + plane * in_plane, input + (plane + 1) * in_plane, wide_in.begin());
+        in = wide_in.data();
+        out = wide_out.data();
+      } else {
+        in = input + plane * in_plane;
+        out = output + plane * out_plane;
       }
+      std::int64_t* indices = p.indices + plane * out_plane;
+      if (p.mode == PoolMode::Max && inside) {
+        max_plane_inside<Compute, 2>(p, in, out, indices, which.data());
+      } else if (p.mode == PoolMode::Max) {
+        max_plane(p, in, out, indices);
+      } else if constexpr (!widen) {
+        avg_plane(p, in, out);
+      }
+      if constexpr (widen) std::copy(wide_out.begin(), wide_out.end(), output + plane * out_plane);
     }
   });
 }
