@@ -15,6 +15,7 @@
 //
 // This file alone is compiled with -mavx2 -mf16c (core/CMakeLists.txt) and runs only after
 // cpuid said F16C is there; the tails and other CPUs use the element function.
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <cstdint>
@@ -26,10 +27,13 @@ namespace ember::cpu::wide {
 
 namespace {
 
+// F16C is cpuid leaf 1's ECX bit 29 (asked directly: clang's __builtin_cpu_supports has no
+// "f16c"); AVX2's check also says the OS saves the ymm registers.
 bool cpu_has_f16c() {
   static const bool has = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __builtin_cpu_supports("avx2") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
   }();
   return has;
 }
