@@ -98,10 +98,7 @@ const float* as_words(const std::uint16_t* p) { return reinterpret_cast<const fl
 void pack_a_panel(const Matrix16& a, std::int64_t row0, std::int64_t rows, std::int64_t k, Word* out) {
   const std::int64_t pairs = (k + 1) / 2, full_pairs = k / 2;
   const std::uint16_t* first = a.data + row0 * a.row_stride;
-  if (a.col_stride == 1 && a.row_stride % 2 == 0 &&
-      word_transposer().pack_a(as_words(first), a.row_stride / 2, 1, rows, full_pairs, reinterpret_cast<float*>(out))) {
-    // Row-major: the transposing pack did the full pairs (and the zero rows); the odd k's pair below.
-  } else if (a.row_stride == 1) {
+  if (a.row_stride == 1 && a.col_stride != 1) {
     // Column-major (a transposed operand): columns 2p and 2p + 1 interleaved by one permute.
     const __m512i low = _mm512_load_si512(kInterleaveLow);
     const auto lanes = static_cast<__mmask32>((1u << rows) - 1);
@@ -113,7 +110,13 @@ void pack_a_panel(const Matrix16& a, std::int64_t row0, std::int64_t rows, std::
                                _mm512_permutex2var_epi16(even, low, odd));
     }
     return;
-  } else {
+  }
+  // Row-major: the transposing pack does the full pairs (and the zero rows); other strides
+  // element by element. The odd k's pair below.
+  const bool transposed = a.col_stride == 1 && a.row_stride % 2 == 0 &&
+                          word_transposer().pack_a(as_words(first), a.row_stride / 2, 1, rows, full_pairs,
+                                                   reinterpret_cast<float*>(out));
+  if (!transposed) {
     if (rows < kMR)
       for (std::int64_t p = 0; p < full_pairs; ++p) std::fill(out + p * kMR + rows, out + (p + 1) * kMR, Word{0});
     for (std::int64_t i = 0; i < rows; ++i) {
@@ -147,10 +150,12 @@ void pack_b_panel(const Matrix16& b, std::int64_t col0, std::int64_t cols, std::
   }
   Word* words = reinterpret_cast<Word*>(out);  // NOLINT: the panel is 32-bit words of pairs
   const std::uint16_t* first = b.data + col0 * b.col_stride;
-  if (b.row_stride == 1 && b.col_stride % 2 == 0 &&
-      word_transposer().pack_b(as_words(first), b.col_stride / 2, 1, cols, full_pairs, reinterpret_cast<float*>(out))) {
-    // Column-major (a transposed operand): the transposing pack did the full pairs.
-  } else {
+  // Column-major (a transposed operand): the transposing pack does the full pairs; other
+  // strides element by element. The odd k's pair below.
+  const bool transposed = b.row_stride == 1 && b.col_stride % 2 == 0 &&
+                          word_transposer().pack_b(as_words(first), b.col_stride / 2, 1, cols, full_pairs,
+                                                   reinterpret_cast<float*>(out));
+  if (!transposed) {
     if (cols < kNR)
       for (std::int64_t p = 0; p < full_pairs; ++p) std::fill(words + p * kNR + cols, words + (p + 1) * kNR, Word{0});
     for (std::int64_t j = 0; j < cols; ++j) {

@@ -9,13 +9,22 @@
 
 #include "test_support.h"
 
-TEST_CASE("tutorial 12: the 16-bit formats, rounding and where precision is lost", "[apps][tutorial]") {
+namespace {
+
+// The program's output equals the PyTorch script's transcript, character for character.
+void require_transcript(const std::string& program) {
   int exit_code = -1;
-  const std::string output = ember::testing::run_program("tutorial_12_mixed_precision", "", &exit_code);
+  const std::string output = ember::testing::run_program(program, "", &exit_code);
   const std::string expected =
-      ember::testing::read_file(std::string(EMBER_SOURCE_DIR) + "/tests/apps/expected/tutorial_12_mixed_precision.txt");
+      ember::testing::read_file(std::string(EMBER_SOURCE_DIR) + "/tests/apps/expected/" + program + ".txt");
   REQUIRE(exit_code == 0);
   REQUIRE(output == expected);
+}
+
+}  // namespace
+
+TEST_CASE("tutorial 12: the 16-bit formats, rounding and where precision is lost", "[apps][tutorial]") {
+  require_transcript("tutorial_12_mixed_precision");
 }
 
 TEST_CASE("tutorial 12: autocast and loss scaling", "[apps][tutorial]") {
@@ -23,10 +32,5 @@ TEST_CASE("tutorial 12: autocast and loss scaling", "[apps][tutorial]") {
   // (tests/apps/expected/tutorial_12_autocast.txt): the dtype autocast picks per op, the
   // float32 gradients that come back through the casts, float16's overflow, and a GradScaler
   // skipping, backing off and growing.
-  int exit_code = -1;
-  const std::string output = ember::testing::run_program("tutorial_12_autocast", "", &exit_code);
-  const std::string expected =
-      ember::testing::read_file(std::string(EMBER_SOURCE_DIR) + "/tests/apps/expected/tutorial_12_autocast.txt");
-  REQUIRE(exit_code == 0);
-  REQUIRE(output == expected);
+  require_transcript("tutorial_12_autocast");
 }

@@ -26,6 +26,7 @@ using namespace ember;
 using nlohmann::json;
 using testing::expected_elementwise;
 using testing::elementwise_ulps;
+using testing::on_both_paths;
 using testing::require_matches;
 using testing::run_elementwise;
 
@@ -41,16 +42,6 @@ std::vector<std::uint16_t> bits16(const Tensor& tensor) {
   const Tensor dense = native::contiguous(tensor);
   const auto* data = static_cast<const std::uint16_t*>(dense.data_ptr());
   return {data, data + dense.numel()};
-}
-
-// Runs body on the fast loops and on the reference loops.
-template <class Body>
-void on_both_paths(const Body& body) {
-  for (KernelMode mode : {KernelMode::Fast, KernelMode::Reference}) {
-    KernelModeGuard guard(mode);
-    INFO("kernels: " << (mode == KernelMode::Fast ? "fast" : "reference"));
-    body();
-  }
 }
 
 }  // namespace

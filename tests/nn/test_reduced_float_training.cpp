@@ -10,7 +10,6 @@
 #include <functional>
 #include <string>
 
-#include <ember/core/kernel_mode.h>
 #include <ember/ember.h>
 
 #include "reduced_float_cases.h"
@@ -196,18 +195,17 @@ TEST_CASE("16-bit floats: an embedding's gradient rounds after every addition, i
   // gradient in 16 bits, one rounding per addition (unlike index_add_ and scatter_add_, which
   // accumulate in float32): the same bits, on both kernel paths.
   namespace F = ember::nn::functional;
-  for (ember::KernelMode mode : {ember::KernelMode::Fast, ember::KernelMode::Reference}) {
-    ember::KernelModeGuard guard(mode);
+  testing::on_both_paths([&] {
     for (const json& c : reference()["indexing"]) {
       const Tensor weight = testing::tensor_from_json(c["x"]).requires_grad_(true);
-      INFO(dtype_name(weight.dtype()) << (mode == ember::KernelMode::Fast ? " fast" : " reference"));
+      INFO(dtype_name(weight.dtype()));
       F::embedding(testing::tensor_from_json(c["index"]), weight).backward(testing::tensor_from_json(c["source"]));
       const Tensor expected = testing::tensor_from_json(c["embedding_grad"]);
       REQUIRE(weight.grad().dtype() == weight.dtype());
       // float32 holds every 16-bit value exactly: equal floats are equal 16-bit values.
       CHECK(weight.grad().to(ember::kFloat32).equal(expected.to(ember::kFloat32)));
     }
-  }
+  });
 }
 
 TEST_CASE("16-bit floats: max pooling with overlapping windows, and its gradient's additions, as PyTorch's",
@@ -216,15 +214,14 @@ TEST_CASE("16-bit floats: max pooling with overlapping windows, and its gradient
   // are the max of several windows, whose gradients add in 16 bits in output order, on both
   // kernel paths: bit for bit.
   namespace F = ember::nn::functional;
-  for (ember::KernelMode mode : {ember::KernelMode::Fast, ember::KernelMode::Reference}) {
-    ember::KernelModeGuard guard(mode);
+  testing::on_both_paths([&] {
     for (const json& c : reference()["overlapping_pool"]) {
       const Tensor x = testing::tensor_from_json(c["x"]).requires_grad_(true);
-      INFO(dtype_name(x.dtype()) << (mode == ember::KernelMode::Fast ? " fast" : " reference"));
+      INFO(dtype_name(x.dtype()));
       const Tensor pooled = F::max_pool2d(x, 3, 1);
       CHECK(pooled.to(ember::kFloat32).equal(testing::tensor_from_json(c["pooled"]).to(ember::kFloat32)));
       pooled.backward(testing::tensor_from_json(c["upstream"]));
       CHECK(x.grad().to(ember::kFloat32).equal(testing::tensor_from_json(c["grad"]).to(ember::kFloat32)));
     }
-  }
+  });
 }

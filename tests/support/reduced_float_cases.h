@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <ember/core/kernel_mode.h>
 #include <ember/core/native.h>
 
 #include "test_support.h"
@@ -126,6 +127,16 @@ inline Tensor expected_elementwise(const nlohmann::json& c, const std::vector<Te
     expected = native::where(at_infinity, from_float32, expected);
   }
   return expected;
+}
+
+// Runs body on the fast loops and on the reference loops (core/kernel_mode.h).
+template <class Body>
+void on_both_paths(const Body& body) {
+  for (KernelMode mode : {KernelMode::Fast, KernelMode::Reference}) {
+    KernelModeGuard guard(mode);
+    INFO("kernels: " << (mode == KernelMode::Fast ? "fast" : "reference"));
+    body();
+  }
 }
 
 }  // namespace ember::testing
