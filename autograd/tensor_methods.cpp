@@ -150,9 +150,12 @@ Tensor operator+(const Tensor& a, Scalar b) { return ember::add(a, b); }
 Tensor operator-(const Tensor& a, Scalar b) { return ember::sub(a, b); }
 Tensor operator*(const Tensor& a, Scalar b) { return ember::mul(a, b); }
 Tensor operator/(const Tensor& a, Scalar b) { return ember::div(a, b); }
-Tensor operator+(Scalar a, const Tensor& b) { return ember::add(a, b); }
+// number + x and number * x are x.add(number) and x.mul(number), as libtorch writes them: the
+// number is the second operand, which a 16-bit multiplication reads unrounded
+// (core/elementwise.cpp, scales_by_unrounded_number).
+Tensor operator+(Scalar a, const Tensor& b) { return ember::add(b, a); }
 Tensor operator-(Scalar a, const Tensor& b) { return ember::sub(a, b); }
-Tensor operator*(Scalar a, const Tensor& b) { return ember::mul(a, b); }
+Tensor operator*(Scalar a, const Tensor& b) { return ember::mul(b, a); }
 Tensor operator/(Scalar a, const Tensor& b) { return ember::div(a, b); }
 Tensor operator-(const Tensor& a) { return ember::neg(a); }
 Tensor operator==(const Tensor& a, const Tensor& b) { return ember::eq(a, b); }

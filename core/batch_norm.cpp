@@ -5,6 +5,7 @@
 #include <ember/core/backend.h>
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
+#include <ember/core/norm_parameters.h>
 
 namespace ember::native {
 
@@ -23,22 +24,22 @@ ChannelLayout channel_layout(const Tensor& input) {
   return layout;
 }
 
-// One of weight, bias, running_mean, running_var: [channels], input's dtype and device.
+// One of weight, bias, running_mean, running_var: [channels], on input's device (the dtypes
+// are checked together: normalization_parameter_dtype).
 void check_per_channel(const Tensor& input, const Tensor& tensor, const char* name, std::int64_t channels) {
   if (!tensor.defined()) return;
   EMBER_CHECK(tensor.numel() == channels, ShapeError, name, " should contain ", channels, " elements not ",
               tensor.numel());
   check_same_device(input, tensor);
-  // PyTorch's CPU messages for mixed dtypes: float32 input wants float32 parameters, and
-  // otherwise all must agree.
-  EMBER_CHECK(tensor.dtype() == input.dtype(), DTypeError,
-              input.dtype() == kFloat32 ? "mixed dtype (CPU): expect parameter to have scalar type of Float"
-                                        : "mixed dtype (CPU): all inputs must share same datatype.");
 }
 
 // A [channels] tensor's data for a kernel: the tensor itself when contiguous, else a copy.
 Tensor per_channel_data(const Tensor& tensor) { return tensor.defined() ? contiguous(tensor) : Tensor(); }
 const void* pointer_or_null(const Tensor& tensor) { return tensor.defined() ? tensor.data_ptr() : nullptr; }
+
+BatchNormResult batch_norm_16_bit(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                  const Tensor& running_mean, const Tensor& running_var, bool training,
+                                  double momentum, double eps, DType parameter_dtype);
 
 }  // namespace
 
@@ -54,10 +55,15 @@ BatchNormResult batch_norm(const Tensor& input, const Tensor& weight, const Tens
   check_per_channel(input, running_var, "running_var", features);
   check_per_channel(input, weight, "weight", features);
   check_per_channel(input, bias, "bias", features);
+  const DType parameter_dtype =
+      normalization_parameter_dtype(input, {&weight, &bias, &running_mean, &running_var});
   EMBER_CHECK(input.dim() >= 2, IndexError, "Dimension out of range (expected to be in range of [-",
               std::max<std::int64_t>(input.dim(), 1), ", ", std::max<std::int64_t>(input.dim(), 1) - 1,
               "], but got 1)");
   EMBER_CHECK(training || running_mean.defined(), ValueError, "running_mean must be defined in evaluation mode");
+  if (is_reduced_floating_point(input.dtype())) return batch_norm_16_bit(input, weight, bias, running_mean,
+                                                                          running_var, training, momentum, eps,
+                                                                          parameter_dtype);
 
   const ChannelLayout layout = channel_layout(input);
   BatchNormResult result;
@@ -104,6 +110,18 @@ BatchNormGradients batch_norm_backward(const Tensor& grad_output, const Tensor& 
                                        const Tensor& save_mean, const Tensor& save_invstd, bool training,
                                        std::array<bool, 3> output_mask) {
   check_same_device(input, grad_output);
+  if (is_reduced_floating_point(input.dtype())) {
+    // The float32 backward on widened values (the saved statistics as they were stored),
+    // each gradient rounded once to its tensor's dtype.
+    const DType parameter_dtype = weight.defined() ? weight.dtype() : save_mean.dtype();
+    BatchNormGradients wide = batch_norm_backward(widened(grad_output), widened(input), widened(weight),
+                                                  widened(save_mean), widened(save_invstd), training, output_mask);
+    auto narrowed = [](const Tensor& gradient, DType dtype) {
+      return gradient.defined() ? to_dtype(gradient, dtype) : gradient;
+    };
+    return {narrowed(wide.grad_input, input.dtype()), narrowed(wide.grad_weight, parameter_dtype),
+            narrowed(wide.grad_bias, parameter_dtype)};
+  }
   EMBER_CHECK(IntArrayRef(grad_output.sizes()) == IntArrayRef(input.sizes()), ShapeError,
               "batch_norm_backward: grad_output's shape ", shape_to_string(grad_output.sizes()),
               " does not match the input's ", shape_to_string(input.sizes()));
@@ -139,5 +157,43 @@ BatchNormGradients batch_norm_backward(const Tensor& grad_output, const Tensor& 
   batch_norm_backward_kernel(input.device(), plan);
   return result;
 }
+
+namespace {
+
+// bfloat16 and float16: PyTorch's kernels compute in float32 and round once; so does the
+// float32 kernel on widened values. 16-bit running statistics are updated on float32 copies
+// and rounded back in place; float32 ones (the "mixed" case) are updated directly. The saved
+// statistics keep the parameters' dtype.
+BatchNormResult batch_norm_16_bit(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                  const Tensor& running_mean, const Tensor& running_var, bool training,
+                                  double momentum, double eps, DType parameter_dtype) {
+  const Tensor wide_input = widened(input), wide_mean = widened(running_mean), wide_var = widened(running_var);
+  BatchNormResult wide =
+      batch_norm(wide_input, widened(weight), widened(bias), wide_mean, wide_var, training, momentum, eps);
+  if (training && running_mean.defined() && input.numel() > 0 && !wide_mean.is_same(running_mean)) {
+    copy_(running_mean, wide_mean);
+    copy_(running_var, wide_var);
+    running_mean.bump_version();
+    running_var.bump_version();
+  }
+  BatchNormResult result{to_dtype(wide.output, input.dtype()), to_dtype(wide.save_mean, parameter_dtype),
+                         to_dtype(wide.save_invstd, parameter_dtype)};
+  if (training && parameter_dtype == input.dtype() && input.numel() > 0) {
+    // With 16-bit parameters PyTorch normalises with the batch statistics as it stores them,
+    // rounded to 16 bits: output = x·alpha + beta in float32, alpha = invstd·weight and
+    // beta = bias − mean·alpha per channel (measured bit for bit against PyTorch 2.15).
+    Shape channel_shape(static_cast<std::size_t>(input.dim()), 1);
+    channel_shape[1] = input.size(1);
+    Tensor alpha = widened(result.save_invstd);
+    if (weight.defined()) alpha = mul(alpha, widened(weight));
+    Tensor beta = mul(widened(result.save_mean), alpha);
+    beta = bias.defined() ? sub(widened(bias), beta) : neg(beta);
+    result.output = to_dtype(add(mul(wide_input, reshape(alpha, channel_shape)), reshape(beta, channel_shape)),
+                             input.dtype());
+  }
+  return result;
+}
+
+}  // namespace
 
 }  // namespace ember::native

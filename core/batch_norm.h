@@ -19,7 +19,8 @@ struct BatchNormResult {
 };
 
 // input: [batch, channels, ...] (at least 2-D), floating; weight, bias, running_mean,
-// running_var: [channels] of input's dtype and device, or undefined. training: normalise with
+// running_var: [channels] of input's dtype and device, or undefined (a bfloat16/float16 input
+// also takes float32 ones, and then saves float32 statistics: core/norm_parameters.h). training: normalise with
 // the batch statistics and, when running_mean / running_var are defined, update them in place
 // (running = (1 - momentum) · running + momentum · batch statistic; the variance unbiased).
 // Eval (training = false) normalises with the running statistics, which must be defined.

@@ -85,11 +85,24 @@ DType compute_dtype(BinaryOp op, DType common) {
   return common;
 }
 
+// PyTorch's CPU kernels multiply or divide a bfloat16/float16 tensor by a number (a wrapped
+// C++/Python number, or any one-element tensor of another dtype) using the number's own
+// value as a float, not the number rounded to the tensor's dtype: x * 0.7 is
+// round16(float(x) · float(0.7)). (Addition and subtraction do round it; measured against
+// PyTorch 2.15.) Only as the second operand: number * x is x.mul(number), as in libtorch,
+// but mul(tensor, x) for a one-element tensor rounds it. The float32 op on the widened tensor computes exactly that product, rounded once.
+bool scales_by_unrounded_number(BinaryOp op, const Tensor& tensor, const Tensor& number, DType compute) {
+  return (op == BinaryOp::Mul || op == BinaryOp::Div) && is_reduced_floating_point(compute) &&
+         number.numel() == 1 && number.dim() <= tensor.dim() && number.dtype() != compute &&
+         tensor.dtype() == compute;
+}
+
 Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, Scalar alpha = 1) {
   Device device = common_device({a, b});
   DType common = result_type(a, b);
   check_binary_dtypes(op, a, b, common, alpha);
   DType compute = compute_dtype(op, common);
+  if (scales_by_unrounded_number(op, a, b, compute)) return to_dtype(binary_op(op, widened(a), b), compute);
   Tensor out = empty(broadcast_shapes(a.sizes(), b.sizes()),
                      TensorOptions().dtype(is_comparison(op) ? kBool : compute).device(device));
   run_binary(op, out, prepare_input(a, device, compute), prepare_input(b, device, compute), alpha);
@@ -109,6 +122,10 @@ void inplace_binary_op(BinaryOp op, const Tensor& self, const Tensor& other, Sca
   Shape broadcast = broadcast_shapes(self.sizes(), other.sizes());
   EMBER_CHECK(broadcast == self.sizes(), ShapeError, "output with shape ", shape_to_string(self.sizes()),
               " doesn't match the broadcast shape ", shape_to_string(broadcast));
+  if (scales_by_unrounded_number(op, self, other, compute)) {
+    copy_(self, binary_op(op, widened(self), other));  // rounds once; bumps the version
+    return;
+  }
   Tensor other_ready = prepare_input(other, self.device(), compute);
   if (compute == self.dtype()) {
     // The common case: write straight into self (out and a are the same elements, which

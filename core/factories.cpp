@@ -14,6 +14,7 @@
 #include <limits>
 
 #include <ember/core/native.h>
+#include <ember/core/value_range.h>
 
 // Like core/random.cpp: the range formulas fuse exactly where written (std::fma).
 #if defined(__GNUC__) && !defined(__clang__)
@@ -167,9 +168,29 @@ bool is_integral_scalar(const Scalar& value) { return !value.is_floating_point()
 
 // arange's elements: start + step·i. Floating outputs compute it in double (PyTorch's
 // accumulate type on the CPU); in a vector, lane k is first + k·step, step still in double.
+// bfloat16 and float16 compute in float (their accumulate type on the CPU), start and step
+// rounded to float, each value rounded once to 16 bits; a vector holds 16 of them, so a
+// block is 32 (fill_range's 32 bytes per vector). Measured against PyTorch 2.15: an element
+// is fma(step, i, start) in float, and lane k of a vector is float(first) + k·step — fused
+// for float16 (fma(k, step, first)), not fused for bfloat16 (k·step rounded to float, then
+// added), as PyTorch's two vector types happen to compile. (Above 32768 elements PyTorch
+// splits a range between its threads and each part starts its own vector loop, so its bits
+// depend on the thread count; ember's are PyTorch's with one thread, for every dtype.)
 template <class T>
 void fill_arange(T* out, std::int64_t size, Scalar start, Scalar step) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_reduced_float_v<T>) {
+    const auto first = start.to<float>(), stride = step.to<float>();
+    fill_range<T>(
+        out, size, [&](std::int64_t i) { return std::fma(stride, static_cast<float>(i), first); },
+        [&](T lane_first, std::int64_t k) -> float {
+          if constexpr (std::is_same_v<T, Half>) {
+            return std::fma(static_cast<float>(k), stride, static_cast<float>(lane_first));
+          } else {
+            const float offset = static_cast<float>(k) * stride;  // its own statement: never fused
+            return static_cast<float>(lane_first) + offset;
+          }
+        });
+  } else if constexpr (std::is_floating_point_v<T>) {
     const double first = start.to_double(), stride = step.to_double();
     fill_range<T>(
         out, size, [&](std::int64_t i) { return std::fma(stride, static_cast<double>(i), first); },
@@ -223,7 +244,7 @@ Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions options) {
               start_value, " -> ", end_value);
   EMBER_CHECK(step_value != 0.0, ValueError, "step must be nonzero");
   EMBER_CHECK((step_value > 0 && end_value >= start_value) || (step_value < 0 && end_value <= start_value),
-              ValueError, "upper bound and larger bound inconsistent with step sign");
+              ValueError, "upper bound and lower bound inconsistent with step sign");
   // size = ceil((end - start) / step), in int64 arithmetic for integer ranges.
   double size_double;
   if (dtype == DType::Int64 && is_integral_scalar(start) && is_integral_scalar(end) && is_integral_scalar(step)) {
@@ -233,9 +254,16 @@ Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions options) {
   }
   EMBER_CHECK(size_double >= 0 && size_double <= static_cast<double>(std::numeric_limits<std::int64_t>::max()),
               ValueError, "invalid size, possible overflow?");
+  // A 16-bit range computes in float: start and step must fit one (PyTorch's checked
+  // conversion, after the checks above; `end` only sizes the range, in double, so
+  // arange(0, 1e39, 1e30) is fine).
+  if (is_reduced_floating_point(dtype)) {
+    check_scalar_fits(start, DType::Float32);
+    check_scalar_fits(step, DType::Float32);
+  }
   const auto size = static_cast<std::int64_t>(size_double);
   Tensor result = empty({size}, TensorOptions().dtype(dtype));
-  EMBER_DISPATCH_ALL(dtype, fill_arange(static_cast<scalar_t*>(result.data_ptr()), size, start, step));
+  EMBER_DISPATCH_ALL_AND_REDUCED(dtype, fill_arange(static_cast<scalar_t*>(result.data_ptr()), size, start, step));
   return finish(result, options);
 }
 

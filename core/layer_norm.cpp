@@ -7,6 +7,7 @@
 #include <ember/core/backend.h>
 #include <ember/core/factories.h>
 #include <ember/core/native.h>
+#include <ember/core/norm_parameters.h>
 
 namespace ember::native {
 
@@ -31,17 +32,6 @@ RowLayout row_layout(const Tensor& input, IntArrayRef normalized_shape) {
     }
   }
   return layout;
-}
-
-// PyTorch's mixed-dtype rule (layer_norm_cpu): the first defined parameter decides. A float32
-// input wants float32 parameters; any other input, parameters of its own dtype. A second
-// parameter of yet another dtype is caught by the kernel's "expected scalar type" check.
-void check_parameter_dtypes(const Tensor& input, const Tensor& weight, const Tensor& bias) {
-  const Tensor& first = weight.defined() ? weight : bias;
-  if (first.defined() && first.dtype() != input.dtype()) {
-    EMBER_CHECK(input.dtype() != kFloat32, DTypeError, "mixed dtype (CPU): expect parameter to have scalar type of Float");
-    throw DTypeError("mixed dtype (CPU): all inputs must share same datatype.");
-  }
 }
 
 // PyTorch's _check_layer_norm_inputs.
@@ -71,12 +61,8 @@ void check_shapes(const Tensor& input, IntArrayRef normalized_shape, const Tenso
 void check_kernel_dtypes(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   EMBER_CHECK(is_floating_point(input.dtype()), DTypeError, "\"LayerNormKernelImpl\" not implemented for '",
               scalar_type_name(input.dtype()), "'");
-  for (const Tensor* parameter : {&weight, &bias}) {
-    if (!parameter->defined()) continue;
-    check_same_device(input, *parameter);
-    EMBER_CHECK(parameter->dtype() == input.dtype(), DTypeError, "expected scalar type ",
-                scalar_type_name(input.dtype()), " but found ", scalar_type_name(parameter->dtype()));
-  }
+  for (const Tensor* parameter : {&weight, &bias})
+    if (parameter->defined()) check_same_device(input, *parameter);
 }
 
 Tensor contiguous_or_undefined(const Tensor& tensor) { return tensor.defined() ? contiguous(tensor) : Tensor(); }
@@ -86,9 +72,17 @@ const void* pointer_or_null(const Tensor& tensor) { return tensor.defined() ? te
 
 LayerNormResult layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight, const Tensor& bias,
                            double eps) {
-  check_parameter_dtypes(input, weight, bias);
+  const DType parameter_dtype = normalization_parameter_dtype(input, {&weight, &bias});
   check_shapes(input, normalized_shape, weight, bias);
   check_kernel_dtypes(input, weight, bias);
+  if (is_reduced_floating_point(input.dtype())) {
+    // bfloat16 and float16: PyTorch's kernels compute in float32 and round once; so does the
+    // float32 kernel on widened values. mean and rstd keep the parameters' dtype (float32
+    // beside float32 parameters, PyTorch's "mixed" case).
+    LayerNormResult wide = layer_norm(widened(input), normalized_shape, widened(weight), widened(bias), eps);
+    return {to_dtype(wide.output, input.dtype()), to_dtype(wide.mean, parameter_dtype),
+            to_dtype(wide.rstd, parameter_dtype)};
+  }
   const RowLayout layout = row_layout(input, normalized_shape);
   LayerNormResult result;
   result.output = empty(input.sizes(), input.options());
@@ -121,8 +115,22 @@ LayerNormResult layer_norm(const Tensor& input, IntArrayRef normalized_shape, co
 LayerNormGradients layer_norm_backward(const Tensor& grad_output, const Tensor& input, IntArrayRef normalized_shape,
                                        const Tensor& mean, const Tensor& rstd, const Tensor& weight, const Tensor& bias,
                                        std::array<bool, 3> output_mask) {
+  const DType parameter_dtype = normalization_parameter_dtype(input, {&weight, &bias});
   check_shapes(input, normalized_shape, weight, bias);
   check_kernel_dtypes(input, weight, bias);
+  if (is_reduced_floating_point(input.dtype())) {
+    // The float32 backward on widened values (the saved mean and rstd as they were stored,
+    // rounded in the plain 16-bit case, as PyTorch's kernel reads them), each gradient
+    // rounded once to its tensor's dtype.
+    LayerNormGradients wide = layer_norm_backward(widened(grad_output), widened(input), normalized_shape,
+                                                  widened(mean), widened(rstd), widened(weight), widened(bias),
+                                                  output_mask);
+    auto narrowed = [](const Tensor& gradient, DType dtype) {
+      return gradient.defined() ? to_dtype(gradient, dtype) : gradient;
+    };
+    return {narrowed(wide.grad_input, input.dtype()), narrowed(wide.grad_weight, parameter_dtype),
+            narrowed(wide.grad_bias, parameter_dtype)};
+  }
   check_same_device(input, grad_output);
   EMBER_CHECK(IntArrayRef(grad_output.sizes()) == IntArrayRef(input.sizes()), ShapeError,
               "layer_norm_backward: grad_out's shape ", shape_to_string(grad_output.sizes()),

@@ -19,7 +19,8 @@ struct LayerNormResult {
 };
 
 // input: [*, normalized_shape...], floating; weight, bias: normalized_shape, of input's dtype
-// and device, or undefined. Normalises over the last normalized_shape.size() dims. Errors with
+// and device, or undefined; a bfloat16/float16 input also takes float32 parameters, and then
+// mean and rstd are float32 (core/norm_parameters.h). Normalises over the last normalized_shape.size() dims. Errors with
 // PyTorch's wording ("Given normalized_shape=[4], expected input with shape [*, 4], but got
 // input of size[2, 3]", ...), checked in PyTorch's order.
 LayerNormResult layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight, const Tensor& bias,

@@ -12,7 +12,11 @@
 //   * random64() joins two draws, the first one being the high 32 bits;
 //   * float32 uniforms use the low 24 bits of one draw, float64 the low 53 bits of random64();
 //   * normal samples have two paths (see normal_ below), one of which mirrors the AVX2
-//     polynomial approximations of log/sin/cos that PyTorch's x86 build uses.
+//     polynomial approximations of log/sin/cos that PyTorch's x86 build uses;
+//   * bfloat16 and float16 (issue 22) draw as float32 does and round each value once, with
+//     two twists measured against PyTorch 2.15: uniform_ never returns `to` (a value that
+//     rounds up to it becomes `from`), and normal_'s block path draws 16 fresh uniforms per
+//     block of 16 (uniform_, normal_ below).
 // Tensors on a GPU do not use this stream: uniform_, normal_ and bernoulli_ on them (and so
 // rand, randn, dropout) run the device's Philox kernel with the generator's seed and a
 // counter offset reserved from it (fill_on_device below; core/backend.h, PhiloxFill).
@@ -193,6 +197,12 @@ float uniform_unit_float(Generator& gen) {
   return static_cast<float>(gen.random() & kMask) * std::ldexp(1.0f, -24);
 }
 
+// A float32 uniform in [low, low + width): the unit uniform scaled in double (fused) and
+// rounded once to float, as PyTorch's float32 uniform_ does.
+float uniform_float(Generator& gen, float low, double width) {
+  return static_cast<float>(std::fma(static_cast<double>(uniform_unit_float(gen)), width, low));
+}
+
 // One normal sample by Box–Muller, PyTorch's scalar path: two double uniforms give two
 // normals; the second (r·sin θ) is kept in the generator for the next call.
 double normal_scalar(Generator& gen, double mean, double std) {
@@ -223,6 +233,25 @@ void normal_fill(T* data, std::int64_t size, T mean, T std, Generator& gen) {
     for (int i = 0; i < 16; ++i) tail[i] = uniform();
     detail::box_muller_16(tail, mean, std);
   }
+}
+
+// The block path for bfloat16 and float16 (PyTorch 2.15, measured: it is neither the float32
+// stream rounded nor c10's 16-bit arithmetic). Each block of 16 draws its own 16 float32
+// uniforms and goes through the float32 transform above, mean and std as float32 (not
+// rounded to 16 bits); the 16 results are rounded once. A size that is not a multiple of 16
+// ends with one more block written over the last 16 slots — so, unlike float32, nothing is
+// drawn for the slots it overwrites: 16·ceil(size/16) draws in all, and the tail block's
+// uniforms are draws 16·floor(size/16) onwards.
+template <class T>
+void normal_fill_reduced(T* data, std::int64_t size, float mean, float std, Generator& gen) {
+  std::array<float, 16> block{};
+  auto fill_block = [&](T* out) {
+    for (float& u : block) u = uniform_unit_float(gen);
+    detail::box_muller_16(block.data(), mean, std);
+    for (std::size_t i = 0; i < block.size(); ++i) out[i] = static_cast<T>(block[i]);
+  };
+  for (std::int64_t i = 0; i + 16 <= size; i += 16) fill_block(data + i);
+  if (size % 16 != 0) fill_block(data + size - 16);
 }
 
 // Calls body(pointer) for every element of a CPU tensor in *memory* order: dims sorted by
@@ -282,6 +311,9 @@ void sample_into(const Tensor& self, Generator* generator, Sample sample) {
 // Element e in plan order (the tensor's memory order, as on the CPU) gets counter
 // offset + e / 2, so the values do not depend on the launch shape.
 void fill_on_device(const Tensor& self, Generator* generator, RandomDistribution distribution, double a, double b) {
+  // The Philox kernels write float32, float64 and (Bernoulli) integers only: a 16-bit tensor
+  // is refused here, before any counters are reserved, rather than half-filled.
+  if (is_reduced_floating_point(self.dtype())) detail::throw_dtype_not_implemented(self.dtype());
   if (self.numel() > 0) {
     Generator& gen = resolve(generator);
     PhiloxFill fill;
@@ -325,8 +357,6 @@ std::uint64_t random_range_for(DType dtype) {
 
 void uniform_(const Tensor& self, double from, double to, Generator* generator) {
   check_floating(self, "check_uniform_bounds");
-  // Not yet drawn in 16 bits: draw in float32 and convert (x.float().uniform_().to(...)).
-  if (is_reduced_floating_point(self.dtype())) detail::throw_dtype_not_implemented(self.dtype());
   check_uniform_bounds(self.dtype(), from, to);  // PyTorch's checks and messages
   if (!self.is_cpu()) {
     // float32 bounds are rounded to float32 first, as on the CPU.
@@ -336,13 +366,26 @@ void uniform_(const Tensor& self, double from, double to, Generator* generator) 
     return;
   }
   sample_into(self, generator, [&](const Tensor& out, Generator& gen) {
+    // The bounds are float32; the affine map runs in double (fused) and is rounded once.
+    const auto low = static_cast<float>(from), high = static_cast<float>(to);
+    const double width = static_cast<double>(high - low);
     if (out.dtype() == DType::Float32) {
-      // The bounds are float32; the affine map runs in double (fused) and is rounded once.
-      const auto low = static_cast<float>(from), high = static_cast<float>(to);
-      const double width = static_cast<double>(high - low);
-      for_each_in_memory_order<float>(out, [&](float* p) {
-        *p = static_cast<float>(std::fma(static_cast<double>(uniform_unit_float(gen)), width, low));
-      });
+      for_each_in_memory_order<float>(out, [&](float* p) { *p = uniform_float(gen, low, width); });
+    } else if (is_reduced_floating_point(out.dtype())) {
+      // bfloat16 and float16: the float32 value above, rounded once to 16 bits — except that
+      // a value which rounds to `to` (itself rounded to 16 bits) is replaced by `from`
+      // (rounded), so the range stays [from, to) as PyTorch 2.15 keeps it. (A float32
+      // uniform in [0, 1) rounds to 1.0 in bfloat16 from 1 - 2^-10 up: 1 draw in 1024.)
+      auto fill = [&](auto tag) {
+        using T = decltype(tag);
+        const T low16 = static_cast<T>(low), high16 = static_cast<T>(high);
+        for_each_in_memory_order<T>(out, [&](T* p) {
+          const T value = static_cast<T>(uniform_float(gen, low, width));
+          *p = static_cast<float>(value) == static_cast<float>(high16) ? low16 : value;
+        });
+      };
+      if (out.dtype() == DType::BFloat16) fill(BFloat16{});
+      else fill(Half{});
     } else {
       const double width = to - from;
       for_each_in_memory_order<double>(out, [&](double* p) { *p = std::fma(uniform_unit_double(gen), width, from); });
@@ -351,9 +394,11 @@ void uniform_(const Tensor& self, double from, double to, Generator* generator) 
 }
 
 // Two paths, as in PyTorch: a contiguous tensor of 16 or more elements is filled in blocks
-// of 16 (normal_fill above: float32 uses the polynomial log/sin/cos, float64 libm); anything
+// of 16 (normal_fill above: float32 uses the polynomial log/sin/cos, float64 libm;
+// bfloat16/float16 normal_fill_reduced, the float32 transform per fresh block); anything
 // smaller or strided draws one Box–Muller sample at a time in double (normal_scalar), which
-// also uses and refills the generator's cached second value.
+// also uses and refills the generator's cached second value, and rounds it to the dtype
+// (a 16-bit one through float32, as c10 converts a double).
 void normal_(const Tensor& self, double mean, double std, Generator* generator) {
   check_floating(self, "normal_kernel_cpu");
   EMBER_CHECK(std >= 0.0, ValueError, "normal expects std >= 0.0, but found std ", std);
@@ -363,12 +408,16 @@ void normal_(const Tensor& self, double mean, double std, Generator* generator) 
   }
   sample_into(self, generator, [&](const Tensor& out, Generator& gen) {
     const std::int64_t size = out.numel();
-    if (size >= 16 && out.is_contiguous()) {
+    if (size >= 16 && out.is_contiguous() && out.dtype() == DType::BFloat16) {
+      normal_fill_reduced(out.data_ptr<BFloat16>(), size, static_cast<float>(mean), static_cast<float>(std), gen);
+    } else if (size >= 16 && out.is_contiguous() && out.dtype() == DType::Float16) {
+      normal_fill_reduced(out.data_ptr<Half>(), size, static_cast<float>(mean), static_cast<float>(std), gen);
+    } else if (size >= 16 && out.is_contiguous()) {
       EMBER_DISPATCH_FLOATING(out.dtype(), normal_fill<scalar_t>(out.data_ptr<scalar_t>(), size,
                                                                  static_cast<scalar_t>(mean),
                                                                  static_cast<scalar_t>(std), gen));
     } else {
-      EMBER_DISPATCH_FLOATING(out.dtype(), for_each_in_memory_order<scalar_t>(out, [&](scalar_t* p) {
+      EMBER_DISPATCH_FLOATING_AND_REDUCED(out.dtype(), for_each_in_memory_order<scalar_t>(out, [&](scalar_t* p) {
         *p = static_cast<scalar_t>(normal_scalar(gen, mean, std));
       }));
     }
@@ -424,8 +473,10 @@ void bernoulli_(const Tensor& self, double p, Generator* generator) {
     fill_on_device(self, generator, RandomDistribution::Bernoulli, p, 0.0);
     return;
   }
+  // Every dtype draws the same double uniform per element, so a 16-bit mask is the float32
+  // mask exactly (0 and 1 are exact): dropout on bfloat16 drops the same elements.
   sample_into(self, generator, [&](const Tensor& out, Generator& gen) {
-    EMBER_DISPATCH_ALL(out.dtype(), for_each_in_memory_order<scalar_t>(out, [&](scalar_t* ptr) {
+    EMBER_DISPATCH_ALL_AND_REDUCED(out.dtype(), for_each_in_memory_order<scalar_t>(out, [&](scalar_t* ptr) {
       *ptr = static_cast<scalar_t>(uniform_unit_double(gen) < p ? 1 : 0);
     }));
   });

@@ -4,9 +4,10 @@
 // PyTorch's CPU generator is an mt19937 seeded with the seed; its float32 uniform takes
 // the low 24 bits of one 32-bit draw times 2^-24; normal_ uses Box–Muller with different
 // paths for tensors of fewer than 16 and of 16 or more elements. ember reproduces each
-// path (core/random.cpp explains them). Tensors on a GPU are filled on the device by
-// Philox (rand, randn, uniform_, normal_, bernoulli_ and so dropout): reproducible under
-// manual_seed, not bit-identical to PyTorch's CUDA generator (docs/cuda.md).
+// path (core/random.cpp explains them), bfloat16 and float16 ones included (PyTorch 2.15's
+// rules, on the CPU). Tensors on a GPU are filled on the device by Philox (rand, randn,
+// uniform_, normal_, bernoulli_ and so dropout): reproducible under manual_seed, not
+// bit-identical to PyTorch's CUDA generator (docs/cuda.md); 16-bit ones are refused there.
 #pragma once
 
 #include <cstdint>

@@ -80,7 +80,12 @@ std::string sampler_type_name(DType dtype) {
 }
 
 void check_uniform_bounds(DType dtype, double from, double to) {
-  const double max = dtype == DType::Float32 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
+  // The dtype's largest finite value: also the 16-bit floats' own (65504, about 3.39e38),
+  // since PyTorch checks against std::numeric_limits<scalar_t> though it draws in float.
+  const double max = dtype == DType::Float32    ? std::numeric_limits<float>::max()
+                     : dtype == DType::Float16  ? 65504.0
+                     : dtype == DType::BFloat16 ? static_cast<double>(BFloat16::from_bits(0x7F7F))
+                                                : std::numeric_limits<double>::max();
   EMBER_CHECK(from >= -max && from <= max, ValueError, "from is out of bounds for ", sampler_type_name(dtype));
   EMBER_CHECK(to >= -max && to <= max, ValueError, "to is out of bounds for ", sampler_type_name(dtype));
   EMBER_CHECK(from <= to, ValueError, "uniform_ expects to return a [from, to) range, but found from=", from,

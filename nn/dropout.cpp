@@ -21,7 +21,7 @@ Tensor functional::dropout(const Tensor& input, double p, bool training) {
   if (p == 1.0) return input * ember::zeros_like(input);
   Tensor mask = ember::empty_like(input);
   ember::bernoulli_(mask, 1.0 - p);
-  mask.div_(1.0 - p);
+  mask.div_(1.0 - p);  // a 16-bit mask: 1 / float(1 - p), rounded once (core/elementwise.cpp)
   return input * mask;  // the tape sees a multiplication by a constant mask
 }
 

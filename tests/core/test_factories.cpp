@@ -184,8 +184,8 @@ TEST_CASE("arange matches torch.arange bit for bit, dtype inference included", "
 
 TEST_CASE("arange errors use PyTorch's messages", "[factories]") {
   REQUIRE_THROWS_WITH(arange(0, 5, 0), "step must be nonzero");
-  REQUIRE_THROWS_WITH(arange(0, 5, -1), "upper bound and larger bound inconsistent with step sign");
-  REQUIRE_THROWS_WITH(arange(5, 0, 1), "upper bound and larger bound inconsistent with step sign");
+  REQUIRE_THROWS_WITH(arange(0, 5, -1), "upper bound and lower bound inconsistent with step sign");
+  REQUIRE_THROWS_WITH(arange(5, 0, 1), "upper bound and lower bound inconsistent with step sign");
   REQUIRE_THROWS_AS(arange(5, 0, 1), ValueError);
 }
 

@@ -6,6 +6,7 @@
 // uniforms), advancing the generator's Philox offset by ceil(n/2), and never touching the
 // CPU's mt19937 stream. Needs a CUDA build and a GPU; reports itself skipped otherwise.
 #include <cmath>
+#include <string>
 
 #include <ember/ember.h>
 
@@ -100,6 +101,24 @@ TEST_CASE("cuda random: distributions, strided outputs, bernoulli and dropout on
   const double kept = (dropped > 0).to(kFloat64).mean().item<double>();
   REQUIRE(std::fabs(kept - 0.5) < 0.01);
   REQUIRE(dropped.amax({0}, false).item<double>() == 2.0);  // kept values scaled by 1/(1-p)
+}
+
+TEST_CASE("cuda random: 16-bit fills on a GPU refuse before reserving counters", "[cuda][gpu][random]") {
+  // The CPU computes them (tests/core/test_reduced_float_random.cpp); the Philox kernels
+  // have no 16-bit outputs yet, so a GPU says so and the generator's offset stays put.
+  EMBER_REQUIRE_GPU();
+  manual_seed(5);
+  for (DType dtype : {kBFloat16, kFloat16}) {
+    const TensorOptions options = TensorOptions().device(kCUDA).dtype(dtype);
+    const std::string message = std::string("not implemented for '") + scalar_type_name(dtype) + "'";
+    REQUIRE_THROWS_WITH(ember::rand({4}, options), message);
+    REQUIRE_THROWS_WITH(ember::randn({40}, options), message);
+    Tensor ones = ember::empty({4}, options);
+    REQUIRE_THROWS_WITH(ember::bernoulli_(ones, 0.5), message);
+    REQUIRE_THROWS_WITH(nn::functional::dropout(ones, 0.5, /*training=*/true), message);
+    REQUIRE_THROWS_AS(ember::uniform_(ones, 0.0, 1.0), DTypeError);
+  }
+  REQUIRE(default_generator().philox_offset() == 0);
 }
 
 TEST_CASE("cuda random: philox_uniform_ / philox_normal_ are the GPU-only spelling", "[cuda][gpu][random]") {

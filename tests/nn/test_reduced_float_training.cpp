@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 
+#include <ember/core/layer_norm.h>
 #include <ember/ember.h>
 
 #include "reduced_float_cases.h"
@@ -110,7 +111,10 @@ TEST_CASE("16-bit floats: every op computes or refuses clearly", "[reduced_float
       {"softmax", true, [](const Tensor& x) { return ember::softmax(x, 1); }},
       {"log_softmax", true, [](const Tensor& x) { return ember::log_softmax(x, 1); }},
       {"cross_entropy", true, [&](const Tensor& x) { return ember::cross_entropy(x, indices); }},
-      {"layer_norm", false, [](const Tensor& x) { return ember::layer_norm(x, {3}); }},
+      {"layer_norm", true, [](const Tensor& x) { return ember::layer_norm(x, {3}); }},
+      {"batch_norm", true, [](const Tensor& x) {
+         return ember::nn::functional::batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true);
+       }},
       {"index_select", true, [&](const Tensor& x) { return ember::index_select(x, 1, indices); }},
       {"gather", true, [&](const Tensor& x) { return ember::gather(x, 1, indices.view({1, 3}).expand({3, 3}).contiguous()); }},
       {"embedding", true, [&](const Tensor& x) { return ember::embedding(x, indices); }},
@@ -118,15 +122,26 @@ TEST_CASE("16-bit floats: every op computes or refuses clearly", "[reduced_float
       {"tril", true, [](const Tensor& x) { return ember::tril(x); }},
       {"masked_fill", true, [](const Tensor& x) { return ember::masked_fill(x, x > 0, 1.0); }},
       {"topk", true, [](const Tensor& x) { return std::get<0>(ember::topk(x, 2)); }},
-      {"dropout", false, [](const Tensor& x) { return F::dropout(x, 0.5, true); }},
+      {"dropout", true, [](const Tensor& x) {
+         manual_seed(22);  // the same mask for both dtypes
+         return F::dropout(x, 0.5, true);
+       }},
       {"conv2d", true, [](const Tensor& x) { return F::conv2d(x.view({1, 1, 3, 3}), x.view({1, 1, 3, 3})); }},
       {"max_pool2d", true, [](const Tensor& x) { return F::max_pool2d(x.view({1, 1, 3, 3}), 2); }},
       {"scaled_dot_product_attention", true, [](const Tensor& x) {
          return F::scaled_dot_product_attention(x.view({1, 3, 3}), x.view({1, 3, 3}), x.view({1, 3, 3}), Tensor(), 0.0, true);
        }},
-      {"uniform_", false, [](const Tensor& x) { Tensor y = x.clone(); ember::uniform_(y); return y; }},
-      {"randn", false, [](const Tensor& x) { return ember::randn({2}, x.dtype()); }},
-      {"arange", false, [](const Tensor& x) { return ember::arange(0, 3, 1, x.dtype()); }},
+      {"uniform_", true, [](const Tensor& x) {
+         manual_seed(22);
+         Tensor y = x.clone();
+         ember::uniform_(y);
+         return y;
+       }},
+      {"randn", true, [](const Tensor& x) {
+         manual_seed(22);
+         return ember::randn({2}, x.dtype());
+       }},
+      {"arange", true, [](const Tensor& x) { return ember::arange(0, 3, 1, x.dtype()); }},
   };
   for (DType dtype : {kBFloat16, kFloat16}) {
     const Tensor x = (ember::arange(9, kFloat32).view({3, 3}) / 8.0 - 0.5).to(dtype);
@@ -187,6 +202,90 @@ TEST_CASE("16-bit floats: convolution, max pooling and fused attention match PyT
     check_at_unit_scale(k.grad(), "k_grad");
     check_at_unit_scale(v.grad(), "v_grad");
   }
+}
+
+TEST_CASE("16-bit floats: layer and batch norm match PyTorch's, with 16-bit or float32 parameters",
+          "[reduced_float][autograd]") {
+  // PyTorch computes both norms in float32 and rounds once; ember runs its float32 kernels on
+  // widened values. Statistics and sums are float32 sums in another order: one unit of the
+  // result's format apart at most (float32 results: a few float32 units). With float32
+  // parameters ("mixed", autocast's case) the statistics and the parameters' gradients are
+  // float32, the output and the input's gradient 16-bit.
+  testing::on_both_paths([&] {
+    for (const json& c : reference()["norms"]) {
+      INFO(c["dtype"].get<std::string>() << (c["mixed"].get<bool>() ? ", float32 parameters" : ", 16-bit parameters"));
+      auto expected = [&](const char* name) { return testing::tensor_from_json(c[name]); };
+      auto check = [&](const Tensor& actual, const char* name) {
+        INFO(name);
+        const Tensor want = expected(name);
+        REQUIRE(actual.dtype() == want.dtype());
+        if (is_reduced_floating_point(want.dtype())) {
+          // Gradients are sums of terms of size ~1 that cancel: compared at that scale.
+          testing::require_matches_at_scale(actual, want, 1.0);
+        } else {
+          // float32 statistics and parameter gradients: float32 sums in another order.
+          REQUIRE(actual.sizes() == want.sizes());
+          const std::vector<double> got = testing::to_vector(actual), wanted = testing::to_vector(want);
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            INFO("element " << i << ": got " << got[i] << ", want " << wanted[i]);
+            REQUIRE(std::fabs(got[i] - wanted[i]) <= 1e-5 * std::max(1.0, std::fabs(wanted[i])));
+          }
+        }
+      };
+      auto leaf = [&](const char* name) { return expected(name).requires_grad_(true); };
+      Tensor x = leaf("x"), weight = leaf("weight"), bias = leaf("bias");
+      const auto [output, mean, rstd] =
+          native::layer_norm(x.detach(), {8}, weight.detach(), bias.detach(), 1e-5);
+      check(output, "layer_norm");
+      check(mean, "layer_norm_mean");
+      check(rstd, "layer_norm_rstd");
+      ember::layer_norm(x, {8}, weight, bias).backward(expected("upstream"));
+      check(x.grad(), "layer_norm_x_grad");
+      check(weight.grad(), "layer_norm_weight_grad");
+      check(bias.grad(), "layer_norm_bias_grad");
+
+      namespace F = ember::nn::functional;
+      Tensor x2 = leaf("x"), channel_weight = leaf("channel_weight"), channel_bias = leaf("channel_bias");
+      Tensor running_mean = expected("running_mean"), running_var = expected("running_var");
+      check(F::batch_norm(x2.detach(), running_mean, running_var, channel_weight.detach(), channel_bias.detach(),
+                          /*training=*/false),
+            "batch_norm_eval");
+      const Tensor normalised =
+          F::batch_norm(x2, running_mean, running_var, channel_weight, channel_bias, /*training=*/true);
+      check(normalised, "batch_norm");
+      check(running_mean, "running_mean_after");  // updated in place, in its own dtype
+      check(running_var, "running_var_after");
+      normalised.backward(expected("upstream"));
+      check(x2.grad(), "batch_norm_x_grad");
+      check(channel_weight.grad(), "batch_norm_weight_grad");
+      check(channel_bias.grad(), "batch_norm_bias_grad");
+    }
+  });
+}
+
+TEST_CASE("16-bit floats: a norm's parameters share the input's dtype or are float32, with PyTorch's errors",
+          "[reduced_float]") {
+  const Tensor x = ember::ones({2, 4}, kBFloat16);
+  auto layer_norm_with = [&](DType weight_dtype, DType bias_dtype) {
+    return ember::layer_norm(x, {4}, ember::ones({4}, weight_dtype), ember::zeros({4}, bias_dtype));
+  };
+  CHECK(layer_norm_with(kBFloat16, kBFloat16).dtype() == kBFloat16);
+  CHECK(layer_norm_with(kFloat32, kFloat32).dtype() == kBFloat16);
+  CHECK_THROWS_WITH(layer_norm_with(kBFloat16, kFloat32), "expected scalar type BFloat16 but found Float");
+  CHECK_THROWS_WITH(layer_norm_with(kFloat32, kBFloat16), "mixed dtype (CPU): expect parameter to have scalar type of Float");
+  CHECK_THROWS_WITH(layer_norm_with(kFloat16, kFloat16), "mixed dtype (CPU): expect parameter to have scalar type of Float");
+  CHECK_THROWS_WITH(ember::layer_norm(ember::ones({2, 4}, kFloat64), {4}, ember::ones({4}), Tensor()),
+                    "mixed dtype (CPU): all inputs must share same datatype.");
+  CHECK_THROWS_WITH(ember::layer_norm(ember::ones({2, 4}), {4}, ember::ones({4}, kBFloat16), Tensor()),
+                    "mixed dtype (CPU): expect parameter to have scalar type of Float");
+  // Batch norm: the first of weight, bias, running_mean, running_var decides.
+  namespace F = ember::nn::functional;
+  const Tensor images = ember::ones({2, 3, 2, 2}, kFloat16);
+  CHECK(F::batch_norm(images, ember::zeros({3}), ember::ones({3}), Tensor(), Tensor(), true).dtype() == kFloat16);
+  CHECK_THROWS_WITH(F::batch_norm(images, ember::zeros({3}), ember::ones({3}), ember::ones({3}, kFloat16), Tensor(), true),
+                    "expected scalar type Half but found Float");
+  CHECK_THROWS_WITH(F::batch_norm(images, ember::zeros({3}, kFloat16), ember::ones({3}, kFloat16), ember::ones({3}), Tensor(), true),
+                    "mixed dtype (CPU): expect parameter to have scalar type of Float");
 }
 
 TEST_CASE("16-bit floats: an embedding's gradient rounds after every addition, in position order, as PyTorch's",

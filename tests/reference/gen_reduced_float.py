@@ -1,6 +1,7 @@
 """tests/reference/gen_reduced_float.py — PyTorch's values for bfloat16 and float16 (issue 22):
 the rounding of float32, float64 and int64 values to 16 bits, type promotion with the
-16-bit floats, elementwise ops, reductions, matrix products, autograd and printing.
+16-bit floats, elementwise ops, reductions, matrix products, autograd, layer and batch norm
+and printing.
 
 Run with PyTorch:  python3 tests/reference/gen_reduced_float.py
 Writes reduced_float.json, read by tests/core/test_reduced_float.cpp and
@@ -215,6 +216,65 @@ for name, dtype in DTYPES.items():
     overlapping_pool.append({"x": tensor_json(x.detach()), "upstream": tensor_json(upstream), "pooled": tensor_json(y.detach()),
                              "grad": tensor_json(x.grad)})
 
+# Layer and batch norm on 16-bit inputs: with parameters of the input's dtype ("plain") and
+# with float32 parameters and running statistics ("mixed", autocast's case: the statistics
+# and the parameters' gradients are float32).
+g = torch.Generator().manual_seed(2214)
+norms = []
+for name, dtype in DTYPES.items():
+    for mixed in (False, True):
+        parameter_dtype = torch.float32 if mixed else dtype
+        x = (torch.randn(3, 4, 8, generator=g) * 2 + 3).to(dtype).requires_grad_(True)
+        weight = (torch.randn(8, generator=g) + 1).to(parameter_dtype).requires_grad_(True)
+        bias = torch.randn(8, generator=g).to(parameter_dtype).requires_grad_(True)
+        upstream = torch.randn(3, 4, 8, generator=g).to(dtype)
+        ln, ln_mean, ln_rstd = torch.native_layer_norm(x.detach(), [8], weight.detach(), bias.detach(), 1e-5)
+        F.layer_norm(x, [8], weight, bias).backward(upstream)
+        # PyTorch's 16-bit kernel sums the weight's and bias's gradients in 16 bits (even for
+        # float32 parameters), rounding after each row of a thread's share of the rows, so its
+        # result depends on its thread count. ember sums in float32 and rounds once: the
+        # reference is that sum (in float64, from PyTorch's stored statistics), rounded once.
+        normalized = (x.detach().double() - ln_mean.double()) * ln_rstd.double()
+        weight_grad = (upstream.double() * normalized).sum((0, 1)).to(parameter_dtype)
+        bias_grad = upstream.double().sum((0, 1)).to(parameter_dtype)
+        case = {"dtype": name, "mixed": mixed, "x": tensor_json(x.detach()), "weight": tensor_json(weight.detach()),
+                "bias": tensor_json(bias.detach()), "upstream": tensor_json(upstream),
+                "layer_norm": tensor_json(ln), "layer_norm_mean": tensor_json(ln_mean),
+                "layer_norm_rstd": tensor_json(ln_rstd), "layer_norm_x_grad": tensor_json(x.grad),
+                "layer_norm_weight_grad": tensor_json(weight_grad), "layer_norm_bias_grad": tensor_json(bias_grad)}
+        # Batch norm over the 4 channels of x viewed as [3, 4, 8].
+        channel_weight = (torch.randn(4, generator=g) + 1).to(parameter_dtype).requires_grad_(True)
+        channel_bias = torch.randn(4, generator=g).to(parameter_dtype).requires_grad_(True)
+        running_mean = torch.randn(4, generator=g).to(parameter_dtype)
+        running_var = (torch.rand(4, generator=g) + 0.5).to(parameter_dtype)
+        case.update({"channel_weight": tensor_json(channel_weight.detach()),
+                     "channel_bias": tensor_json(channel_bias.detach()),
+                     "running_mean": tensor_json(running_mean), "running_var": tensor_json(running_var)})
+        eval_out = F.batch_norm(x.detach(), running_mean, running_var, channel_weight.detach(),
+                                channel_bias.detach(), training=False)
+        x.grad = None
+        bn = F.batch_norm(x, running_mean, running_var, channel_weight, channel_bias, training=True)
+        bn.backward(upstream)
+        case.update({"batch_norm_eval": tensor_json(eval_out), "batch_norm": tensor_json(bn.detach()),
+                     "running_mean_after": tensor_json(running_mean), "running_var_after": tensor_json(running_var),
+                     "batch_norm_x_grad": tensor_json(x.grad), "batch_norm_weight_grad": tensor_json(channel_weight.grad),
+                     "batch_norm_bias_grad": tensor_json(channel_bias.grad)})
+        norms.append(case)
+
+# A 16-bit tensor and a number: PyTorch's CPU kernels multiply and divide by the number's own
+# value as a float, and add and subtract it rounded to the tensor's dtype.
+g = torch.Generator().manual_seed(2215)
+scalar_ops = []
+for name, dtype in DTYPES.items():
+    x = (torch.randn(256, generator=g) * 10).to(dtype)
+    for number in (0.7, 1.3, 3.14159, 1e-3, 3):
+        zero_dim = torch.tensor(float(number), dtype=torch.float32)
+        scalar_ops.append({"x": tensor_json(x), "number": number, "mul": tensor_json(x * number),
+                           "div": tensor_json(x / number), "add": tensor_json(x + number),
+                           "sub": tensor_json(x - number), "mul_": tensor_json(x.clone().mul_(number)),
+                           "div_": tensor_json(x.clone().div_(number)), "mul_float32": tensor_json(x * zero_dim),
+                           "float32_mul": tensor_json(zero_dim * x), "div_float32": tensor_json(x / zero_dim)})
+
 # A safetensors file written by safetensors.torch, for the reader's test (BF16 and F16).
 from safetensors.torch import save_file  # noqa: E402
 
@@ -229,4 +289,5 @@ write("reduced_float.json", {"conversions": conversions, "from_float64": {"value
                              "elementwise": elementwise, "reductions": reductions, "products": products,
                              "autograd": autograd, "layers": layers, "printing": printing, "errors": errors,
                              "safetensors_file": safetensors_file, "indexing": indexing,
-                             "overlapping_pool": overlapping_pool})
+                             "overlapping_pool": overlapping_pool, "norms": norms,
+                             "scalar_ops": scalar_ops})
