@@ -46,9 +46,10 @@ Measurement run_op(const Workload& w, const ember::Device& device, const Policy&
   }
   const std::int64_t n = w.dims.at(0);
   if (w.group == "elementwise" || w.group == "reduction" || w.group == "copy") {
-    Tensor x = uniform({n}, device);
+    const ember::DType dtype = w.precision == "bf16" ? ember::kBFloat16 : ember::kFloat32;
+    Tensor x = uniform({n}, device).to(dtype);
     if (w.op == "add" || w.op == "mul") {
-      Tensor y = uniform({n}, device);
+      Tensor y = uniform({n}, device).to(dtype);
       if (w.op == "add") return measure([&] { (void)(x + y); }, policy, timer);
       return measure([&] { (void)(x * y); }, policy, timer);
     }
@@ -126,10 +127,12 @@ Measurement run_conv_layer(const Workload& w, const ember::Device& device, const
     // d: N, Cin, H, W, Cout, kH, kW, stride, padding, dilation, groups
     Tensor input = uniform({d[0], d[1], d[2], d[3]}, device), weight = uniform({d[4], d[1] / d[10], d[5], d[6]}, device),
            bias = uniform({d[4]}, device);
+    if (w.precision == "bf16")
+      for (Tensor* t : {&input, &weight, &bias}) *t = t->to(ember::kBFloat16);
     auto forward = [&] { return F::conv2d(input, weight, bias, d[7], d[8], d[9], d[10]); };
     if (!backward) return measure([&] { (void)forward(); }, policy, timer);
     for (Tensor* t : {&input, &weight, &bias}) t->requires_grad_(true);
-    Tensor grad_output = uniform(forward().sizes(), device);
+    Tensor grad_output = uniform(forward().sizes(), device).to(input.dtype());
     return measure(
         [&] {
           clear_grads({&input, &weight, &bias});

@@ -368,6 +368,21 @@ std::vector<Workload> build_workloads(bool quick) {
   for (auto n : lengths) list.push_back(streaming("elementwise", "mul", n, 3, 3));
   for (auto n : lengths) list.push_back(streaming("elementwise", "relu", n, 2, 2));
   for (auto n : lengths) list.push_back(streaming("reduction", "sum", n, 1, 1));
+  // The same at 4M elements in bfloat16 (issue 22; 2 bytes an element): each op widens to
+  // float, computes and rounds once; the id gains "/bf16".
+  if (!quick) {
+    for (const char* op : {"add", "mul", "relu", "sum"}) {
+      const bool reduction = std::string(op) == "sum";
+      const double moved = std::string(op) == "relu" ? 2 : reduction ? 1 : 3;
+      Workload w = streaming(reduction ? "reduction" : "elementwise", op, std::int64_t{1} << 22, moved, moved);
+      w.precision = "bf16";
+      w.id += "/bf16";
+      w.shape = "4M bfloat16";
+      w.bytes /= 2;
+      w.footprint_bytes /= 2;
+      list.push_back(w);
+    }
+  }
   // Copy: ember's clone against memcpy (host) / cudaMemcpy device-to-device: the ceilings.
   for (auto n : lengths) list.push_back(streaming("copy", "clone", n, 2, 2));
   // Host<->device over PCIe/NVLink (GPU only): ember's .to() against pinned cudaMemcpy.
@@ -417,6 +432,22 @@ std::vector<Workload> build_workloads(bool quick) {
     for (bool backward : {false, true}) list.push_back(conv2d("cnn_conv1", b, 1, 28, 28, 32, 3, 1, backward));
   for (auto b : cnn_batches)
     for (bool backward : {false, true}) list.push_back(conv2d("cnn_conv2", b, 32, 14, 14, 64, 3, 1, backward));
+  // The CNN's convolutions in bfloat16 (issue 22): every tensor bfloat16, as under autocast;
+  // the figure id gains "/bf16".
+  if (!quick) {
+    for (const char* layer : {"cnn_conv1", "cnn_conv2"})
+      for (bool backward : {false, true}) {
+        const bool first = std::string(layer) == "cnn_conv1";
+        Workload w = conv2d(layer, 128, first ? 1 : 32, first ? 28 : 14, first ? 28 : 14, first ? 32 : 64, 3, 1,
+                            backward);
+        w.precision = "bf16";
+        w.id += "/bf16";
+        w.shape += ", bf16";
+        w.bytes /= 2;
+        w.footprint_bytes /= 2;
+        list.push_back(w);
+      }
+  }
   for (bool backward : {false, true}) list.push_back(conv2d("resnet_3x3", 8, 64, 56, 56, 64, 3, 1, backward));
   for (bool backward : {false, true}) list.push_back(conv2d("pointwise_1x1", 8, 256, 56, 56, 64, 1, 0, backward));
   for (auto b : cnn_batches)

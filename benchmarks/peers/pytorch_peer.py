@@ -105,9 +105,10 @@ def run_op(w, device, policy, timer):
             b = uniform((dims[1], dims[2]), device).to(torch.bfloat16)
             return measure(lambda: a.matmul(b), policy, timer)
         if group in ("elementwise", "reduction", "copy"):
-            x = uniform((dims[0],), device)
+            dtype = torch.bfloat16 if w.get("precision") == "bf16" else torch.float32
+            x = uniform((dims[0],), device).to(dtype)
             if op in ("add", "mul"):
-                y = uniform((dims[0],), device)
+                y = uniform((dims[0],), device).to(dtype)
                 return measure((lambda: x + y) if op == "add" else (lambda: x * y), policy, timer)
             body = {"relu": lambda: x.relu(), "sum": lambda: x.sum(), "clone": lambda: x.clone()}[op]
             return measure(body, policy, timer)
@@ -219,11 +220,12 @@ def run_conv_layer(w, device, policy, timer, memory_format):
     fixed output gradient, as benchmarks/ember_bench/ember_runner.cpp."""
     group, dims = w["group"], w["dims"]
     backward = w["op"] == "forward_backward"
-    image = lambda sizes: uniform(sizes, device).contiguous(memory_format=memory_format)
+    dtype = torch.bfloat16 if w.get("precision") == "bf16" else torch.float32
+    image = lambda sizes: uniform(sizes, device).to(dtype).contiguous(memory_format=memory_format)
     x = image(dims[:4])
     if group == "conv2d":
         n, c_in, h, width, c_out, kh, kw, stride, padding, dilation, groups = dims
-        weight, bias = image((c_out, c_in // groups, kh, kw)), uniform((c_out,), device)
+        weight, bias = image((c_out, c_in // groups, kh, kw)), uniform((c_out,), device).to(dtype)
 
         def forward():
             return F.conv2d(x, weight, bias, stride, padding, dilation, groups)

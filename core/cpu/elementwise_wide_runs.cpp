@@ -21,4 +21,8 @@ EMBER_WIDE_CLONES void run(element::GeluBackward<float> f, float* out, const flo
   for (std::int64_t i = 0; i < count; ++i) out[i] = f(grad_output[i], x[i]);
 }
 
+EMBER_WIDE_CLONES void run(element::Cast<BFloat16, float> cast, BFloat16* out, const float* x, std::int64_t count) {
+  for (std::int64_t i = 0; i < count; ++i) out[i] = cast(x[i]);
+}
+
 }  // namespace ember::cpu::wide

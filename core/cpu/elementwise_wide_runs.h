@@ -27,11 +27,16 @@ void run(element::GeluBackward<float>, float* out, const float* grad_output, con
 void run(element::Cast<Half, float> cast, Half* out, const float* x, std::int64_t count);
 void run(element::Cast<float, Half> cast, float* out, const Half* x, std::int64_t count);
 
+// float32 -> bfloat16, rounding as element::Cast: SSE2 has no 32-to-16-bit pack, so the
+// plain loop spends a dozen shuffles on every four values; the AVX-512 and AVX2 clones do not.
+void run(element::Cast<BFloat16, float> cast, BFloat16* out, const float* x, std::int64_t count);
+
 // Is F one of the functions above (so the loops call wide::run for a contiguous run)?
 template <class F> inline constexpr bool has_wide_run = false;
 template <> inline constexpr bool has_wide_run<element::Gelu<float>> = true;
 template <> inline constexpr bool has_wide_run<element::GeluBackward<float>> = true;
 template <> inline constexpr bool has_wide_run<element::Cast<Half, float>> = true;
 template <> inline constexpr bool has_wide_run<element::Cast<float, Half>> = true;
+template <> inline constexpr bool has_wide_run<element::Cast<BFloat16, float>> = true;
 
 }  // namespace ember::cpu::wide
