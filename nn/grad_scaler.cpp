@@ -3,11 +3,16 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
 #include <ember/core/error.h>
 #include <ember/core/factories.h>
+#include <ember/core/native.h>
 
 namespace ember::amp {
 
@@ -32,13 +37,21 @@ void GradScaler::unscale_(optim::Optimizer& optimizer) {
   // The reciprocal in double, rounded to float32, as PyTorch's `_scale.double().reciprocal().float()`.
   const double inverse = static_cast<float>(1.0 / static_cast<double>(scale_));
   NoGradGuard no_grad;
+  // A gradient that overflowed holds inf or NaN: its largest magnitude (the inf-norm, NaN
+  // when it holds one) is not finite. foreach_norm takes the magnitudes of a whole group of
+  // gradients (one dtype, one device) in one call, so the check reads each gradient once and
+  // waits for one number per group, not one per parameter.
+  std::map<std::pair<DType, std::string>, std::vector<Tensor>> groups;
+  for (const Tensor& parameter : optimizer.parameters()) {
+    const Tensor grad = parameter.grad();
+    if (grad.defined() && grad.numel() > 0) groups[{grad.dtype(), grad.device().str()}].push_back(grad);
+  }
   bool found_inf = false;
+  for (const auto& [key, grads] : groups)
+    if (!std::isfinite(ember::amax(native::foreach_norm(grads, INFINITY)).item<double>())) found_inf = true;
   for (const Tensor& parameter : optimizer.parameters()) {
     Tensor grad = parameter.grad();
-    if (!grad.defined()) continue;
-    // A gradient that overflowed holds inf or NaN: its largest magnitude is not finite.
-    if (!std::isfinite(ember::amax(ember::abs(grad)).item<double>())) found_inf = true;
-    grad.mul_(inverse);  // every gradient, found_inf or not, as PyTorch's unscale kernel
+    if (grad.defined()) grad.mul_(inverse);  // every gradient, found_inf or not, as PyTorch's unscale kernel
   }
   state.found_inf = found_inf;
   state.stage = Stage::Unscaled;

@@ -9,8 +9,8 @@
 //
 // Accuracy: float32 sums (and means, and softmax's normaliser) accumulate in double (after
 // runs of 16 values in float, see sum_contiguous), so a sum of a million floats matches
-// PyTorch to float32 precision; bfloat16 and float16 accumulate in double too and round
-// once at the end; integers accumulate modulo 2^64 (accumulate_t).
+// PyTorch to float32 precision; bfloat16 and float16 accumulate the same way (runs in float,
+// then double) and round once at the end; integers accumulate modulo 2^64 (accumulate_t).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -74,11 +74,13 @@ accumulate_t<T> sum_contiguous(const T* x, std::int64_t n) {
   using acc_t = accumulate_t<T>;
   acc_t lanes[kSumLanes] = {};
   std::int64_t r = 0;
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (std::is_same_v<T, float> || is_reduced_float_v<T>) {
+    // (16-bit values widen into the float lanes: a run of 16 of them per lane stays near
+    // float's precision, far below the 16-bit result's unit.)
     for (; r + kFloatRun <= n; r += kFloatRun) {
       float run[kSumLanes] = {};
       for (std::int64_t q = r; q < r + kFloatRun; q += kSumLanes)
-        for (int j = 0; j < kSumLanes; ++j) run[j] += x[q + j];
+        for (int j = 0; j < kSumLanes; ++j) run[j] += static_cast<float>(x[q + j]);
       for (int j = 0; j < kSumLanes; ++j) lanes[j] += static_cast<acc_t>(run[j]);
     }
   }

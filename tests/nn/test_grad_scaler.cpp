@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include <ember/ember.h>
@@ -92,4 +93,36 @@ TEST_CASE("GradScaler: misuse is an error, a disabled scaler is a no-op, the sta
   CHECK(disabled.scale(loss).item<double>() == loss.item<double>());
   CHECK(disabled.get_scale() == 1.0);
   REQUIRE_THROWS_AS(amp::GradScaler({.growth_factor = 0.5}), ValueError);
+}
+
+TEST_CASE("GradScaler: one NaN or inf in any gradient, of any dtype, skips the step", "[amp][grad_scaler]") {
+  // unscale_ checks the gradients by groups of one dtype and device: a bad value in the
+  // float64 group must be found as surely as one in the float32 group, a NaN as an inf.
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double bad : {std::nan(""), inf, -inf}) {
+    for (DType bad_dtype : {kFloat32, kFloat64}) {
+      INFO(bad << " in the " << dtype_name(bad_dtype) << " gradient");
+      Tensor a = ember::ones({3}).requires_grad_(true), b = ember::ones({2}, kFloat64).requires_grad_(true);
+      Tensor c = ember::ones({4}).requires_grad_(true);
+      optim::SGD optimizer({a, b, c}, {.lr = 0.5});
+      amp::GradScaler scaler({.init_scale = 4.0});
+      (a.sum() + b.sum() + c.sum()).backward();
+      Tensor& bad_grad = bad_dtype == kFloat32 ? c.mutable_grad() : b.mutable_grad();
+      bad_grad.select(0, 1).fill_(bad);
+      scaler.unscale_(optimizer);
+      CHECK(testing::to_vector(a.grad()) == std::vector<double>{0.25, 0.25, 0.25});  // still divided by the scale
+      CHECK_FALSE(scaler.step(optimizer));
+      CHECK(testing::to_vector(a) == std::vector<double>{1.0, 1.0, 1.0});  // skipped: unchanged
+      scaler.update();
+      CHECK(scaler.get_scale() == 2.0);  // backed off
+    }
+  }
+  // All finite: the step runs.
+  Tensor a = ember::ones({3}).requires_grad_(true), b = ember::ones({2}, kFloat64).requires_grad_(true);
+  optim::SGD optimizer({a, b}, {.lr = 0.5});
+  amp::GradScaler scaler({.init_scale = 4.0});
+  scaler.scale(a.sum() + b.sum()).backward();
+  CHECK(scaler.step(optimizer));
+  CHECK(testing::to_vector(a) == std::vector<double>{0.5, 0.5, 0.5});
+  CHECK(testing::to_vector(b) == std::vector<double>{0.5, 0.5});
 }
