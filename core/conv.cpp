@@ -62,6 +62,14 @@ Conv2dPlan make_plan(const Tensor& input, const Tensor& weight, const Tensor& ou
   return plan;
 }
 
+// Does this tensor's backend convolve its 16-bit dtype itself? Only the CPU, whose bfloat16
+// GEMM reads the operands (core/cpu/conv_kernels.cpp); the CUDA convolution kernels are
+// float32/float64 (a GPU's 16-bit GEMM serves matrix products only), so there a 16-bit
+// convolution widens.
+bool convolves_16_bit(const Tensor& tensor) {
+  return tensor.device().is_cpu() && gemm_reads_16_bit_operands(tensor.device(), tensor.dtype());
+}
+
 }  // namespace
 
 Conv2dArgs check_conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const ExpandingArray<2>& stride,
@@ -123,7 +131,7 @@ Tensor conv2d(const Tensor& input_any, const Tensor& weight_any, const Tensor& b
   // in it: im2col copies 16-bit values, the GEMM accumulates in float32 and adds the bias
   // before rounding once; the gradients keep their partial sums (col2im, the weight
   // gradient's sum over the batch) in float32 and round once (core/cpu/conv_kernels.cpp).
-  if (is_reduced_floating_point(input_any.dtype()) && !gemm_reads_16_bit_operands(input_any.device(), input_any.dtype()))
+  if (is_reduced_floating_point(input_any.dtype()) && !convolves_16_bit(input_any))
     return to_dtype(conv2d(widened(input_any), widened(weight_any), widened(bias_any), args), input_any.dtype());
   const Tensor input = contiguous(input_any), weight = contiguous(weight_any);
   const Tensor bias = bias_any.defined() ? contiguous(bias_any) : bias_any;
@@ -140,8 +148,7 @@ Tensor conv2d(const Tensor& input_any, const Tensor& weight_any, const Tensor& b
 
 Tensor conv2d_backward_input(const Tensor& grad_output_any, const Tensor& weight_any, IntArrayRef input_sizes,
                              const Conv2dArgs& args) {
-  if (is_reduced_floating_point(grad_output_any.dtype()) &&
-      !gemm_reads_16_bit_operands(grad_output_any.device(), grad_output_any.dtype()))
+  if (is_reduced_floating_point(grad_output_any.dtype()) && !convolves_16_bit(grad_output_any))
     return to_dtype(conv2d_backward_input(widened(grad_output_any), widened(weight_any), input_sizes, args),
                     grad_output_any.dtype());
   const Tensor grad_output = contiguous(grad_output_any), weight = contiguous(weight_any);
@@ -155,7 +162,7 @@ Tensor conv2d_backward_input(const Tensor& grad_output_any, const Tensor& weight
 
 Tensor conv2d_backward_weight(const Tensor& input_any, const Tensor& grad_output_any, IntArrayRef weight_sizes,
                               const Conv2dArgs& args) {
-  if (is_reduced_floating_point(input_any.dtype()) && !gemm_reads_16_bit_operands(input_any.device(), input_any.dtype()))
+  if (is_reduced_floating_point(input_any.dtype()) && !convolves_16_bit(input_any))
     return to_dtype(conv2d_backward_weight(widened(input_any), widened(grad_output_any), weight_sizes, args),
                     input_any.dtype());
   const Tensor input = contiguous(input_any), grad_output = contiguous(grad_output_any);

@@ -1,7 +1,7 @@
 // cuda/cuda_gemm.cu — GPU GEMM entry points: ember's tiled kernel and the cuBLAS yardstick.
 //
-// ember's kernels (cuda/kernels/gemm.cuh, and gemm_fast.cuh for large float32 products) take
-// any strides. cuBLAS only takes column-major
+// ember's kernels (cuda/kernels/gemm.cuh, gemm_fast.cuh for large float32 products,
+// gemm_tensor_core.cuh for bfloat16 and float16) take any strides. cuBLAS only takes column-major
 // matrices with a leading dimension, optionally transposed; gemm_cublas maps the plan's
 // strides onto that when it can (row-major C is computed as Cᵀ = Bᵀ·Aᵀ) and declines
 // otherwise, so ember's kernel runs instead. Both honour GemmPlan::bias, so the one entry
@@ -18,6 +18,7 @@
 #include <ember/cuda/cuda_context.h>
 #include <ember/cuda/kernels/gemm.cuh>
 #include <ember/cuda/kernels/gemm_fast.cuh>
+#include <ember/cuda/kernels/gemm_tensor_core.cuh>
 
 namespace ember::cuda {
 
@@ -138,19 +139,36 @@ bool gemm_cublas(const GemmPlan& plan, cudaStream_t stream) {
   return false;
 }
 
-// cuBLAS when selected and the strides fit its layouts; ember's kernels otherwise: the fast
-// one (gemm_fast.cuh) for large float32 products, the reading one (gemm.cuh) for the rest.
+// cuBLAS when selected and the strides fit its layouts; ember's kernels otherwise: the
+// tensor-core one (gemm_tensor_core.cuh) for bfloat16 and float16, the fast one
+// (gemm_fast.cuh) for large float32 products, the reading one (gemm.cuh) for the rest.
 void gemm_on_gpu(const GemmPlan& plan) {
   DeviceGuard guard(plan.device);
+  if (is_reduced_floating_point(plan.dtype)) {  // sent only where gemm_reads_16_bit_on_gpu says yes
+    kernels::dispatch_gemm_tensor_core(plan, current_stream());
+    return;
+  }
   const MatmulBackend backend = selected_matmul_backend();
   if (backend == MatmulBackend::Cublas && gemm_cublas(plan, current_stream())) return;
   if (backend == MatmulBackend::EmberSimple) kernels::dispatch_gemm(plan, current_stream());
   else kernels::dispatch_gemm_auto(plan, current_stream());
 }
 
+// The capability core/linalg.cpp asks before a 16-bit product (core/backend.h): bfloat16 and
+// float16 run on the tensor cores (gemm_tensor_core.cuh), whose bfloat16 mma needs sm_80 or
+// later; the current device decides. Elsewhere the operands are widened to float32.
+bool gemm_reads_16_bit_on_gpu(DType dtype) {
+  if (!is_reduced_floating_point(dtype)) return false;
+  int device = 0, major = 0;
+  EMBER_CUDA_CHECK(cudaGetDevice(&device));
+  EMBER_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  return major >= 8;
+}
+
 }  // namespace
 
 EMBER_REGISTER_KERNEL(::ember::gemm_kernel, CUDA, gemm_on_gpu);
+EMBER_REGISTER_KERNEL(::ember::gemm_reads_16_bit_kernel, CUDA, gemm_reads_16_bit_on_gpu);
 EMBER_REGISTER_KERNEL(::ember::addmm_kernel, CUDA, gemm_on_gpu);
 
 }  // namespace ember::cuda

@@ -358,6 +358,7 @@ void internal::prepare_block_run(BlockRun& run, Launch& launch, int threads) {
     run.stack_threads = threads;
   }
   run.warp_slots.assign(static_cast<std::size_t>((threads + kWarpSize - 1) / kWarpSize) * kWarpSize, 0);
+  run.warp_fragments.assign(run.warp_slots.size() * kMmaWordsPerLane, 0);
   const dim3 block = launch.block;
   for (int t = 0; t < threads; ++t) {
     const unsigned linear = static_cast<unsigned>(t);

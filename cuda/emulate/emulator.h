@@ -8,7 +8,8 @@
 // at barriers and shuffles:
 //   * threadIdx/blockIdx/blockDim/gridDim are per-fiber (the scheduler sets them on resume),
 //   * syncthreads() parks the fiber until every live thread of the block arrives,
-//   * shfl_down() / warp_ballot() are a barrier among the 32 lanes of a warp plus an exchange,
+//   * shfl_down() / warp_ballot() / warp_mma_m16n8k16() are a barrier among the 32 lanes of a
+//     warp plus an exchange,
 //   * the order in which fibers (and blocks) run is a Schedule: forward, reverse or seeded
 //     random, so a kernel that is only correct in one order fails in another.
 // What each check models (the compute-sanitizer tool it stands for):
@@ -119,6 +120,18 @@ T shfl_down(T value, unsigned delta) {
 // predicate. All 32 lanes must take part. `participants` receives the mask of the lanes
 // that voted (always all 32 when no error is thrown; kept for __all_sync).
 std::uint32_t warp_ballot(bool predicate, std::uint32_t* participants = nullptr);
+
+// The warp matrix multiply-accumulate behind PTX's
+//   mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32  d, a, b, c
+// D (16x8, float) = A (16x16) · B (16x8) + C (16x8, float), computed by the 32 lanes together,
+// each holding a fragment in PTX's layout (cuda/kernels/mma.cuh draws it): `a` 4 registers
+// of two 16-bit values (the lower index in the low half), `b` 2 registers, `c` and `d` 4
+// floats. The 16-bit values are bfloat16 or, when `float16`, float16 bits. Products are
+// exact in float; each d is c plus the 16 products added in k order in float (a tensor
+// core's order of additions is its own, so kernels are tested with float tolerance). All
+// 32 lanes must take part, as in warp_ballot.
+void warp_mma_m16n8k16(const std::uint32_t (&a)[4], const std::uint32_t (&b)[2], const float (&c)[4], float (&d)[4],
+                       bool float16);
 
 // --- memory checks ------------------------------------------------------------------------
 // Carves `bytes` from the current block's shared arena. Every thread of a block makes the

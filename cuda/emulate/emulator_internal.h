@@ -25,6 +25,7 @@ namespace ember::emulate::internal {
 
 constexpr std::size_t kFiberStackBytes = 256 * 1024;  // generous: ASan builds use more stack
 constexpr int kWarpSize = 32;
+constexpr int kMmaWordsPerLane = 10;  // 4 A registers, 2 B registers, 4 C floats
 
 enum class FiberState { Ready, AtBlockBarrier, AtWarpBarrier, Done };
 
@@ -78,6 +79,8 @@ struct BlockRun {
   std::uint32_t generation = 0;     // one per block run: initcheck's "written in this block"
   std::uint32_t epoch = 0;          // one per barrier interval: racecheck's window
   std::vector<std::uint64_t> warp_slots;  // kWarpSize per warp
+  // warp_mma's exchange: each lane's A, B and C fragments (kMmaWordsPerLane words).
+  std::vector<std::uint32_t> warp_fragments;
   dim3 block_index;
   int current = -1;
   std::exception_ptr error;

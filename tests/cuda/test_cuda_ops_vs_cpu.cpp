@@ -9,6 +9,7 @@
 // reductions, GEMM and losses within 1e-5 relative of a float64 reference computed on the
 // CPU from the same values; comparisons, indices, casts, copies and max/min exactly.
 // Needs a GPU; skipped without one (EMBER_REQUIRE_GPU, test_gpu_skip.cpp).
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -272,4 +273,32 @@ TEST_CASE("cuda ops vs cpu: the fast 128x128 GEMM matches the reading kernel, cu
     }
   }
   cuda::set_matmul_backend(cuda::MatmulBackend::Ember);
+}
+
+TEST_CASE("cuda ops vs cpu: bfloat16 and float16 products run on the tensor cores and match the exact product",
+          "[cuda][gpu][ops][gemm][reduced_float]") {
+  EMBER_REQUIRE_GPU();
+  // mm, addmm (linear with a bias) and bmm, transposed and sliced operands: the tensor-core
+  // kernel (cuda/kernels/gemm_tensor_core.cuh) on sm_80 and later, within one unit of the
+  // format (its one rounding) plus float32's summation error of the exact float64 product of
+  // the same 16-bit values.
+  for (DType dtype : {kBFloat16, kFloat16}) {
+    INFO(dtype_name(dtype));
+    const double unit = dtype == kBFloat16 ? std::ldexp(1.0, -7) : std::ldexp(1.0, -10);
+    auto check = [&](const Tensor& got16, const Tensor& exact, const Tensor& scale) {
+      REQUIRE(got16.dtype() == dtype);
+      const Tensor got = got16.cpu().to(kFloat64);
+      REQUIRE(((got - exact).abs() - (exact.abs() * unit + scale * 1e-5 + 1e-7)).max().item<double>() <= 0.0);
+    };
+    const Tensor a = ember::randn({130, 70}).to(dtype), b = ember::randn({70, 33}).to(dtype);
+    const Tensor bias = ember::randn({33}).to(dtype);
+    const Tensor a64 = a.to(kFloat64), b64 = b.to(kFloat64);
+    const Tensor scale = a64.abs().mm(b64.abs());
+    check(a.cuda().mm(b.cuda()), a64.mm(b64), scale);
+    check(a.t().contiguous().cuda().t().mm(b.cuda()), a64.mm(b64), scale);  // A transposed in memory
+    check(ember::addmm(bias.cuda(), a.cuda(), b.cuda()), a64.mm(b64) + bias.to(kFloat64), scale + bias.to(kFloat64).abs());
+    const Tensor x = ember::randn({3, 17, 40}).to(dtype), y = ember::randn({3, 40, 9}).to(dtype);
+    check(ember::bmm(x.cuda(), y.cuda()), ember::bmm(x.to(kFloat64), y.to(kFloat64)),
+          ember::bmm(x.to(kFloat64).abs(), y.to(kFloat64).abs()));
+  }
 }
