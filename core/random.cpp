@@ -351,6 +351,45 @@ std::uint64_t random_range_for(DType dtype) {
   return 2;
 }
 
+// An integer as a floating dtype holds it (rounded through the dtype), back as an integer.
+// (A value that rounds up to 2^63 or more, past int64, is INT64_MAX: still past any `to`.)
+std::int64_t held_by(DType dtype, std::int64_t value) {
+  double held = static_cast<double>(value);
+  switch (dtype) {
+    case DType::Float32: held = static_cast<float>(value); break;
+    case DType::BFloat16: held = static_cast<float>(static_cast<BFloat16>(static_cast<float>(value))); break;
+    case DType::Float16: held = static_cast<float>(static_cast<Half>(static_cast<float>(value))); break;
+    default: break;
+  }
+  if (held >= 9223372036854775808.0) return std::numeric_limits<std::int64_t>::max();
+  return static_cast<std::int64_t>(held);
+}
+
+// PyTorch's update_from / update_to (random_ on a floating dtype): when from + 1 (or to - 1)
+// does not survive the trip through the dtype — it rounds past from (or to) — the bound moves
+// inwards by one unit of the dtype at that magnitude, so every integer drawn in between
+// rounds to a value inside [from, to).
+int float_digits(DType dtype) {
+  return dtype == DType::Float64 ? 53 : dtype == DType::Float32 ? 24 : dtype == DType::BFloat16 ? 8 : 11;
+}
+int floor_log2(std::uint64_t value) {
+  int n = 0;
+  while (value >>= 1) ++n;
+  return n;
+}
+std::int64_t from_held_by(DType dtype, std::int64_t from) {
+  const std::int64_t from_plus_1 = held_by(dtype, from + 1);
+  if (from_plus_1 >= from) return from;
+  const int n = floor_log2(static_cast<std::uint64_t>(std::llabs(from + 1)));
+  return from_plus_1 + (std::int64_t{1} << (n - float_digits(dtype) + 1));
+}
+std::int64_t to_held_by(DType dtype, std::int64_t to) {
+  const std::int64_t to_minus_1 = held_by(dtype, to - 1);
+  if (to_minus_1 < to) return to;
+  const int n = floor_log2(static_cast<std::uint64_t>(std::llabs(to - 1)));
+  return to_minus_1 - (std::int64_t{1} << (n - float_digits(dtype) + 1));
+}
+
 }  // namespace
 
 // ====================================================================== in-place samplers
@@ -429,7 +468,9 @@ void random_(const Tensor& self, Generator* generator) {
   const std::uint64_t range = random_range_for(self.dtype());
   const bool wide = self.dtype() == DType::Int64 || self.dtype() == DType::Float64;
   sample_into(self, generator, [&](const Tensor& out, Generator& gen) {
-    EMBER_DISPATCH_ALL(out.dtype(), for_each_in_memory_order<scalar_t>(out, [&](scalar_t* p) {
+    // (bfloat16/float16: range is 2^digits + 1, as for float32; the integer rounds into the
+    // dtype through float, as c10 converts it.)
+    EMBER_DISPATCH_ALL_AND_REDUCED(out.dtype(), for_each_in_memory_order<scalar_t>(out, [&](scalar_t* p) {
       std::uint64_t draw = wide ? gen.random64() : gen.random();
       *p = static_cast<scalar_t>(out.dtype() == DType::Bool ? (draw & 1U) : draw % range);
     }));
@@ -440,11 +481,24 @@ void random_(const Tensor& self, std::int64_t from, std::optional<std::int64_t> 
   // The width of [from, to) as an unsigned number (it may exceed INT64_MAX). Without `to`
   // the range runs to the end of random_()'s range for the dtype; 0 means all 2^64 values
   // (int64 from INT64_MIN), drawn with random64() directly.
-  const auto from_bits = static_cast<std::uint64_t>(from);
-  std::uint64_t range;
   if (to.has_value()) {
     EMBER_CHECK(from < *to, ValueError, "random_ expects 'from' to be less than 'to', but got from=", from,
                 " >= to=", *to);
+    if (self.is_floating_point()) {
+      // Bounds the dtype cannot hold move inwards (PyTorch's update_from / update_to), so no
+      // drawn integer rounds to a value outside [from, to).
+      from = from_held_by(self.dtype(), from);
+      *to = to_held_by(self.dtype(), *to);
+      EMBER_CHECK(from < *to, ValueError,
+                  "random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, but got from=", from,
+                  " >= to=", *to);
+    }
+  } else if (self.is_floating_point()) {
+    from = from_held_by(self.dtype(), from);
+  }
+  const auto from_bits = static_cast<std::uint64_t>(from);
+  std::uint64_t range;
+  if (to.has_value()) {
     range = static_cast<std::uint64_t>(*to) - from_bits;
   } else {
     const std::uint64_t end = random_range_for(self.dtype());
@@ -459,7 +513,7 @@ void random_(const Tensor& self, std::int64_t from, std::optional<std::int64_t> 
   // Below 2^32 one 32-bit draw suffices; above, PyTorch switches to random64().
   const bool wide = range == 0 || range >= (std::uint64_t{1} << 32);
   sample_into(self, generator, [&](const Tensor& out, Generator& gen) {
-    EMBER_DISPATCH_ALL(out.dtype(), for_each_in_memory_order<scalar_t>(out, [&](scalar_t* p) {
+    EMBER_DISPATCH_ALL_AND_REDUCED(out.dtype(), for_each_in_memory_order<scalar_t>(out, [&](scalar_t* p) {
       const std::uint64_t draw = wide ? gen.random64() : gen.random();
       const std::uint64_t value = range == 0 ? draw : draw % range + from_bits;
       *p = static_cast<scalar_t>(static_cast<std::int64_t>(value));

@@ -334,9 +334,7 @@ TEST_CASE("16-bit floats: a number that overflows the format is an error, as in 
 
 TEST_CASE("16-bit floats: an op without a 16-bit kernel says so instead of computing garbage", "[reduced_float]") {
   // arange, the random fills (test_reduced_float_random.cpp) and the norms
-  // (test_reduced_float_training.cpp) compute; random_ does not yet.
-  Tensor draws = ones({4}, kFloat16);
-  REQUIRE_THROWS_WITH(random_(draws), Catch::Contains("not implemented for 'Half'"));
-  Tensor bits = ones({4}, kBFloat16);
-  REQUIRE_THROWS_WITH(random_(bits), Catch::Contains("not implemented for 'BFloat16'"));
+  // (test_reduced_float_training.cpp) compute; linspace does not yet.
+  REQUIRE_THROWS_WITH(linspace(0, 1, 5, kFloat16), Catch::Contains("not implemented for 'Half'"));
+  REQUIRE_THROWS_WITH(linspace(0, 1, 5, kBFloat16), Catch::Contains("not implemented for 'BFloat16'"));
 }

@@ -198,6 +198,22 @@ TEST_CASE("16-bit random: bernoulli_ draws float32's mask", "[reduced_float][ran
   }
 }
 
+TEST_CASE("16-bit random: random_ draws float32's integers, up to 2^digits, rounded to the dtype",
+          "[reduced_float][random]") {
+  REQUIRE(reference()["random_"].size() == 8);
+  for (const json& c : reference()["random_"]) {
+    INFO(describe(c));
+    manual_seed(11);
+    Tensor t = empty({c["size"].get<std::int64_t>()}, dtype_of_case(c));
+    const std::vector<std::int64_t> args = c["args"].get<std::vector<std::int64_t>>();
+    if (args.empty()) ember::random_(t);
+    else if (args.size() == 1) ember::random_(t, args[0], std::nullopt);
+    else ember::random_(t, args[0], args[1]);
+    REQUIRE(bits16(t) == expected_bits(c));
+    require_next_draw(c);
+  }
+}
+
 TEST_CASE("16-bit random: dropout scales by 1/(1-p) rounded to the dtype, gradient too", "[reduced_float][random]") {
   const json& cases = reference()["dropout"];
   REQUIRE(cases.size() == 8);

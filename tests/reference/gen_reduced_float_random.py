@@ -1,6 +1,6 @@
 """tests/reference/gen_reduced_float_random.py — PyTorch's random fills and arange in bfloat16
-and float16 (issue 22): uniform_ / rand, normal_ / randn, bernoulli_ and F.dropout (with its
-gradient), and arange, on the CPU.
+and float16 (issue 22): uniform_ / rand, normal_ / randn, bernoulli_, random_ and F.dropout
+(with its gradient), and arange, on the CPU.
 
 Run with PyTorch:  python3 tests/reference/gen_reduced_float_random.py
 Writes reduced_float_random.json, read by tests/core/test_reduced_float_random.cpp, which
@@ -91,6 +91,18 @@ for name, dtype in DTYPES.items():
     torch.manual_seed(3)
     bernoulli.append({"dtype": name, "size": 500, "p": 0.3, "bits": bits16(torch.empty(500, dtype=dtype).bernoulli_(0.3))})
 
+# random_: integers drawn as for float32, one 32-bit draw each — random_() over
+# [0, 2^digits] (257 values for bfloat16, 2049 for float16), random_(from, to), random_(from)
+# to that same end — converted to the dtype (rounded where the integer has no 16-bit value).
+random_integers = []
+for name, dtype in DTYPES.items():
+    for args in [(), (-5, 300), (7,), (1000, 5000)]:
+        torch.manual_seed(11)
+        t = torch.empty(400, dtype=dtype)
+        t.random_(args[0], None) if len(args) == 1 else t.random_(*args)  # random_(7) would mean to=7
+        random_integers.append({"dtype": name, "args": list(args), "size": 400, "bits": bits16(t),
+                                "next": torch.rand(1).item()})
+
 dropout = []
 for name, dtype in DTYPES.items():
     for p in [0.3, 0.1, 0.5, 1 / 3]:
@@ -130,5 +142,6 @@ for name, dtype in DTYPES.items():
                               "error": error_of(lambda: torch.arange(start, end, step, dtype=dtype))})
 
 write("reduced_float_random.json", {"uniform": uniform, "uniform_errors": uniform_errors, "normal": normal,
-                                    "bernoulli": bernoulli, "dropout": dropout, "arange": arange,
+                                    "bernoulli": bernoulli, "random_": random_integers, "dropout": dropout,
+                                    "arange": arange,
                                     "arange_errors": arange_errors})
