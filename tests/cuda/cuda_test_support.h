@@ -98,6 +98,21 @@ std::int64_t first_mismatch(const T* got, const T* want, std::int64_t n, double 
   return -1;
 }
 
+// How a GEMM test stores a rows×cols operand: row-major, transposed (swapped strides, no
+// copy) or row-major with 3 elements of padding after each row. Sets its (row, column)
+// strides and returns the elements it spans (tests/cuda/test_gemm_kernel.cpp,
+// test_gemm_tensor_core.cpp).
+enum class MatrixStorage { RowMajor, Transposed, Padded };
+inline std::int64_t matrix_strides(MatrixStorage storage, std::int64_t rows, std::int64_t cols, std::int64_t& rs,
+                                   std::int64_t& cs) {
+  switch (storage) {
+    case MatrixStorage::RowMajor: rs = cols; cs = 1; return rows * cols;
+    case MatrixStorage::Transposed: rs = 1; cs = rows; return rows * cols;
+    case MatrixStorage::Padded: rs = cols + 3; cs = 1; return rows * (cols + 3);
+  }
+  return 0;
+}
+
 }  // namespace ember::testing
 
 // Returns from the current test, marked skipped, when no CUDA GPU is visible.

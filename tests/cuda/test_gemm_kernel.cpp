@@ -24,7 +24,7 @@ using namespace ember;
 using namespace ember::testing;
 namespace gpu = ember::cuda::kernels;
 
-enum class Layout { RowMajor, Transposed, Padded };
+using Layout = testing::MatrixStorage;
 
 // Which of ember's two CUDA GEMM kernels a test runs (the fast one is float32 only).
 enum class Kernel { Reading, Fast };
@@ -33,16 +33,6 @@ const Kernel kKernels[] = {Kernel::Reading, Kernel::Fast};
 void run_gemm(const GemmPlan& plan, Kernel kernel, std::int64_t max_blocks_x = gpu::kGemmMaxGridX) {
   if (kernel == Kernel::Fast) gpu::dispatch_gemm_fast(plan, nullptr, max_blocks_x);
   else gpu::dispatch_gemm(plan, nullptr, max_blocks_x);
-}
-
-// Strides (row, col) for a rows×cols operand stored as requested; returns elements spanned.
-std::int64_t operand_layout(Layout storage, std::int64_t rows, std::int64_t cols, std::int64_t& rs, std::int64_t& cs) {
-  switch (storage) {
-    case Layout::RowMajor: rs = cols; cs = 1; return rows * cols;
-    case Layout::Transposed: rs = 1; cs = rows; return rows * cols;
-    case Layout::Padded: rs = cols + 3; cs = 1; return rows * (cols + 3);
-  }
-  return 0;
 }
 
 template <class T>
@@ -56,8 +46,8 @@ void check_gemm(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t
   plan.alpha = alpha;
   plan.beta = beta;
   plan.dtype = dtype_of_v<T>;
-  const std::int64_t span_a = operand_layout(sa, m, k, plan.row_stride_a, plan.col_stride_a);
-  const std::int64_t span_b = operand_layout(sb, k, n, plan.row_stride_b, plan.col_stride_b);
+  const std::int64_t span_a = testing::matrix_strides(sa, m, k, plan.row_stride_a, plan.col_stride_a);
+  const std::int64_t span_b = testing::matrix_strides(sb, k, n, plan.row_stride_b, plan.col_stride_b);
   plan.batch_stride_a = span_a;
   plan.batch_stride_b = span_b;
   plan.row_stride_c = n;

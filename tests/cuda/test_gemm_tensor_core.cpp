@@ -82,16 +82,7 @@ void check_mma_layout() {
     }
 }
 
-enum class Layout { RowMajor, Transposed, Padded };
-
-std::int64_t operand_layout(Layout storage, std::int64_t rows, std::int64_t cols, std::int64_t& rs, std::int64_t& cs) {
-  switch (storage) {
-    case Layout::RowMajor: rs = cols; cs = 1; return rows * cols;
-    case Layout::Transposed: rs = 1; cs = rows; return rows * cols;
-    case Layout::Padded: rs = cols + 3; cs = 1; return rows * (cols + 3);
-  }
-  return 0;
-}
+using Layout = testing::MatrixStorage;
 
 template <class T>
 std::vector<std::uint16_t> random_bits(std::int64_t n, unsigned seed) {
@@ -121,8 +112,8 @@ void check_gemm(const Case& s) {
   plan.alpha = s.alpha;
   plan.beta = s.beta;
   plan.dtype = dtype_of_v<T>;
-  plan.batch_stride_a = operand_layout(s.a, s.m, s.k, plan.row_stride_a, plan.col_stride_a);
-  plan.batch_stride_b = operand_layout(s.b, s.k, s.n, plan.row_stride_b, plan.col_stride_b);
+  plan.batch_stride_a = testing::matrix_strides(s.a, s.m, s.k, plan.row_stride_a, plan.col_stride_a);
+  plan.batch_stride_b = testing::matrix_strides(s.b, s.k, s.n, plan.row_stride_b, plan.col_stride_b);
   plan.row_stride_c = s.n;
   plan.col_stride_c = 1;
   plan.batch_stride_c = s.m * s.n;
