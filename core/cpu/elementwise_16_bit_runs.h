@@ -7,10 +7,11 @@
 //   bfloat16: the contiguous run is the same plain loop, compiled also for AVX-512 and AVX2
 //     (GCC's target_clones; the loader picks the widest the CPU has), where the rounding is
 //     a few vector instructions.
-//   float16 (and bfloat16 under clang, which clones no templates): the run is computed in
-//     blocks — widen the inputs into float buffers (F16C for float16), apply the float
-//     function (the float32 op's own loop), round the block with wide::run (F16C; AVX-512 /
-//     AVX2 clones for bfloat16).
+//   float16, bfloat16 GELU (whose float loop already has AVX-512/AVX2 builds, wide::run, and
+//     would not vectorise as well inside the clone) and bfloat16 under clang (which clones no
+//     templates): the run is computed in blocks — widen the inputs into float buffers (F16C
+//     for float16), apply the float function (the float32 op's own loop, or its wide::run),
+//     round the block with wide::run (F16C; AVX-512 / AVX2 clones for bfloat16).
 // Either way the bits are the element-by-element loop's: widening is exact and the rounding
 // is the same function.
 #pragma once
@@ -77,7 +78,7 @@ void widen_block(float* out, const T* x, std::int64_t count) {
 // f = InOpmath<T, G>: the run of f(x[i]) for a 16-bit T.
 template <class T, class F>
 void unary_run(const T* x, T* out, std::int64_t count, const F& f) {
-  if constexpr (std::is_same_v<T, BFloat16> && kBfloat16Clones) {
+  if constexpr (std::is_same_v<T, BFloat16> && kBfloat16Clones && !wide::has_wide_run<decltype(f.f)>) {
     unary_run_bfloat16(x, out, count, f);
   } else {
     const auto& g = f.f;
@@ -98,7 +99,7 @@ void unary_run(const T* x, T* out, std::int64_t count, const F& f) {
 template <class T, class F>
 void binary_run(const T* x, std::int64_t x_step, const T* y, std::int64_t y_step, T* out, std::int64_t count,
                        const F& f) {
-  if constexpr (std::is_same_v<T, BFloat16> && kBfloat16Clones) {
+  if constexpr (std::is_same_v<T, BFloat16> && kBfloat16Clones && !wide::has_wide_run<decltype(f.f)>) {
     binary_run_bfloat16(x, x_step, y, y_step, out, count, f);
   } else {
     const auto& g = f.f;
