@@ -145,11 +145,11 @@ Tensor full_like(const Tensor& other, Scalar value, std::optional<TensorOptions>
 
 namespace {
 
-// PyTorch's CPU range kernels run a vectorised loop over blocks of 16 floats (two AVX2
+// PyTorch's CPU arange kernel runs a vectorised loop over blocks of 16 floats (two AVX2
 // vectors of 8; float64: blocks of 8, vectors of 4). Each vector computes its first lane
 // like a single element and the other lanes as first + k·step; the elements after the last
 // full block use the scalar formula. `element(i)` is the scalar formula and
-// `lane(first, k)` the in-vector one (its rounding differs between arange and linspace).
+// `lane(first, k)` the in-vector one (linspace has no such loop: fill_linspace below).
 template <class T, class Element, class Lane>
 void fill_range(T* out, std::int64_t size, Element element, Lane lane) {
   constexpr std::int64_t kLanes = 32 / sizeof(T);
@@ -204,27 +204,61 @@ void fill_arange(T* out, std::int64_t size, Scalar start, Scalar step) {
 }
 
 // linspace walks from both ends so both endpoints are exact: the first half counts up from
-// start, the second half down from end. The step is in the element type (double for
-// integer outputs); in a vector, lane k is first + (k·step), rounded twice.
+// start, the second half down from end, each element one fused multiply-add in the element
+// type (double for integer outputs). PyTorch 2.15 shows no vector-lane rule here, for any
+// dtype (measured on float32 and float64 against exact arithmetic; PyTorch 1.13's AVX2 loop
+// built lanes k > 0 as first + k·step, rounded twice).
+//
+// bfloat16 and float16 compute in float (their accumulate type on the CPU), and unlike
+// arange no vector-lane rule shows: measured against PyTorch 2.15 (one thread and two, up
+// to 2^26 elements), every element is the scalar formula in float, rounded once to 16 bits.
+// start and end are rounded to the 16-bit dtype first (through float, as c10 converts a
+// double); step = (last − first) / float(steps − 1), the difference and the quotient each
+// rounded to float (not to 16 bits); element i is first + step·i below steps / 2 and
+// last − step·(steps − 1 − i) from there, i as a float (it rounds above 2^24) — fused for
+// bfloat16 (std::fma), not fused for float16 (step·i rounded to float, then added), the
+// opposite of arange's lanes, as PyTorch's kernels happen to compile. Since no element
+// depends on its neighbours, PyTorch's split of a long range between threads changes
+// nothing. The witnesses in tests/reference/gen_reduced_float_random.py are ranges where
+// each other candidate (the other fusing, 16-bit or double arithmetic for the step, the
+// split at (steps + 1) / 2, lanes of 8, 16 or 32 built from their first element) changes a
+// value.
+template <class T>
+void fill_linspace_reduced(T* out, double start, double end, std::int64_t steps) {
+  const auto first = static_cast<float>(static_cast<T>(start));
+  const auto last = static_cast<float>(static_cast<T>(end));
+  const float step = (last - first) / static_cast<float>(steps - 1);
+  const std::int64_t halfway = steps / 2;
+  for (std::int64_t i = 0; i < steps; ++i) {
+    const bool from_start = i < halfway;
+    const auto k = static_cast<float>(from_start ? i : steps - 1 - i);
+    float value;
+    if constexpr (std::is_same_v<T, BFloat16>) {
+      value = from_start ? std::fma(step, k, first) : std::fma(-step, k, last);
+    } else {
+      const float offset = step * k;  // its own statement: never fused
+      value = from_start ? first + offset : last - offset;
+    }
+    out[i] = static_cast<T>(value);
+  }
+}
+
 template <class T>
 void fill_linspace(T* out, double start, double end, std::int64_t steps) {
   if (steps == 1) out[0] = static_cast<T>(start);
   if (steps <= 1) return;
-  using step_t = std::conditional_t<std::is_floating_point_v<T>, T, double>;
-  const auto first = static_cast<step_t>(static_cast<T>(start));
-  const auto last = static_cast<step_t>(static_cast<T>(end));
-  const step_t step = (last - first) / static_cast<step_t>(steps - 1);
-  const std::int64_t halfway = steps / 2;
-  auto element = [&](std::int64_t i) -> step_t {
-    if (i < halfway) return std::fma(step, static_cast<step_t>(i), first);
-    return std::fma(-step, static_cast<step_t>(steps - i - 1), last);
-  };
-  if constexpr (std::is_floating_point_v<T>) {
-    fill_range<T>(out, steps, element, [&](T lane_first, std::int64_t k) {
-      const T offset = static_cast<T>(k) * step;
-      return static_cast<T>(lane_first + offset);
-    });
+  if constexpr (is_reduced_float_v<T>) {
+    fill_linspace_reduced(out, start, end, steps);
   } else {
+    using step_t = std::conditional_t<std::is_floating_point_v<T>, T, double>;
+    const auto first = static_cast<step_t>(static_cast<T>(start));
+    const auto last = static_cast<step_t>(static_cast<T>(end));
+    const step_t step = (last - first) / static_cast<step_t>(steps - 1);
+    const std::int64_t halfway = steps / 2;
+    auto element = [&](std::int64_t i) -> step_t {
+      if (i < halfway) return std::fma(step, static_cast<step_t>(i), first);
+      return std::fma(-step, static_cast<step_t>(steps - i - 1), last);
+    };
     for (std::int64_t i = 0; i < steps; ++i) out[i] = static_cast<T>(element(i));
   }
 }
@@ -270,8 +304,15 @@ Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions options) {
 Tensor linspace(double start, double end, std::int64_t steps, TensorOptions options) {
   EMBER_CHECK(steps >= 0, ValueError, "number of steps must be non-negative");
   DType dtype = options.dtype_or(default_float_dtype());
+  // A 16-bit range of two or more steps converts start and end to the dtype with PyTorch's
+  // checked conversion (float16: linspace(0, 1e5, 2) is refused); one step is a plain fill,
+  // unchecked (linspace(1e5, 0, 1, kFloat16) is [inf]).
+  if (is_reduced_floating_point(dtype) && steps > 1) {
+    check_scalar_fits(start, dtype);
+    check_scalar_fits(end, dtype);
+  }
   Tensor result = empty({steps}, TensorOptions().dtype(dtype));
-  EMBER_DISPATCH_ALL(dtype, fill_linspace(static_cast<scalar_t*>(result.data_ptr()), start, end, steps));
+  EMBER_DISPATCH_ALL_AND_REDUCED(dtype, fill_linspace(static_cast<scalar_t*>(result.data_ptr()), start, end, steps));
   return finish(result, options);
 }
 

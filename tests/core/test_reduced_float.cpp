@@ -18,6 +18,7 @@
 #include <ember/core/print.h>
 #include <ember/core/random.h>
 #include <ember/core/reduced_float.h>
+#include <ember/core/sampling.h>
 #include <ember/core/type_promotion.h>
 
 #include "reduced_float_cases.h"
@@ -333,8 +334,16 @@ TEST_CASE("16-bit floats: a number that overflows the format is an error, as in 
 }
 
 TEST_CASE("16-bit floats: an op without a 16-bit kernel says so instead of computing garbage", "[reduced_float]") {
-  // arange, the random fills (test_reduced_float_random.cpp) and the norms
-  // (test_reduced_float_training.cpp) compute; linspace does not yet.
-  REQUIRE_THROWS_WITH(linspace(0, 1, 5, kFloat16), Catch::Contains("not implemented for 'Half'"));
-  REQUIRE_THROWS_WITH(linspace(0, 1, 5, kBFloat16), Catch::Contains("not implemented for 'BFloat16'"));
+  // arange, linspace, the random fills (test_reduced_float_random.cpp) and the norms
+  // (test_reduced_float_training.cpp) compute; multinomial does not yet, on either of its
+  // paths (with replacement: a search of the running sums; without: exponential_).
+  for (DType dtype : {kFloat16, kBFloat16}) {
+    INFO(dtype_name(dtype));
+    const Tensor probs = full({4}, 0.25, dtype);
+    const std::string named = "not implemented for '" + scalar_type_name(dtype) + "'";
+    REQUIRE_THROWS_AS(multinomial(probs, 3, /*replacement=*/true), DTypeError);
+    REQUIRE_THROWS_WITH(multinomial(probs, 3, /*replacement=*/true), Catch::Contains(named));
+    REQUIRE_THROWS_AS(multinomial(probs, 2, /*replacement=*/false), DTypeError);
+    REQUIRE_THROWS_WITH(multinomial(probs, 2, /*replacement=*/false), Catch::Contains(named));
+  }
 }

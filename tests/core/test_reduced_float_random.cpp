@@ -1,13 +1,15 @@
-// tests/core/test_reduced_float_random.cpp — random fills and arange in bfloat16 and float16
+// tests/core/test_reduced_float_random.cpp — random fills, arange and linspace in bfloat16 and float16
 // against PyTorch 2.15 (issue 22), bit for bit.
 //
 // The values come from tests/reference/gen_reduced_float_random.py: uniform_ / rand (the
 // float32 draw rounded, a value that rounds to `to` replaced by `from`), normal_ / randn (the
 // double sample rounded below 16 elements and for strided tensors, fresh float32 blocks of 16
-// above), bernoulli_, F::dropout with its gradient, and arange (float arithmetic in PyTorch's
-// vector loop). Every element's 16 bits must equal PyTorch's, and where a case records the
-// float32 uniform drawn after a fill, ember's next draw must equal it: a fill that used one
-// draw more or fewer than PyTorch's fails there even when its own values agree.
+// above), bernoulli_, F::dropout with its gradient, arange (float arithmetic in PyTorch's
+// vector loop) and linspace (float arithmetic, every element its own formula). Every
+// element's 16 bits must equal PyTorch's (a NaN of linspace's need only be a NaN), and where
+// a case records the float32 uniform drawn after a fill, ember's next draw must equal it: a
+// fill that used one draw more or fewer than PyTorch's fails there even when its own values
+// agree.
 // The fills themselves are the same code on both kernel paths; dropout's scaling and
 // product are kernels, so everything runs on the fast and the reference loops alike.
 #include <catch2/catch.hpp>
@@ -253,6 +255,79 @@ TEST_CASE("16-bit arange: PyTorch's errors, in PyTorch's order", "[reduced_float
     const DType dtype = dtype_of_case(c);
     INFO(c.dump());
     REQUIRE_THROWS_WITH(ember::arange(scalar_of(c["start"]), scalar_of(c["end"]), scalar_of(c["step"]), dtype),
+                        c["error"].get<std::string>());
+  }
+}
+
+// A JSON number, or reflib's "inf", "-inf" and "nan", as a double (linspace's arguments).
+double double_of(const json& value) {
+  if (value.is_string()) {
+    const double inf = std::numeric_limits<double>::infinity();
+    if (value == "nan") return std::numeric_limits<double>::quiet_NaN();
+    REQUIRE((value == "inf" || value == "-inf"));
+    return value == "inf" ? inf : -inf;
+  }
+  return value.get<double>();
+}
+
+// The elements whose bits differ, except that a NaN only has to be a NaN: the sign of a NaN
+// made by inf·0 or inf − inf is the CPU's default NaN's (x86: negative, which float16
+// keeps), not something linspace decides.
+std::vector<std::size_t> mismatches(const std::vector<std::uint16_t>& actual, const std::vector<std::uint16_t>& expected,
+                                    DType dtype) {
+  REQUIRE(actual.size() == expected.size());
+  const auto is_nan = [&](std::uint16_t bits) {
+    return dtype == kBFloat16 ? (bits & 0x7FFF) > 0x7F80 : (bits & 0x7FFF) > 0x7C00;
+  };
+  std::vector<std::size_t> positions;
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    if (actual[i] != expected[i] && !(is_nan(actual[i]) && is_nan(expected[i]))) positions.push_back(i);
+  }
+  return positions;
+}
+
+TEST_CASE("16-bit linspace: float arithmetic and each element its own formula", "[reduced_float][random]") {
+  // Ranges from 0 to 5000 steps, both directions, infinities and NaN, and the witnesses:
+  // ranges where fusing the other way, another halfway split, unrounded endpoints, a 16-bit
+  // or double-precision step, or vector lanes built from their first element would change
+  // a value (gen_reduced_float_random.py).
+  const json& cases = reference()["linspace"];
+  REQUIRE(cases.size() == 2 * 20 + 2 + 11 + 10);
+  for (const json& c : cases) {
+    const DType dtype = dtype_of_case(c);
+    INFO(c["dtype"].get<std::string>() << " linspace(" << c["start"].dump() << ", " << c["end"].dump() << ", "
+                                       << c["steps"].dump() << ")");
+    Tensor t = ember::linspace(double_of(c["start"]), double_of(c["end"]), c["steps"].get<std::int64_t>(), dtype);
+    REQUIRE(t.dtype() == dtype);
+    REQUIRE(mismatches(bits16(t), expected_bits(c), dtype).empty());
+  }
+}
+
+TEST_CASE("16-bit linspace: 2^24 + 2 steps divide by float(steps - 1)", "[reduced_float][random]") {
+  // float(2^24 + 1) is 2^24: the stored elements include those (hundreds) that dividing by
+  // the exact count would change.
+  for (const json& c : reference()["sparse_linspace"]) {
+    const DType dtype = dtype_of_case(c);
+    INFO(c["dtype"].get<std::string>() << " linspace(" << c["start"].dump() << ", " << c["end"].dump() << ", "
+                                       << c["steps"].dump() << ")");
+    REQUIRE(c["exact_count_changes"].get<int>() > 100);
+    const Tensor t =
+        ember::linspace(c["start"].get<double>(), c["end"].get<double>(), c["steps"].get<std::int64_t>(), dtype);
+    const std::vector<std::uint16_t> all = bits16(t);
+    std::vector<std::uint16_t> picked;
+    for (const json& index : c["indices"]) picked.push_back(all.at(index.get<std::size_t>()));
+    REQUIRE(picked == expected_bits(c));
+  }
+}
+
+TEST_CASE("16-bit linspace: PyTorch's errors", "[reduced_float][random]") {
+  // Two or more steps convert start and end with the checked conversion; one step is an
+  // unchecked fill (linspace(1e5, 0, 1) in float16 is [inf], among the cases above).
+  for (const json& c : reference()["linspace_errors"]) {
+    const DType dtype = dtype_of_case(c);
+    INFO(c.dump());
+    const auto steps = c["steps"].get<std::int64_t>();
+    REQUIRE_THROWS_WITH(ember::linspace(c["start"].get<double>(), c["end"].get<double>(), steps, dtype),
                         c["error"].get<std::string>());
   }
 }

@@ -1,6 +1,6 @@
-"""tests/reference/gen_reduced_float_random.py — PyTorch's random fills and arange in bfloat16
-and float16 (issue 22): uniform_ / rand, normal_ / randn, bernoulli_, random_ and F.dropout
-(with its gradient), and arange, on the CPU.
+"""tests/reference/gen_reduced_float_random.py — PyTorch's random fills, arange and linspace in
+bfloat16 and float16 (issue 22): uniform_ / rand, normal_ / randn, bernoulli_, random_ and
+F.dropout (with its gradient), arange and linspace, on the CPU.
 
 Run with PyTorch:  python3 tests/reference/gen_reduced_float_random.py
 Writes reduced_float_random.json, read by tests/core/test_reduced_float_random.cpp, which
@@ -15,7 +15,11 @@ What the cases pin down (each rule was measured against PyTorch 2.15; docs/mixed
   * bernoulli_ / dropout: the float32 mask, scaled by (1 / (1 - p)) rounded to the dtype;
   * arange: start + step * i in float, rounded once, with PyTorch's vector loop (16 lanes, two
     vectors a block, lanes computed from the vector's rounded first element); the "witness"
-    ranges below are ones where fusing or not fusing a multiply-add changes a 16-bit result.
+    ranges below are ones where fusing or not fusing a multiply-add changes a 16-bit result;
+  * linspace: start and end rounded to the dtype, step = (end - start) / float(steps - 1) in
+    float, element i = start + step * i below steps // 2 and end - step * (steps - 1 - i) from
+    there, in float (fused for bfloat16, not for float16), rounded once; no vector-lane rule
+    shows. The witnesses are ranges where each other candidate rule changes a 16-bit result.
 """
 import torch
 import torch.nn.functional as F
@@ -141,7 +145,66 @@ for name, dtype in DTYPES.items():
         arange_errors.append({"dtype": name, "start": _number(start), "end": _number(end), "step": _number(step),
                               "error": error_of(lambda: torch.arange(start, end, step, dtype=dtype))})
 
+# ----------------------------------------------------------------------------- linspace
+# Every element is its own formula (no lane is built from a neighbour), so PyTorch's split of
+# a long range between threads changes nothing; one thread anyway, as for arange.
+torch.set_num_threads(1)
+INF, NAN = float("inf"), float("nan")
+LINSPACE = [(0, 1, 0), (0, 1, 1), (0.3, 0.7, 1), (0, 1, 2), (0, 1, 17), (-1, 1, 33), (-3.3, 7.7, 100),
+            (5, -5, 1000), (0.1, 1000.3, 5000), (-1000.1, 1000, 1001), (0.001, 60000, 33), (-60000, 65504, 17),
+            (1e-8, 1, 3), (1 + 2**-8 + 2**-30, -3, 5), (1e5, 0, 1),
+            (0, INF, 5), (-INF, 0, 4), (INF, -INF, 4), (NAN, 1, 3), (0, INF, 100)]
+LINSPACE_BFLOAT16 = [(0, 1e5, 17), (-3e38, 3e38, 9)]
+# Witnesses. For each dtype, a range where each of these rules would change a value: the
+# other fusing of step * i with start or end; splitting at (steps + 1) // 2 or not at all;
+# start and end kept in float, or the step rounded to 16 bits; the step's difference taken
+# in double (steps 7); vector lanes built as first + k * step (fused or not) from their first
+# element, kept in float or rounded to 16 bits, in vectors of 8, 16 or 32 lanes.
+LINSPACE_WITNESSES = {
+    "bfloat16": [(0.529, -1.633, 101), (-0.006, 0.012, 100), (-476.23, 1915.4, 101), (-3.071, 17.398, 64),
+                 (-0.179, -0.693, 64), (-0.032, -0.003, 64), (0.771, 0.198, 100), (0.005, 0.002, 101),
+                 (-0.1, -0.007, 64), (-0.042, -0.016, 33), (-0.007039, 25740.0, 7)],
+    "float16": [(21.141, -6.026, 101), (32.037, -22.787, 64), (-20.314, 7.847, 101), (110.912, 15.992, 64),
+                (3.806, -7.284, 64), (-0.061, -0.237, 100), (0.017, 0.109, 64), (-19.609, 1.221, 64),
+                (-0.014, -0.007, 33), (0.003593, 14330.0, 7)],
+}
+linspace = []
+for name, dtype in DTYPES.items():
+    cases = LINSPACE + (LINSPACE_BFLOAT16 if name == "bfloat16" else []) + LINSPACE_WITNESSES[name]
+    for start, end, steps in cases:
+        t = torch.linspace(start, end, steps, dtype=dtype)
+        linspace.append({"dtype": name, "start": _number(start), "end": _number(end), "steps": steps,
+                         "bits": bits16(t)})
+# 2^24 + 2 steps: float(steps - 1) rounds to 2^24, which changes values the exact count would
+# not (bfloat16: 130 of them, float16: 1045). Stored sparsely: every 4099th element and the
+# first 300 where the exact count would differ.
+sparse_linspace = []
+for name, dtype in DTYPES.items():
+    start, end, steps = 0.1, 1000.3, 2**24 + 2
+    t = torch.linspace(start, end, steps, dtype=dtype)
+    first = t[0].float().item()
+    last = t[-1].float().item()
+    exact_step = (torch.tensor(last, dtype=torch.float64) - first) / (steps - 1)
+    i = torch.arange(steps, dtype=torch.float64)
+    exact = torch.where(i < steps // 2, first + exact_step.float().double() * i,
+                        last - exact_step.float().double() * (steps - 1 - i))
+    if name == "float16":  # unfused: the product rounds to float first
+        exact = torch.where(i < steps // 2, first + (exact_step.float().double() * i).float().double(),
+                            last - (exact_step.float().double() * (steps - 1 - i)).float().double())
+    changed = (exact.float().to(dtype) != t).nonzero().reshape(-1)
+    indices = sorted(set(range(0, steps, 4099)) | set(changed[:300].tolist()) | {steps - 1})
+    sparse_linspace.append({"dtype": name, "start": start, "end": end, "steps": steps, "indices": indices,
+                            "bits": bits16(t[torch.tensor(indices)]), "exact_count_changes": changed.numel()})
+
+linspace_errors = []
+for name, dtype in DTYPES.items():
+    too_large = [(0, 1e5, 2), (1e5, 0, 2), (-7e4, 0, 17)] if name == "float16" else []
+    for start, end, steps in too_large + [(-1e39, 0, 3), (0, 1e39, 5), (0, 1, -1)]:
+        linspace_errors.append({"dtype": name, "start": start, "end": end, "steps": steps,
+                                "error": error_of(lambda: torch.linspace(start, end, steps, dtype=dtype))})
+
 write("reduced_float_random.json", {"uniform": uniform, "uniform_errors": uniform_errors, "normal": normal,
                                     "bernoulli": bernoulli, "random_": random_integers, "dropout": dropout,
                                     "arange": arange,
-                                    "arange_errors": arange_errors})
+                                    "arange_errors": arange_errors, "linspace": linspace,
+                                    "sparse_linspace": sparse_linspace, "linspace_errors": linspace_errors})
