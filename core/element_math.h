@@ -128,7 +128,9 @@ template <class Wide, class From> EMBER_HOST_DEVICE EMBER_INLINE Wide truncate_t
 //   bfloat16 and float16 go through float both ways, as c10's conversions do: a double or an
 //   int64 is rounded to float, then to 16 bits (two roundings, PyTorch's result).
 template <class To, class From> EMBER_HOST_DEVICE EMBER_INLINE To convert(From x) {
-  if constexpr (is_reduced_float_v<From>) {
+  if constexpr (std::is_same_v<To, From>) {
+    return x;  // a copy keeps the bits (a 16-bit NaN's payload too, which a trip through float would not)
+  } else if constexpr (is_reduced_float_v<From>) {
     return convert<To>(static_cast<float>(x));
   } else if constexpr (is_reduced_float_v<To>) {
     return To(static_cast<float>(x));

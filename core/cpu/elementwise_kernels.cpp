@@ -269,6 +269,21 @@ void binary_typed(BinaryOp op, const StridedPlan& plan, Scalar alpha_scalar) {
 
 // ------------------------------------------------------------------ backend entry points
 
+namespace {
+
+// out[0 .. count) = value. std::fill of a 2-byte struct (bfloat16, float16) stays a scalar
+// loop; a loop over its bits vectorises.
+template <class T>
+void fill_run(T* out, std::int64_t count, T value) {
+  if constexpr (is_reduced_float_v<T>) {
+    for (std::int64_t i = 0; i < count; ++i) out[i].bits = value.bits;
+  } else {
+    std::fill(out, out + count, value);
+  }
+}
+
+}  // namespace
+
 void fill(const StridedPlan& plan, Scalar value) {
   EMBER_DISPATCH_ALL_AND_REDUCED(plan.dtypes[0], {
     const scalar_t v = value.to<scalar_t>();
@@ -277,7 +292,7 @@ void fill(const StridedPlan& plan, Scalar value) {
     for_each_run(plan, [&](const Offsets& base, std::int64_t count) {
       scalar_t* o = out + base[0];
       if (step == 1) {
-        std::fill(o, o + count, v);
+        fill_run(o, count, v);
       } else {
         for (std::int64_t i = 0; i < count; ++i) o[i * step] = v;
       }

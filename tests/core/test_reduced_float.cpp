@@ -94,6 +94,28 @@ TEST_CASE("16-bit floats: NaN stays NaN (quiet), with float16 keeping its sign",
   CHECK(reduced_float::bits_of(static_cast<float>(Half::from_bits(0x7C01))) == 0x7FC02000u);
 }
 
+TEST_CASE("16-bit floats: copies and fills keep the bits, NaN payloads included, as PyTorch's copy_", "[reduced_float]") {
+  // A same-dtype copy moves bits (PyTorch's copy kernel returns the element unchanged); a
+  // trip through float would turn every NaN into the canonical one. Strided copies and the
+  // contiguous fast path alike, on both kernel paths.
+  on_both_paths([&] {
+    for (DType dtype : {kBFloat16, kFloat16}) {
+      INFO(dtype_name(dtype));
+      const std::vector<std::uint16_t> patterns = {0x7FC1, 0xFFFF, 0x7C01, 0x8000, 0x3F80, 0x7E55};
+      Tensor source = empty({2, 3}, dtype);
+      std::memcpy(source.data_ptr(), patterns.data(), patterns.size() * sizeof(std::uint16_t));
+      const Tensor transposed = native::contiguous(native::transpose(source, 0, 1));  // a strided copy
+      const Tensor back = native::contiguous(native::transpose(transposed, 0, 1));
+      CHECK(bits16(back) == patterns);
+      Tensor filled = empty({37}, dtype);
+      native::fill_(filled, -0.0);
+      CHECK(bits16(filled) == std::vector<std::uint16_t>(37, 0x8000));
+      native::fill_(filled, 1.5);
+      CHECK(bits16(filled) == std::vector<std::uint16_t>(37, dtype == kBFloat16 ? 0x3FC0 : 0x3E00));
+    }
+  });
+}
+
 TEST_CASE("16-bit floats: every 16-bit value survives the round trip through float", "[reduced_float]") {
   for (std::uint32_t bits = 0; bits < 65536; ++bits) {
     const auto pattern = static_cast<std::uint16_t>(bits);
