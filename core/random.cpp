@@ -378,6 +378,7 @@ int floor_log2(std::uint64_t value) {
   return n;
 }
 std::int64_t from_held_by(DType dtype, std::int64_t from) {
+  if (from == std::numeric_limits<std::int64_t>::max()) return from;  // refused below ("from < to")
   const std::int64_t from_plus_1 = held_by(dtype, from + 1);
   if (from_plus_1 >= from) return from;
   const int n = floor_log2(static_cast<std::uint64_t>(std::llabs(from + 1)));

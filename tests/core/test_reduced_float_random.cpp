@@ -214,6 +214,11 @@ TEST_CASE("16-bit random: random_ draws float32's integers, up to 2^digits, roun
     REQUIRE(bits16(t) == expected_bits(c));
     require_next_draw(c);
   }
+  // A `from` past every value the dtype draws is refused (and moving it inwards never
+  // overflows: from + 1 is not computed for INT64_MAX).
+  Tensor t = empty({2}, kBFloat16);
+  REQUIRE_THROWS_AS(ember::random_(t, std::numeric_limits<std::int64_t>::max(), std::nullopt), ValueError);
+  REQUIRE_THROWS_AS(ember::random_(t, 300, std::nullopt), ValueError);
 }
 
 TEST_CASE("16-bit random: dropout scales by 1/(1-p) rounded to the dtype, gradient too", "[reduced_float][random]") {
