@@ -28,8 +28,10 @@ test: build
 # it) and the EMBER_KERNELS=reference re-runs of whole suites (tests/reference_mode.cmake):
 # the suites themselves run here, and each compares the reference kernels with the fast ones,
 # so the reference loops run under ASan + UBSan too. Both kept CI within its hour.
+# Debug info is line tables only (-g1), compressed (-gz): a sanitizer report still names
+# file and line, and the tree takes a fraction of the disk full -g needs (CI ran out once).
 test-sanitize: deps
-	@cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DEMBER_CUDA=OFF -DEMBER_SANITIZE=ON -DEMBER_BUILD_BENCHMARKS=OFF >/dev/null
+	@cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g1 -gz" -DCMAKE_C_FLAGS_DEBUG="-g1 -gz" -DEMBER_CUDA=OFF -DEMBER_SANITIZE=ON -DEMBER_BUILD_BENCHMARKS=OFF >/dev/null
 	@cmake --build build-sanitize -j $(JOBS)
 	@cd build-sanitize && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) -E "^reference kernels: "
 
