@@ -142,14 +142,15 @@ Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar
   EMBER_RECORD_FUNCTION("clamp", self);
   Tensor out = native::clamp(self, min, max);
   if (needs_grad(self)) {
-    // The gradient passes where the value was inside [min, max] (bounds included, as PyTorch).
+    // The gradient passes where the value was strictly inside (min, max): a value on a bound
+    // gets none, nor does NaN (PyTorch 2.x, measured on 2.15; 1.13 let the bounds through).
     auto node = record("ClampBackward1", {self}, out);
     node->save("self", self);
     node->set_backward([min, max](Node& n, const TensorList& grads) -> TensorList {
       Tensor x = n.saved(0);
       Tensor inside = ones_like(x, TensorOptions().dtype(kBool));
-      if (min) inside = ember::logical_and(inside, x >= *min);
-      if (max) inside = ember::logical_and(inside, x <= *max);
+      if (min) inside = ember::logical_and(inside, x > *min);
+      if (max) inside = ember::logical_and(inside, x < *max);
       return {grads[0] * as_factor(inside, grads[0])};
     });
   }

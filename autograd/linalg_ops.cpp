@@ -112,98 +112,26 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, Scalar beta, 
 
 namespace {
 
-// PyTorch's matmul folds the batch dims of a >= 3-D operand into one mm when the other is
-// a matrix or a vector, except for a 3-D tensor whose last two dims are transposed (as
-// after permute(0, 2, 1)): folding that would need a copy, bmm reads it as it is.
-bool should_fold(const Tensor& batched, std::int64_t other_dim) {
-  if (batched.dim() < 3 || other_dim > 2) return false;
-  const bool transposed_3d = batched.dim() == 3 && other_dim == 2 && batched.stride(2) != 1 &&
-                             batched.stride(0) == batched.size(1) * batched.size(2);
-  return !transposed_3d;
-}
-
-// [1, m] -> [m], recorded as PyTorch's in-place squeeze_(0) (SqueezeBackward3). Not marked
-// a view: the squeezed tensor *is* the mm result in PyTorch, so in-place ops on matmul's
-// output stay allowed; nothing saved the mm result, so writing it is safe.
+// [1, m] -> [m], recorded as PyTorch's in-place squeeze_(0) (SqueezeBackward4; 1.13 named it
+// SqueezeBackward3). Not marked a view: the squeezed tensor *is* the mm result in PyTorch,
+// so in-place ops on matmul's output stay allowed; nothing saved the mm result, so writing
+// it is safe.
 Tensor squeeze_row_in_place(const Tensor& row) {
   Tensor out = native::squeeze(row, 0);
   if (needs_grad(row)) {
-    auto node = record("SqueezeBackward3", {row}, out);
+    auto node = record("SqueezeBackward4", {row}, out);
     node->set_backward([](Node&, const TensorList& grads) -> TensorList { return {ember::unsqueeze(grads[0], 0)}; });
   }
   return out;
 }
 
-}  // namespace
-
-Tensor matmul(const Tensor& a, const Tensor& b) {
-  if (autocast::active()) {
-    const autocast::SuspendGuard cast_once;
-    return ember::matmul(autocast::to_lower_precision(a), autocast::to_lower_precision(b));
-  }
-  EMBER_RECORD_FUNCTION("matmul", a, b);
-  if (!needs_grad(a, b)) return native::matmul(a, b);
-  EMBER_CHECK(a.dim() > 0 && b.dim() > 0, ShapeError, "both arguments to matmul need to be at least 1D, but they are ",
-              a.dim(), "D and ", b.dim(), "D");
-  // torch.matmul's rules, written with differentiable ops and recorded as the same nodes
-  // PyTorch 1.13 records (so grad_fn names match): vector·vector is DotBackward0,
-  // matrix·vector MvBackward0, vector·matrix ends in SqueezeBackward3, matrix·matrix is
-  // MmBackward0, and anything with batch dims ends in UnsafeViewBackward0 (a fold into one
-  // mm/mv, or one bmm over the broadcast batch) — CloneBackward0 for matrix @ batch.
-  if (a.dim() == 1 && b.dim() == 1) {
-    // The dot product: d(a·b)/da = b, d(a·b)/db = a, scaled by the 0-d gradient.
-    Tensor out = native::matmul(a, b);
-    auto node = record("DotBackward0", {a, b}, out);
-    node->save("self", a);
-    node->save("tensor", b);
-    node->set_backward([](Node& n, const TensorList& grads) -> TensorList {
-      Tensor self = n.saved(0), other = n.saved(1);
-      return {n.needs_input_grad(0) ? grads[0] * other : Tensor(), n.needs_input_grad(1) ? grads[0] * self : Tensor()};
-    });
-    return out;
-  }
-  if (a.dim() == 2 && b.dim() == 1) {
-    // Matrix times vector: dA = g vᵀ (an outer product), dv = Aᵀ g.
-    Tensor out = native::matmul(a, b);
-    auto node = record("MvBackward0", {a, b}, out);
-    node->save("self", a);
-    node->save("vec", b);
-    node->set_backward([](Node& n, const TensorList& grads) -> TensorList {
-      const Tensor& g = grads[0];
-      Tensor matrix = n.saved(0), vector = n.saved(1);
-      return {n.needs_input_grad(0) ? ember::mm(ember::unsqueeze(g, 1), ember::unsqueeze(vector, 0)) : Tensor(),
-              n.needs_input_grad(1) ? ember::matmul(ember::t(matrix), g) : Tensor()};
-    });
-    return out;
-  }
-  if (a.dim() == 1 && b.dim() == 2) {
-    // A row vector times a matrix: [1, k] @ [k, m], then the row dim is dropped (PyTorch
-    // squeezes in place, so the last node is SqueezeBackward3).
-    return squeeze_row_in_place(ember::mm(ember::unsqueeze(a, 0), b));
-  }
-  if (a.dim() == 2 && b.dim() == 2) return ember::mm(a, b);
-  if (should_fold(a, b.dim()) || should_fold(b, a.dim())) {
-    // One operand has batch dims, the other is a matrix or a vector: fold the batch dims
-    // into the rows of a single mm (or mv). [B..., n, k] @ [k, m] is [B... * n, k] @ [k, m]
-    // seen as [B..., n, m]. When the batched operand is on the right, (A B)ᵀ = Bᵀ Aᵀ turns
-    // it into the left one, and the result is transposed back (and made contiguous).
-    const bool transpose = b.dim() > a.dim();
-    Tensor t1 = transpose ? ember::transpose(b, -2, -1) : a;
-    Tensor t2 = transpose ? (a.dim() == 2 ? ember::t(a) : a) : b;
-    Shape out_sizes(t1.sizes().begin(), t1.sizes().end() - 1);
-    const std::int64_t rows = compute_numel(out_sizes);  // not -1: [3, 5, 0] @ [0, 0] has k = 0
-    Tensor folded = ember::reshape(t1, {rows, t1.size(-1)});
-    if (t2.dim() == 1) return ember::unsafe_view(ember::matmul(folded, t2), out_sizes);  // MvBackward0
-    out_sizes.push_back(t2.size(1));
-    Tensor out = ember::unsafe_view(ember::mm(folded, t2), out_sizes);
-    return transpose ? ember::contiguous(ember::transpose(out, -2, -1)) : out;
-  }
-  // Both operands are at least 2-D and one has batch dims. When the broadcast batch dims of
-  // either operand cannot be viewed as one (a permuted view such as attention's
-  // x.view(B, T, H, D).transpose(1, 2), or a broadcast dim beside a real one), PyTorch's
-  // reshape would copy it; native::matmul reads it in place instead, and one node records
-  // both rules over the broadcast batch (summed back to each operand's shape). Its name is
-  // the node PyTorch's matmul ends in.
+// matmul of two operands, each at least 2-D, one with batch dims (which broadcast). When
+// the broadcast batch dims of either operand cannot be viewed as one (a permuted view such
+// as attention's x.view(B, T, H, D).transpose(1, 2), or a broadcast dim beside a real one),
+// PyTorch's reshape would copy it; native::matmul reads it in place instead, and one node
+// records both rules over the broadcast batch (summed back to each operand's shape). Its
+// name is the node PyTorch's matmul ends in.
+Tensor batched_product(const Tensor& a, const Tensor& b) {
   if (!native::matmul_batch_is_one_stride(a, b)) {
     Tensor out = native::matmul(a, b);
     auto node = record("UnsafeViewBackward0", {a, b}, out);
@@ -233,6 +161,82 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Shape out_sizes = batch;
   out_sizes.insert(out_sizes.end(), {n, m});
   return ember::unsafe_view(ember::bmm(left3, right3), out_sizes);
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (autocast::active()) {
+    const autocast::SuspendGuard cast_once;
+    return ember::matmul(autocast::to_lower_precision(a), autocast::to_lower_precision(b));
+  }
+  EMBER_RECORD_FUNCTION("matmul", a, b);
+  if (!needs_grad(a, b)) return native::matmul(a, b);
+  EMBER_CHECK(a.dim() > 0 && b.dim() > 0, ShapeError, "both arguments to matmul need to be at least 1D, but they are ",
+              a.dim(), "D and ", b.dim(), "D");
+  // torch.matmul's rules, written with differentiable ops and recorded as the same nodes
+  // PyTorch 2.x records (so grad_fn names match): vector·vector is DotBackward0,
+  // matrix·vector MvBackward0, vector·matrix ends in SqueezeBackward4, matrix·matrix is
+  // MmBackward0, and anything with batch dims ends in UnsafeViewBackward0 (a fold into one
+  // mm/mv, or one bmm over the broadcast batch) — CloneBackward0 for a matrix that requires
+  // grad @ a batch (folded, then transposed back and copied).
+  if (a.dim() == 1 && b.dim() == 1) {
+    // The dot product: d(a·b)/da = b, d(a·b)/db = a, scaled by the 0-d gradient.
+    Tensor out = native::matmul(a, b);
+    auto node = record("DotBackward0", {a, b}, out);
+    node->save("self", a);
+    node->save("tensor", b);
+    node->set_backward([](Node& n, const TensorList& grads) -> TensorList {
+      Tensor self = n.saved(0), other = n.saved(1);
+      return {n.needs_input_grad(0) ? grads[0] * other : Tensor(), n.needs_input_grad(1) ? grads[0] * self : Tensor()};
+    });
+    return out;
+  }
+  if (a.dim() == 2 && b.dim() == 1) {
+    // Matrix times vector: dA = g vᵀ (an outer product), dv = Aᵀ g.
+    Tensor out = native::matmul(a, b);
+    auto node = record("MvBackward0", {a, b}, out);
+    node->save("self", a);
+    node->save("vec", b);
+    node->set_backward([](Node& n, const TensorList& grads) -> TensorList {
+      const Tensor& g = grads[0];
+      Tensor matrix = n.saved(0), vector = n.saved(1);
+      return {n.needs_input_grad(0) ? ember::mm(ember::unsqueeze(g, 1), ember::unsqueeze(vector, 0)) : Tensor(),
+              n.needs_input_grad(1) ? ember::matmul(ember::t(matrix), g) : Tensor()};
+    });
+    return out;
+  }
+  if (a.dim() == 1 && b.dim() == 2) {
+    // A row vector times a matrix: [1, k] @ [k, m], then the row dim is dropped (PyTorch
+    // squeezes in place, so the last node is SqueezeBackward4).
+    return squeeze_row_in_place(ember::mm(ember::unsqueeze(a, 0), b));
+  }
+  if (a.dim() == 2 && b.dim() == 2) return ember::mm(a, b);
+  if (native::matmul_should_fold(a, b)) {
+    // One operand has batch dims, the other is a matrix or a vector: fold the batch dims
+    // into the rows of a single mm (or mv). [B..., n, k] @ [k, m] is [B... * n, k] @ [k, m]
+    // seen as [B..., n, m]. When the batched operand is on the right, (A B)ᵀ = Bᵀ Aᵀ turns
+    // it into the left one, and the result is transposed back (and made contiguous).
+    const bool transpose = b.dim() > a.dim();
+    Tensor t1 = transpose ? ember::transpose(b, -2, -1) : a;
+    Tensor t2 = transpose ? (a.dim() == 2 ? ember::t(a) : a) : b;
+    Shape out_sizes(t1.sizes().begin(), t1.sizes().end() - 1);
+    const std::int64_t rows = compute_numel(out_sizes);  // not -1: [3, 5, 0] @ [0, 0] has k = 0
+    Tensor folded = ember::reshape(t1, {rows, t1.size(-1)});
+    if (t2.dim() == 1) return ember::unsafe_view(ember::matmul(folded, t2), out_sizes);  // MvBackward0
+    out_sizes.push_back(t2.size(1));
+    Tensor out = ember::unsafe_view(ember::mm(folded, t2), out_sizes);
+    return transpose ? ember::contiguous(ember::transpose(out, -2, -1)) : out;
+  }
+  // Otherwise one bmm over the broadcast batch. A vector operand joins it as a matrix ([k] is
+  // [1, k] on the left, [k, 1] on the right) whose dim the result then drops, as PyTorch's
+  // bmm path does (vector @ batch, or a batch that does not fold @ vector).
+  if (a.dim() > 1 && b.dim() > 1) return batched_product(a, b);
+  Tensor product = batched_product(a.dim() == 1 ? ember::unsqueeze(a, 0) : a, b.dim() == 1 ? ember::unsqueeze(b, 1) : b);
+  Shape out_sizes = product.sizes();
+  if (b.dim() == 1) out_sizes.erase(out_sizes.end() - 1);
+  if (a.dim() == 1) out_sizes.erase(out_sizes.end() - (b.dim() == 1 ? 1 : 2));
+  return ember::unsafe_view(product, out_sizes);
 }
 
 }  // namespace ember

@@ -134,8 +134,14 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction, 
     const autocast::SuspendGuard cast_once;
     return ember::nll_loss(autocast::to_float32(input), target, reduction, ignore_index);
   }
+  EMBER_CHECK(input.dim() >= 1, ShapeError, "Expected 1 or more dimensions (got 0)");
+  // Class indices are int64 or uint8 (PyTorch 2.x; 1.13 took int64 only), except on an
+  // [N, C, d...] input, whose nll_loss2d still takes int64 only. A uint8 target is widened.
+  EMBER_CHECK(target.dtype() == kInt64 || target.dtype() == kUInt8, DTypeError,
+              "expected target dtype to be Long or Byte, but got ", scalar_type_name(target.dtype()));
+  if (target.dtype() == kUInt8 && input.dim() <= 2)
+    return ember::nll_loss(input, ember::to(target, kInt64), reduction, ignore_index);
   EMBER_RECORD_FUNCTION("nll_loss", input, target);
-  EMBER_CHECK(input.dim() >= 1, ShapeError, "input tensor should be 1D or 2D");
   if (input.dim() > 2) {
     // [N, C, d1, ...] (a class score per pixel or per time step): move the class dim last,
     // flatten to [N * d1 * ..., C] rows and compute the 2-D loss; one node records it under
@@ -146,6 +152,8 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction, 
     for (std::int64_t d = 2; d < input.dim(); ++d) expected_target.push_back(input.size(d));
     EMBER_CHECK(IntArrayRef(target.sizes()) == IntArrayRef(expected_target), ShapeError, "Expected target size ",
                 shape_to_string(expected_target), ", got ", shape_to_string(target.sizes()));
+    EMBER_CHECK(target.dtype() == kInt64, DTypeError, "expected scalar type Long but found ",
+                scalar_type_name(target.dtype()));
     std::vector<std::int64_t> classes_last = {0};
     for (std::int64_t d = 2; d < input.dim(); ++d) classes_last.push_back(d);
     classes_last.push_back(1);
@@ -186,8 +194,6 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction, 
     }
     return reduction == Reduction::None && !four_d ? ember::view(loss, target.sizes()) : loss;
   }
-  EMBER_CHECK(target.dtype() == kInt64, DTypeError, "expected scalar type Long but found ",
-              scalar_type_name(target.dtype()));
   const bool batched = input.dim() == 2;
   EMBER_CHECK(target.dim() <= 1, ShapeError, "0D or 1D target tensor expected, multi-target not supported");
   const std::int64_t batch = batched ? input.size(0) : 1;

@@ -80,10 +80,10 @@ Tensor view(const Tensor& self, IntArrayRef sizes) {
 Tensor reshape(const Tensor& self, IntArrayRef sizes) {
   EMBER_RECORD_VIEW("reshape", self);
   Tensor out = native::reshape(self, sizes);
-  // PyTorch's reshape is a view when the strides allow it (named ReshapeAliasBackward0 in
-  // PyTorch 1.13, whose names the reference tests use), otherwise a copy (_unsafe_view).
+  // PyTorch's reshape is a view when the strides allow it (ViewBackward0; PyTorch 1.13 named
+  // it ReshapeAliasBackward0), otherwise a copy (_unsafe_view).
   bool is_view = out.storage().get() == self.storage().get();
-  return record_reshape_like(self, out, is_view ? "ReshapeAliasBackward0" : "UnsafeViewBackward0");
+  return record_reshape_like(self, out, is_view ? "ViewBackward0" : "UnsafeViewBackward0");
 }
 
 Tensor unsafe_view(const Tensor& self, IntArrayRef sizes) {
@@ -118,7 +118,7 @@ Tensor flatten(const Tensor& self, std::int64_t start_dim, std::int64_t end_dim)
   EMBER_RECORD_VIEW("flatten", self);
   Tensor out = native::flatten(self, start_dim, end_dim);
   bool is_view = out.storage().get() == self.storage().get();
-  return record_reshape_like(self, out, is_view ? "ReshapeAliasBackward0" : "UnsafeViewBackward0");
+  return record_reshape_like(self, out, is_view ? "ViewBackward0" : "UnsafeViewBackward0");
 }
 
 Tensor transpose(const Tensor& self, std::int64_t dim0, std::int64_t dim1) {

@@ -1,7 +1,7 @@
 // core/box_muller.h — the 16-lane Box–Muller transform behind randn for 16+ elements.
 //
 // PyTorch's x86 CPU build turns 16 uniforms into 16 normals at a time with AVX2 and
-// polynomial approximations of log, sin and cos. core/random.cpp's normal_fill calls this
+// polynomial approximations of log, sin and cos. core/random_tensors.cpp's normal_fill calls this
 // to reproduce those bits exactly (core/box_muller.cpp explains how).
 #pragma once
 

@@ -49,8 +49,11 @@ CrossEntropyRows cross_entropy_rows(const Tensor& logits, const Tensor& target, 
               logits.dim(), "-D");
   EMBER_CHECK(is_floating_point(logits.dtype()), DTypeError, "\"log_softmax_lastdim_kernel_impl\" not implemented for '",
               scalar_type_name(logits.dtype()), "'");
-  EMBER_CHECK(target.dtype() == kInt64, DTypeError, "expected scalar type Long but found ",
-              scalar_type_name(target.dtype()));
+  // Class indices: int64, or uint8 widened (PyTorch 2.x's nll_loss takes both).
+  EMBER_CHECK(target.dtype() == kInt64 || target.dtype() == kUInt8, DTypeError,
+              "expected target dtype to be Long or Byte, but got ", scalar_type_name(target.dtype()));
+  if (target.dtype() == kUInt8)
+    return cross_entropy_rows(logits, to_dtype(target, kInt64), ignore_index, with_grad, mean_over_kept);
   const std::int64_t rows = logits.size(0), classes = logits.size(1);
   EMBER_CHECK(target.dim() == 1 && target.size(0) == rows, ShapeError, "Expected input batch_size (", rows,
               ") to match target batch_size (", target.dim() == 1 ? target.size(0) : target.numel(), ").");

@@ -177,21 +177,19 @@ Tensor index_add(const Tensor& self, std::int64_t dim, const Tensor& index, cons
   const std::int64_t source_count = source.dim() == 0 ? 1 : source.size(dim);
   EMBER_CHECK(index.numel() == source_count, ShapeError, "index_add_(): Number of indices (", index.numel(),
               ") should be equal to source.size(dim): (", source_count, "), for dim: ", dim);
-  // PyTorch adds source slices into self slices, broadcasting the source slice; word the
-  // shape errors as that slice add does.
-  if (self.dim() > 0) {
-    Shape self_slice = self.sizes(), source_slice = source.sizes();
-    self_slice.erase(self_slice.begin() + dim);
-    if (source.dim() > 0) source_slice.erase(source_slice.begin() + dim);
-    Shape broadcast = broadcast_shapes(self_slice, source_slice);
-    EMBER_CHECK(broadcast == self_slice, ShapeError, "output with shape ", shape_to_string(self_slice),
-                " doesn't match the broadcast shape ", shape_to_string(broadcast));
-    EMBER_CHECK(source.dim() == self.dim(), ShapeError, "index_add_(): source (", sizes_of(source),
-                ") must have as many dimensions as self (", sizes_of(self), ")");
-  }
+  // The source has self's shape except along dim (PyTorch 2.x; 1.13 broadcast each source
+  // slice into self's, so a [2, 1] source could add into [3, 4]).
+  bool same_shape_off_dim = source.dim() == self.dim();
+  for (std::int64_t d = 0; same_shape_off_dim && d < self.dim(); ++d)
+    same_shape_off_dim = d == dim || source.size(d) == self.size(d);
+  EMBER_CHECK(same_shape_off_dim, ShapeError,
+              "source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = ",
+              shape_to_string(self.sizes()), " source.shape = ", shape_to_string(source.sizes()));
   Tensor index_cpu = index_as_int64(index);
   const std::int64_t self_size = self.dim() == 0 ? 1 : self.size(dim);
-  check_index_range(index_cpu, self_size, [](std::int64_t) { return std::string("index out of range in self"); });
+  check_index_range(index_cpu, self_size, [&](std::int64_t value) {
+    return make_message("index ", value, " is out of bounds for dimension ", dim, " with size ", self_size);
+  });
   // bfloat16/float16: the adds accumulate in float32 and round once, as PyTorch's CPU
   // index_add_ does (measured: not one rounding per addition).
   if (is_reduced_floating_point(self.dtype()))
@@ -223,13 +221,15 @@ Tensor index_add(const Tensor& self, std::int64_t dim, const Tensor& index, cons
 Tensor gather(const Tensor& self, std::int64_t dim, const Tensor& index) {
   check_same_device(self, index);
   dim = wrap_dim(dim, self.dim());
-  EMBER_CHECK(index.dtype() == DType::Int64, DTypeError, "gather(): Expected dtype int64 for index");
+  // int32 indices too (PyTorch 2.x; 1.13 took int64 only).
+  EMBER_CHECK(index.dtype() == DType::Int64 || index.dtype() == DType::Int32, DTypeError,
+              "gather(): Expected dtype int32/int64 for index");
   EMBER_CHECK(index.dim() == self.dim() || (self.dim() <= 1 && index.dim() <= 1), ShapeError,
               "Index tensor must have the same number of dimensions as input tensor");
   const bool same_rank = index.dim() == self.dim();
   for (std::int64_t d = 0; same_rank && d < index.dim(); ++d) {
     EMBER_CHECK(d == dim || index.size(d) <= self.size(d), ShapeError, "Size does not match at dimension ", d,
-                " expected index ", sizes_of(index), " to be smaller than self ", sizes_of(self),
+                " expected index ", sizes_of(index), " to be no larger than self ", sizes_of(self),
                 " apart from dimension ", dim);
   }
   const std::int64_t self_size = self.dim() == 0 ? 1 : self.size(dim);
@@ -261,7 +261,9 @@ Tensor scatter_add(const Tensor& self, std::int64_t dim, const Tensor& index, co
   check_same_device(self, index);
   check_same_device(self, source);
   dim = wrap_dim(dim, self.dim());
-  EMBER_CHECK(index.dtype() == DType::Int64, DTypeError, "scatter(): Expected dtype int64 for index");
+  // int32 indices too (PyTorch 2.x; 1.13 took int64 only).
+  EMBER_CHECK(index.dtype() == DType::Int64 || index.dtype() == DType::Int32, DTypeError,
+              "scatter(): Expected dtype int32/int64 for index");
   EMBER_CHECK(self.dtype() == source.dtype(), DTypeError, "scatter(): Expected self.dtype to be equal to src.dtype");
   EMBER_CHECK(index.dim() == self.dim() || (self.dim() <= 1 && index.dim() <= 1), ShapeError,
               "Index tensor must have the same number of dimensions as self tensor");
@@ -271,8 +273,8 @@ Tensor scatter_add(const Tensor& self, std::int64_t dim, const Tensor& index, co
   for (std::int64_t d = 0; same_rank && d < index.dim(); ++d) {
     bool fits_self = d == dim || index.size(d) <= self.size(d);
     EMBER_CHECK(fits_self && index.size(d) <= source.size(d), ShapeError, "Expected index ", sizes_of(index),
-                " to be smaller than self ", sizes_of(self), " apart from dimension ", dim,
-                " and to be smaller size than src ", sizes_of(source));
+                " to be no larger than self ", sizes_of(self), " apart from dimension ", dim,
+                " and to be no larger size than src ", sizes_of(source));
   }
   const std::int64_t self_size = self.dim() == 0 ? 1 : self.size(dim);
   Tensor index_cpu = index_as_int64(index);
@@ -311,7 +313,8 @@ Tensor scatter_add(const Tensor& self, std::int64_t dim, const Tensor& index, co
 // ------------------------------------------------------------------ one_hot
 
 Tensor one_hot(const Tensor& self, std::int64_t num_classes) {
-  EMBER_CHECK(self.dtype() == DType::Int64, DTypeError, "one_hot is only applicable to index tensor.");
+  EMBER_CHECK(self.dtype() == DType::Int64, DTypeError,
+              "one_hot is only applicable to index tensor of type LongTensor.");
   Shape out_sizes = self.sizes();
   if (self.numel() == 0) {
     EMBER_CHECK(num_classes > 0, ValueError, "Can not infer total number of classes from empty tensor.");

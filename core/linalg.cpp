@@ -9,9 +9,11 @@
 // torch.matmul's dispatch on the operands' dims (reproduced in matmul below):
 //   1-D · 1-D  -> dot product, a 0-d tensor
 //   2-D · 1-D  -> matrix-vector, 2-D · 2-D -> mm, 1-D · 2-D -> [1, k] · B, then squeezed
-//   N-D · 1-D/2-D -> the leading dims of A are folded into its rows, one big mm
+//   N-D · 1-D/2-D -> the leading dims of A are folded into its rows, one big mm (when that
+//                  is a view, or the smaller operand requires grad: matmul_should_fold)
 //   otherwise   -> batched: leading ("batch") dims broadcast, then bmm per batch element
-// The error messages are PyTorch 1.13's, including the ones its folding produces.
+// The error messages are PyTorch 2.x's (measured on 2.15), including the ones its folding
+// produces.
 #include <ember/core/backend.h>
 #include <ember/core/native.h>
 #include <ember/core/profiler.h>
@@ -31,7 +33,28 @@ void check_not_bool(const Tensor& a, const char* kernel_name) {
   EMBER_CHECK(a.dtype() != DType::Bool, DTypeError, "\"", kernel_name, "\" not implemented for 'Bool'");
 }
 
-// mm / bmm / mv: both operands must share a dtype (no promotion, as in PyTorch).
+// The element type's C++ name, as PyTorch's mm message writes it (c10's TypeMeta names).
+const char* cpp_type_name(DType dtype) {
+  switch (dtype) {
+    case DType::Bool: return "bool";
+    case DType::UInt8: return "unsigned char";
+    case DType::Int32: return "int";
+    case DType::Int64: return "long int";
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+    case DType::Float16: return "c10::Half";
+    case DType::BFloat16: return "c10::BFloat16";
+  }
+  return "?";
+}
+
+// mm (and matmul's matrix products): both operands share a dtype, no promotion.
+void check_mm_dtypes(const Tensor& a, const Tensor& b) {
+  EMBER_CHECK(a.dtype() == b.dtype(), DTypeError, "expected m1 and m2 to have the same dtype, but got: ",
+              cpp_type_name(a.dtype()), " != ", cpp_type_name(b.dtype()));
+}
+
+// bmm: both operands must share a dtype (no promotion, as in PyTorch).
 void check_same_dtype(const Tensor& a, const Tensor& b) {
   EMBER_CHECK(a.dtype() == b.dtype(), DTypeError, "expected scalar type ", scalar_type_name(a.dtype()),
               " but found ", scalar_type_name(b.dtype()));
@@ -142,37 +165,23 @@ Tensor dot(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-// mv(a, v) for 2-D a and 1-D v: an m x k matrix times a k x 1 column -> [m].
+// mv(a, v) for 2-D a and 1-D v: an m x k matrix times a k x 1 column -> [m]. PyTorch runs
+// it as addmv into a result of v's dtype, which its messages call "input".
 Tensor mv(const Tensor& a, const Tensor& v) {
-  check_same_dtype(a, v);
+  EMBER_CHECK(a.size(1) == v.size(0), ShapeError, "size mismatch, got input (", a.size(0), "), mat (",
+              matrix_shape(a.size(0), a.size(1)), "), vec (", v.size(0), ")");
+  EMBER_CHECK(a.dtype() == v.dtype(), DTypeError, "addmv input tensors must have the same dtype, but got ",
+              scalar_type_name(v.dtype()), ", ", scalar_type_name(a.dtype()), ", and ", scalar_type_name(v.dtype()));
   check_not_bool(a, "addmv_impl_cpu");
-  EMBER_CHECK(a.size(1) == v.size(0), ShapeError, "size mismatch, got ", a.size(0), ", ",
-              matrix_shape(a.size(0), a.size(1)), ",", v.size(0));
   Tensor out = empty({a.size(0)}, a.options());
   run_gemm({&a, -1, 0, 1}, {&v, -1, 0, -1}, {&out, -1, 0, -1}, 1, a.size(0), 1, a.size(1), 0.0, 1.0);
   return out;
 }
 
-void check_mm_shapes(const Tensor& a, const Tensor& b) {
-  EMBER_CHECK(a.size(1) == b.size(0), ShapeError, "mat1 and mat2 shapes cannot be multiplied (",
+// `op` names the op in the message ("mm", "addmm"), as PyTorch 2.x does.
+void check_mm_shapes(const Tensor& a, const Tensor& b, const char* op) {
+  EMBER_CHECK(a.size(1) == b.size(0), ShapeError, op, ": mat1 and mat2 shapes cannot be multiplied (",
               matrix_shape(a.size(0), a.size(1)), " and ", matrix_shape(b.size(0), b.size(1)), ")");
-}
-
-// Shapes as PyTorch's folding sees them when a 1-D/2-D tensor multiplies an N-D one
-// (N >= 3): it computes (b^T folded to rows) · a^T. We compute the result the batched
-// way, but word shape errors as that fold does so they match PyTorch's text.
-void check_folded_transposed_shapes(const Tensor& a, const Tensor& b) {
-  std::int64_t k = a.size(-1);
-  std::int64_t b_rows = b.size(-2);
-  if (k == b_rows) return;
-  std::int64_t folded_rows = 1;  // batch * p: every dim of b except its rows
-  for (std::int64_t d = 0; d < b.dim(); ++d)
-    if (d != b.dim() - 2) folded_rows *= b.size(d);
-  if (a.dim() == 1) {
-    throw ShapeError(make_message("size mismatch, got ", folded_rows, ", ", matrix_shape(folded_rows, b_rows), ",", k));
-  }
-  throw ShapeError(make_message("mat1 and mat2 shapes cannot be multiplied (", matrix_shape(folded_rows, b_rows),
-                                " and ", matrix_shape(k, a.size(0)), ")"));
 }
 
 // The batch dims of a batched matmul (a, b broadcast to one batch shape, out dense), merged
@@ -298,10 +307,10 @@ Tensor matmul_batched(const Tensor& a_in, const Tensor& b_in) {
 
 Tensor mm(const Tensor& a, const Tensor& b) {
   check_same_device(a, b);
-  EMBER_CHECK(a.dim() == 2, ShapeError, "self must be a matrix");
-  EMBER_CHECK(b.dim() == 2, ShapeError, "mat2 must be a matrix");
-  check_mm_shapes(a, b);
-  check_same_dtype(a, b);
+  EMBER_CHECK(a.dim() == 2, ShapeError, "mm: self must be a matrix, got ", a.dim(), "-D tensor");
+  EMBER_CHECK(b.dim() == 2, ShapeError, "mm: mat2 must be a matrix, got ", b.dim(), "-D tensor");
+  check_mm_shapes(a, b, "mm");
+  check_mm_dtypes(a, b);
   check_not_bool(a, "addmm_impl_cpu_");
   profiler::add_flops(2.0 * static_cast<double>(a.size(0)) * static_cast<double>(a.size(1)) * static_cast<double>(b.size(1)));
   return mm_unchecked(a, b);
@@ -324,15 +333,19 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, Scalar beta, Scalar alpha) {
   check_same_device(a, b);
   check_same_device(bias, a);
-  EMBER_CHECK(a.dim() == 2, ShapeError, "mat1 must be a matrix, got ", a.dim(), "-D tensor");
-  EMBER_CHECK(b.dim() == 2, ShapeError, "mat2 must be a matrix, got ", b.dim(), "-D tensor");
-  check_mm_shapes(a, b);
-  EMBER_CHECK(bias.dtype() == a.dtype() && a.dtype() == b.dtype(), DTypeError,
-              "self and mat2 must have the same dtype");
-  check_not_bool(a, "addmm_impl_cpu_");
+  // PyTorch's order: the dtypes (bias against mat2, then mat1 against mat2), the dims, the
+  // shapes, the bias's broadcast, the kernel. Its message calls mat1 "self" in the dim check.
+  EMBER_CHECK(bias.dtype() == b.dtype(), DTypeError, "self and mat2 must have the same dtype, but got ",
+              scalar_type_name(bias.dtype()), " and ", scalar_type_name(b.dtype()));
+  EMBER_CHECK(a.dtype() == b.dtype(), DTypeError, "mat1 and mat2 must have the same dtype, but got ",
+              scalar_type_name(a.dtype()), " and ", scalar_type_name(b.dtype()));
+  EMBER_CHECK(a.dim() == 2, ShapeError, "addmm: self must be a matrix, got ", a.dim(), "-D tensor");
+  EMBER_CHECK(b.dim() == 2, ShapeError, "addmm: mat2 must be a matrix, got ", b.dim(), "-D tensor");
+  check_mm_shapes(a, b, "addmm");
   std::int64_t m = a.size(0), n = b.size(1);
   profiler::add_flops(2.0 * static_cast<double>(m) * static_cast<double>(a.size(1)) * static_cast<double>(n));
   Tensor bias_full = expand(bias, {m, n});  // checks the broadcast with PyTorch's message
+  check_not_bool(a, "addmm_impl_cpu_");
   // beta == 0 ignores the bias entirely (even NaNs in it), as PyTorch does. Otherwise a
   // backend whose GEMM epilogue reads the bias (CUDA) gets the broadcast view itself —
   // stride 0 along the rows, so the bias vector is read in place and never copied into
@@ -353,6 +366,32 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, Scalar beta, 
   return out;
 }
 
+// PyTorch's (2.x) rule for folding the batch dims of the larger operand (>= 3-D, beside a
+// matrix or a vector) into the rows of one mm or mv instead of one bmm: fold when the smaller
+// operand requires grad (its gradient is then one product, not a batch of products summed
+// over the broadcast batch: a copy now saves memory in the backward), otherwise only when
+// the fold is a free view (the batch dims are contiguous with each other) and the first
+// operand is not a matrix (matrix @ batch would need its result transposed and copied).
+// PyTorch 1.13 folded whenever the larger operand was not a transposed 3-D tensor.
+bool matmul_should_fold(const Tensor& a, const Tensor& b) {
+  const bool a_larger = a.dim() >= b.dim();
+  const Tensor& larger = a_larger ? a : b;
+  const Tensor& smaller = a_larger ? b : a;
+  if (larger.dim() < 3 || smaller.dim() > 2) return false;
+  if (smaller.requires_grad()) return true;
+  if (a.dim() == 2) return false;
+  if (larger.numel() == 0) return true;
+  // The larger operand as the left one: b's last two dims swap when b is the larger.
+  Shape sizes = larger.sizes(), strides = larger.strides();
+  if (!a_larger) {
+    std::swap(sizes[sizes.size() - 1], sizes[sizes.size() - 2]);
+    std::swap(strides[strides.size() - 1], strides[strides.size() - 2]);
+  }
+  for (std::size_t i = 0; i + 2 < sizes.size(); ++i)
+    if (strides[i] != strides[i + 1] * sizes[i + 1]) return false;
+  return true;
+}
+
 bool matmul_batch_is_one_stride(const Tensor& a, const Tensor& b) {
   auto [a_full, b_full] = broadcast_batch(a, b);
   Shape out_full(a_full.sizes().begin(), a_full.sizes().end() - 2);
@@ -369,21 +408,22 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (dim_a == 2 && dim_b == 1) return mv(a, b);
   if (dim_a == 1 && dim_b == 2) {
     Tensor row = unsqueeze(a, 0);
-    check_mm_shapes(row, b);
-    check_same_dtype(a, b);
+    check_mm_shapes(row, b, "mm");
+    check_mm_dtypes(a, b);
     check_not_bool(a, "addmm_impl_cpu_");
     return squeeze(mm_unchecked(row, b), 0);
   }
   if (dim_a == 2 && dim_b == 2) return mm(a, b);
-  if (dim_a >= 3 && dim_b <= 2) {
+  if (matmul_should_fold(a, b) && dim_a >= 3) {
     // Fold A's leading dims into rows: [..., n, k] -> [(...) * n, k], one mm, unfold.
+    // (A batch on the right folds only when the smaller operand requires grad, which the
+    // autograd matmul handles; here it runs as the bmm it computes the same values as.)
     Shape leading(a.sizes().begin(), a.sizes().end() - 1);
     Tensor folded = reshape(a, {compute_numel(leading), a.size(-1)});  // explicit rows: k may be 0
     Tensor product = dim_b == 1 ? mv(folded, b) : mm(folded, b);
     if (dim_b == 2) leading.push_back(b.size(1));
     return view(product, leading);
   }
-  if (dim_a <= 2) check_folded_transposed_shapes(a, b);  // 1-D/2-D times N-D
   check_same_dtype(a, b);
   check_not_bool(a, "bmm");
   return matmul_batched(a, b);

@@ -134,6 +134,9 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // dims of both operands merge into one strided batch (then bmm on 3-D views reads them
 // without a copy); when not, matmul runs one strided-batch GEMM per outer index instead.
 bool matmul_batch_is_one_stride(const Tensor& a, const Tensor& b);
+// torch.matmul's (2.x) choice for a >= 3-D operand beside a matrix or a vector: fold the
+// larger one's batch dims into the rows of one mm/mv (true), or run one bmm (false).
+bool matmul_should_fold(const Tensor& a, const Tensor& b);
 
 // ----------------------------------------------------------------- indexing (indexing.cpp)
 Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim);

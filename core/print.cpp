@@ -62,10 +62,9 @@ class HostView {
 };
 
 // The indices of a dim of `size` that are shown: all, or the first and last `edgeitems`.
-// (With edgeitems = 0 PyTorch's last-dim slice self[-0:] is the whole row: kept as is.)
-std::vector<std::int64_t> shown_indices(std::int64_t size, bool summarize, int edgeitems, bool last_dim) {
+std::vector<std::int64_t> shown_indices(std::int64_t size, bool summarize, int edgeitems) {
   std::vector<std::int64_t> indices;
-  if (summarize && size > 2 * edgeitems && !(edgeitems == 0 && last_dim)) {
+  if (summarize && size > 2 * edgeitems) {
     for (std::int64_t i = 0; i < edgeitems; ++i) indices.push_back(i);
     for (std::int64_t i = size - edgeitems; i < size; ++i) indices.push_back(i);
   } else {
@@ -82,7 +81,7 @@ void collect_shown(const HostView& view, std::int64_t dim, std::int64_t offset, 
     out.push_back(view.at(offset));
     return;
   }
-  for (std::int64_t i : shown_indices(t.size(dim), summarize, print_options.edgeitems, dim + 1 == t.dim())) {
+  for (std::int64_t i : shown_indices(t.size(dim), summarize, print_options.edgeitems)) {
     collect_shown(view, dim + 1, offset + i * t.stride(dim), summarize, out);
   }
 }
@@ -125,10 +124,12 @@ class Formatter {
           max_abs = std::max(max_abs, std::fabs(value));
           if (value != std::ceil(value)) int_mode_ = false;
         }
-        // Scientific when the magnitudes span more than 10^3, or are huge, or (for
-        // non-integers) tiny.
-        const bool wide_range = max_abs / min_abs > 1000.0 || max_abs > 1.0e8;
-        sci_mode_ = int_mode_ ? wide_range : (wide_range || min_abs < 1.0e-4);
+        // Scientific when the magnitudes span more than 10^3, or are huge, or tiny — unless
+        // set_printoptions forced a choice. The width is measured in the style chosen
+        // (PyTorch 2.x; 1.13 measured the automatic style's width, so a forced
+        // `sci_mode=False` printed wide columns: "    0.9991").
+        const bool wide_range = max_abs / min_abs > 1000.0 || max_abs > 1.0e8 || min_abs < 1.0e-4;
+        sci_mode_ = print_options.sci_mode.value_or(wide_range);
         for (double value : finite_nonzero) {
           std::string text = sci_mode_  ? format_double(value, 'e', precision)
                              : int_mode_ ? format_double(value, 'f', 0) + "."  // the "." marks a float
@@ -137,9 +138,6 @@ class Formatter {
         }
       }
     }
-    // A forced choice only changes the style; the width stays what auto mode measured —
-    // which is why §5's `sci_mode=False` output has wide columns: "    0.9991".
-    if (print_options.sci_mode.has_value()) sci_mode_ = *print_options.sci_mode;
   }
 
   int width() const { return max_width_; }
@@ -212,10 +210,7 @@ std::string vector_string(const HostView& view, std::int64_t offset, int indent,
   if (summarize && size > 2 * edgeitems) {
     for (std::int64_t i = 0; i < edgeitems; ++i) data.push_back(formatter.format(view.at(offset + i * stride)));
     data.push_back(" ...");
-    // PyTorch takes the tail as self[-edgeitems:], which for edgeitems = 0 is every element.
-    for (std::int64_t i = edgeitems == 0 ? 0 : size - edgeitems; i < size; ++i) {
-      data.push_back(formatter.format(view.at(offset + i * stride)));
-    }
+    for (std::int64_t i = size - edgeitems; i < size; ++i) data.push_back(formatter.format(view.at(offset + i * stride)));
   } else {
     for (std::int64_t i = 0; i < size; ++i) data.push_back(formatter.format(view.at(offset + i * stride)));
   }
@@ -258,6 +253,8 @@ std::string nested_string(const HostView& view, std::int64_t dim, std::int64_t o
 std::string values_string(const Tensor& tensor, int indent) {
   HostView view(tensor);
   const bool summarize = tensor.numel() > print_options.threshold;
+  // Summarised with no edge items, every dim collapses to "..." (to_string adds size=).
+  if (summarize && print_options.edgeitems == 0 && tensor.dim() > 0) return "[...]";
   std::vector<Element> shown;
   collect_shown(view, 0, 0, summarize, shown);  // offsets count from data_ptr()
   Formatter formatter(tensor.dtype(), shown);
@@ -319,6 +316,8 @@ std::string to_string(const Tensor& tensor) {
     if (dtype != default_float_dtype()) suffixes.push_back("dtype=torch." + dtype_name(dtype));
     body = "[]";
   } else {
+    // edgeitems = 0 may hide every value, so the shape is always shown then.
+    if (print_options.edgeitems == 0) suffixes.push_back("size=" + tuple_string(tensor.sizes()));
     if (!has_default_dtype) suffixes.push_back("dtype=torch." + dtype_name(dtype));
     body = values_string(tensor, indent);
   }

@@ -37,6 +37,7 @@ Adam::Adam(std::vector<ParamGroup> groups, AdamOptions defaults)
 Adam::Adam(std::vector<ParamGroup> groups, AdamOptions defaults, bool decoupled, double default_weight_decay)
     : Optimizer(groups), decoupled_weight_decay_(decoupled) {
   if (!defaults.weight_decay) defaults.weight_decay = default_weight_decay;
+  if (decoupled) defaults.decoupled_weight_decay = true;
   check_options(defaults);
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const ParamGroup& group = groups[g];
@@ -73,6 +74,7 @@ StateDict Adam::hyperparameters(std::size_t group_index) const {
   group.insert("weight_decay", hyperparameter_tensor(*options.weight_decay));
   group.insert("amsgrad", hyperparameter_tensor(options.amsgrad));
   group.insert("maximize", hyperparameter_tensor(options.maximize));
+  group.insert("decoupled_weight_decay", hyperparameter_tensor(options.decoupled_weight_decay));
   return group;
 }
 
@@ -84,6 +86,9 @@ void Adam::load_hyperparameters(std::size_t group_index, GroupReader& group) {
   loaded.weight_decay = group.number("weight_decay");
   loaded.amsgrad = group.flag("amsgrad");
   loaded.maximize = group.flag("maximize");
+  // Saved by PyTorch 2.x (an AdamW group loaded into Adam decays decoupled, as there);
+  // files from PyTorch 1.13 and older ember lack it and keep this optimizer's own.
+  loaded.decoupled_weight_decay = group.flag_or("decoupled_weight_decay", groups_[group_index].decoupled_weight_decay);
   if (group.accept(loaded, check_options)) groups_[group_index] = loaded;
 }
 
@@ -117,7 +122,7 @@ void Adam::update(const AdamOptions& o, std::size_t i) {
 
   step_count.add_(1);
   if (weight_decay != 0.0) {
-    if (decoupled_weight_decay_) {
+    if (o.decoupled_weight_decay) {
       parameter.mul_(1.0 - o.lr * weight_decay);  // AdamW: decay the weights directly
     } else {
       gradient = gradient.add(parameter, weight_decay);  // Adam: L2 term in the gradient

@@ -2,7 +2,8 @@
 //
 // Adam keeps, per parameter, running averages of the gradient (exp_avg, m) and of its
 // square (exp_avg_sq, v), and a step count t. PyTorch's update, exactly:
-//   g = grad (+ weight_decay * p for Adam; AdamW instead shrinks p *= 1 - lr * weight_decay)
+//   g = grad (+ weight_decay * p for Adam; AdamW, or Adam with decoupled_weight_decay,
+//            instead shrinks p *= 1 - lr * weight_decay)
 //   m = beta1 * m + (1 - beta1) * g
 //   v = beta2 * v + (1 - beta2) * g * g
 //   p = p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
@@ -30,6 +31,8 @@ struct AdamOptions {
   std::optional<double> weight_decay = std::nullopt;
   bool amsgrad = false;  // use the running maximum of v (max_exp_avg_sq) in the denominator
   bool maximize = false;
+  // AdamW's decay (PyTorch 2.x's Adam option of the same name; AdamW always sets it).
+  bool decoupled_weight_decay = false;
 };
 
 class Adam : public Optimizer {
@@ -54,7 +57,8 @@ class Adam : public Optimizer {
   const AdamOptions& options(std::size_t group = 0) const { return groups_[checked_group(group)]; }
 
  protected:
-  // decoupled = true is AdamW; an unset weight_decay becomes `default_weight_decay`.
+  // decoupled = true is AdamW (every group decays decoupled); an unset weight_decay becomes
+  // `default_weight_decay`.
   Adam(std::vector<ParamGroup> groups, AdamOptions defaults, bool decoupled, double default_weight_decay);
 
   std::vector<StateSlot> state_slots(std::size_t group) const override;
@@ -67,7 +71,7 @@ class Adam : public Optimizer {
   void update(const AdamOptions& options, std::size_t index);
 
   std::vector<AdamOptions> groups_;  // one per parameter group, all fields resolved
-  bool decoupled_weight_decay_ = false;
+  bool decoupled_weight_decay_ = false;  // the class is AdamW
 };
 
 class AdamW : public Adam {

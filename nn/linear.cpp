@@ -27,19 +27,18 @@ Tensor functional::linear(const Tensor& input, const Tensor& weight, const Tenso
   // feature dim to multiply).
   EMBER_CHECK(input.dim() != 0 && weight.dim() != 0, ShapeError, "both arguments to linear need to be at least 1D, but they are ",
               input.dim(), "D and ", weight.dim(), "D");
-  if (weight.dim() == 2) {
-    const std::int64_t in_features = weight.size(1), out_features = weight.size(0);
-    EMBER_CHECK(input.size(-1) == in_features, ShapeError, "mat1 and mat2 shapes cannot be multiplied (",
-                input.dim() >= 2 ? input.numel() / std::max<std::int64_t>(input.size(-1), 1) : 1, "x",
-                input.size(-1), " and ", in_features, "x", out_features, ")");
-  }
-  // 2-D input: bias + input @ weight^T in one fused addmm, PyTorch's fast path.
+  // 2-D input: bias + input @ weight^T in one fused addmm, PyTorch's fast path. Any other
+  // contiguous input with a 1-D bias is viewed as rows (its leading dims folded), one addmm,
+  // viewed back: PyTorch 2.x's at::linear (its graph ends in UnsafeViewBackward0; 1.13 did
+  // this for 3-D inputs only). Shape errors are addmm's ("addmm: mat1 and mat2 shapes ...").
   if (input.dim() == 2 && bias.defined()) return ember::addmm(bias, input, weight.t());
-  // A contiguous [B, T, in] is [B·T, in] without a copy: the same one addmm over all B·T
-  // rows, viewed back (PyTorch folds it the same way; its graph ends in UnsafeViewBackward0).
-  if (input.dim() == 3 && weight.dim() == 2 && bias.defined() && input.is_contiguous()) {
-    Tensor rows = ember::view(input, {input.size(0) * input.size(1), input.size(2)});
-    return ember::unsafe_view(ember::addmm(bias, rows, weight.t()), {input.size(0), input.size(1), weight.size(0)});
+  if (bias.defined() && bias.dim() == 1 && input.is_contiguous()) {
+    Shape out_sizes(input.sizes().begin(), input.sizes().end() - 1);
+    std::int64_t rows = 1;
+    for (std::int64_t size : out_sizes) rows *= size;
+    Tensor product = ember::addmm(bias, ember::view(input, {rows, input.size(-1)}), weight.t());
+    out_sizes.push_back(product.size(1));
+    return ember::unsafe_view(product, out_sizes);
   }
   // Otherwise matmul folds the leading dims into the GEMM's rows (a view when they merge).
   Tensor output = ember::matmul(input, weight.t());

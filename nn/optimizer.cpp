@@ -90,6 +90,14 @@ bool GroupReader::flag(const std::string& name) {
   return value->item<bool>();
 }
 
+bool GroupReader::flag_or(const std::string& name, bool fallback) {
+  if (group_.find(name) == nullptr) {
+    read_.push_back(name);
+    return fallback;
+  }
+  return flag(name);
+}
+
 std::pair<double, double> GroupReader::pair(const std::string& name) {
   const Tensor* value = find(name);
   if (value == nullptr) return {0.0, 0.0};

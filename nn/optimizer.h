@@ -75,6 +75,8 @@ class GroupReader {
   GroupReader(const StateDict& group, std::string key_prefix);
   double number(const std::string& name);                   // a 0-d real number
   bool flag(const std::string& name);                       // a 0-d bool
+  // A 0-d bool that older files lack (one PyTorch added later): `fallback` when absent.
+  bool flag_or(const std::string& name, bool fallback);
   std::pair<double, double> pair(const std::string& name);  // two real numbers (betas)
   // A value the optimizer rejects (its constructor's message).
   void reject(const std::string& problem) { problems_.push_back(problem); }

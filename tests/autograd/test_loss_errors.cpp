@@ -1,6 +1,6 @@
 // tests/autograd/test_loss_errors.cpp — the losses' argument checks, with PyTorch's messages,
 // and their behaviour on edge inputs (everything ignored, 1-D input, 0-d target).
-// Messages are PyTorch 1.13's (what `F.nll_loss(...)` etc. raise for the same inputs).
+// Messages are PyTorch 2.15's (what `F.nll_loss(...)` etc. raise for the same inputs).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -16,13 +16,22 @@ TEST_CASE("nll_loss checks its target", "[autograd][losses][errors]") {
   REQUIRE_THROWS_WITH(ember::nll_loss(logp, ember::tensor({3, 0})), "Target 3 is out of bounds.");
   REQUIRE_THROWS_WITH(ember::nll_loss(logp, ember::tensor({-1, 0})), "Target -1 is out of bounds.");
   REQUIRE_THROWS_AS(ember::nll_loss(logp, ember::tensor({1.0, 0.0})), ember::DTypeError);
-  REQUIRE_THROWS_WITH(ember::nll_loss(logp, ember::tensor({1.0, 0.0})), "expected scalar type Long but found Float");
+  REQUIRE_THROWS_WITH(ember::nll_loss(logp, ember::tensor({1.0, 0.0})),
+                      "expected target dtype to be Long or Byte, but got Float");
+  REQUIRE_THROWS_WITH(ember::nll_loss(logp, ember::tensor({1, 0}, ember::kInt32)),
+                      "expected target dtype to be Long or Byte, but got Int");
+  // uint8 class indices are taken (PyTorch 2.x), except by the [N, C, d...] form (nll_loss2d).
+  REQUIRE(ember::nll_loss(logp, ember::tensor({1, 0}, ember::kUInt8)).equal(ember::nll_loss(logp, ember::tensor({1, 0}))));
+  REQUIRE(ember::cross_entropy(logp, ember::tensor({2, 0}, ember::kUInt8))
+              .equal(ember::cross_entropy(logp, ember::tensor({2, 0}))));
+  REQUIRE_THROWS_WITH(ember::nll_loss(ember::zeros({2, 3, 4}), ember::zeros({2, 4}, ember::kUInt8)),
+                      "expected scalar type Long but found Byte");
   REQUIRE_THROWS_AS(ember::nll_loss(logp, ember::tensor({1, 0, 2})), ember::ShapeError);
   REQUIRE_THROWS_WITH(ember::nll_loss(logp, ember::tensor({1, 0, 2})),
                       "Expected input batch_size (2) to match target batch_size (3).");
   REQUIRE_THROWS_WITH(ember::nll_loss(ember::zeros({2, 3, 4}), ember::zeros({2, 3}, ember::kInt64)),
                       "Expected target size [2, 4], got [2, 3]");
-  REQUIRE_THROWS_WITH(ember::nll_loss(ember::zeros({}), ember::tensor(0)), "input tensor should be 1D or 2D");
+  REQUIRE_THROWS_WITH(ember::nll_loss(ember::zeros({}), ember::tensor(0)), "Expected 1 or more dimensions (got 0)");
 }
 
 TEST_CASE("nll_loss with every target ignored is nan under mean, 0 under sum", "[autograd][losses]") {

@@ -56,9 +56,6 @@ inline const std::vector<KnownFailure>& known_failures() {
         {"matmul uint8 *", emulated_cpu, "the same through matmul"},
         {"matmul int32 *", emulated_cpu, "the same through matmul"},
         {"matmul int64 *", emulated_cpu, "the same through matmul"},
-        // ---------------------------------------------------------------- error wording
-        {"mm * 0-d {}", cpu, "ember: \"self must be a matrix\"; PyTorch: \"mm: self must be a matrix, got 0-D tensor\""},
-        {"mm * 0-d {}", emulated, "the same wording"},
     };
     for (const char* op : {"softmax", "log_softmax"})
       for (const char* dtype : {"bool", "uint8", "int32", "int64"})

@@ -1,6 +1,6 @@
 // tests/core/test_random.cpp — ember's RNG against PyTorch's CPU generator, bit for bit.
 //
-// tests/reference/gen_random.py recorded each "recipe" with torch 1.13; here each recipe is
+// tests/reference/gen_random.py recorded each "recipe" with torch 2.15; here each recipe is
 // replayed with ember's functions and every value is compared by its bits (not within a
 // tolerance): initialisation, dropout and shuffling only match PyTorch if the streams do.
 #include <catch2/catch.hpp>

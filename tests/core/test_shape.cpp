@@ -1,5 +1,5 @@
 // tests/core/test_shape.cpp — shape arithmetic, dims, devices and dtype tables.
-// Expected messages are the ones torch 1.13 prints for the same mistakes.
+// Expected messages are the ones torch 2.15 prints for the same mistakes (1.13 printed the same).
 #include <catch2/catch.hpp>
 
 #include <ember/core/device.h>

@@ -4,7 +4,7 @@
 //
 // The messages are PyTorch's: data_ptr<int64_t>() on a float tensor is libtorch's
 // "expected scalar type Long but found Float"; item() and x[i] word their errors as
-// `x.item()` and `x[5]` do in Python 1.13.
+// `x.item()` and `x[5]` do in Python (PyTorch 2.15, as 1.13).
 #include <catch2/catch.hpp>
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // tests/distributed/test_distributed_sampler.cpp — DistributedSampler vs PyTorch's index lists.
 //
 // tests/reference/gen_distributed_sampler.py records, for each case, every rank's indices
-// for epochs 0..2 from torch.utils.data.distributed.DistributedSampler (torch 1.13).
+// for epochs 0..2 from torch.utils.data.distributed.DistributedSampler (torch 2.15).
 #include <catch2/catch.hpp>
 
 #include <ember/ember.h>

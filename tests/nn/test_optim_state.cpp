@@ -102,6 +102,44 @@ TEST_CASE("AdamW decays by 1e-2 unless told otherwise, as PyTorch", "[nn][optim]
   REQUIRE_THROWS_WITH((optim::AdamW(start_params(), {.weight_decay = -0.5})), "Invalid weight_decay value: -0.5");
 }
 
+TEST_CASE("Adam with decoupled_weight_decay is AdamW, and an AdamW state_dict carries it into Adam", "[nn][optim]") {
+  // PyTorch 2.x: torch.optim.Adam(params, decoupled_weight_decay=True) takes AdamW's steps,
+  // and the flag is a param_groups entry, so loading AdamW's state_dict into an Adam
+  // continues AdamW's run.
+  auto a = start_params(), b = start_params();
+  optim::Adam decoupled(a, {.lr = 0.05, .weight_decay = 0.1, .decoupled_weight_decay = true});
+  optim::AdamW adamw(b, {.lr = 0.05, .weight_decay = 0.1});
+  REQUIRE(decoupled.name() == "Adam");
+  for (int k = 0; k < 3; ++k) {
+    step_once(decoupled, a, k);
+    step_once(adamw, b, k);
+  }
+  REQUIRE(a[0].equal(b[0]));
+  REQUIRE(a[1].equal(b[1]));
+  REQUIRE(decoupled.state_dict().at("param_groups.0.decoupled_weight_decay").item<bool>());
+
+  auto c = start_params(), d = start_params();
+  optim::AdamW saved(c, {.lr = 0.05, .weight_decay = 0.1});
+  step_once(saved, c, 0);
+  for (std::size_t i = 0; i < c.size(); ++i) d[i].detach().copy_(c[i]);
+  optim::Adam loaded(d, {.lr = 0.05, .weight_decay = 0.1});
+  loaded.load_state_dict(saved.state_dict());
+  REQUIRE(loaded.options().decoupled_weight_decay);
+  step_once(saved, c, 1);
+  step_once(loaded, d, 1);
+  REQUIRE(c[0].equal(d[0]));
+
+  // A state_dict written before the flag existed (PyTorch 1.13, older ember) keeps the
+  // optimizer's own rule: Adam's L2 term.
+  auto e = start_params();
+  optim::Adam old_file(e, {.lr = 0.05, .weight_decay = 0.1});
+  old_file.load_state_dict(without(saved.state_dict(), {"param_groups.0.decoupled_weight_decay"}));
+  REQUIRE_FALSE(old_file.options().decoupled_weight_decay);
+  optim::AdamW old_adamw(start_params(), {.lr = 0.05});
+  old_adamw.load_state_dict(without(old_file.state_dict(), {"param_groups.0.decoupled_weight_decay"}));
+  REQUIRE(old_adamw.options().decoupled_weight_decay);
+}
+
 TEST_CASE("optimizer state_dict has PyTorch's state and param_groups layout", "[nn][optim]") {
   const auto& layout = reference()["layout"];
   auto check = [&](const std::string& name, optim::Optimizer& optimizer, std::vector<Tensor>& params) {

@@ -1,7 +1,7 @@
 """tests/reference/cli_reference.py — the PyTorch program `ember train` follows, step for step.
 
 `ember train` promises that, for the same flags, its per-batch losses match this program's
-(run with Debian's PyTorch: /usr/bin/python3). The training loop is the seed tutorial's §7
+(run with PyTorch 2.x: python3; generated with 2.15). The training loop is the seed tutorial's §7
 loop, generalised to the CLI's flags:
 
     torch.manual_seed(seed)
@@ -28,9 +28,9 @@ randperm(n, generator=Generator().manual_seed(seed)) as the validation set and t
 that permuted order, as the training set; its own generator leaves the default one untouched.
 
 Usage:
-    /usr/bin/python3 tests/reference/cli_reference.py --data toy --hidden 30,20 --epochs 3 \
+    python3 tests/reference/cli_reference.py --data toy --hidden 30,20 --epochs 3 \
         --batch-size 2 --lr 0.5 --seed 123 --drop-last      # prints one loss per batch
-    /usr/bin/python3 tests/reference/cli_reference.py --generate   # writes cli_reference.json
+    python3 tests/reference/cli_reference.py --generate   # writes cli_reference.json
     python3 tests/reference/cli_reference.py --generate-missing    # adds new CONFIGS only
 """
 import argparse

@@ -4,7 +4,7 @@ for ember's differentiable ops (tests/autograd/test_formulas.cpp).
 Each case runs one op in PyTorch on fixed inputs (some requiring grad), then backward with a
 fixed upstream gradient, and records: the output, its grad_fn name, and each input's
 gradient. The C++ test replays every case on contiguous and on non-contiguous copies of
-the inputs. Run: /usr/bin/python3 tests/reference/gen_autograd.py
+the inputs. Run with PyTorch 2.x: python3 tests/reference/gen_autograd.py
 """
 import torch
 import torch.nn.functional as F
@@ -190,6 +190,12 @@ case("matmul_3d_1d", matmul, [X, values(4, seed=13).to(f32)]); case("matmul_4d_1
 case("matmul_3d_3d", matmul, [values(2, 2, 3, seed=15).to(f32), B3]); case("matmul_broadcast_batch", matmul, [values(2, 1, 2, 3, seed=16).to(f32), values(3, 3, 2, seed=17).to(f32)])
 case("matmul_permuted", matmul_permuted, [values(2, 4, 3, seed=18).to(f32), values(4, 2, seed=19).to(f32)])
 case("matmul_2d_3d_one_grad", matmul, [A, B3], requires=[False, True])
+# PyTorch 2.x folds only when the smaller operand requires grad, or the fold is a free view and
+# the first operand is not a matrix: these run one bmm (a vector joining as a matrix) or fold.
+case("matmul_2d_3d_left_grad", matmul, [A, B3], requires=[True, False])
+case("matmul_1d_3d_one_grad", matmul, [row, B3], requires=[False, True])
+case("matmul_permuted_1d", matmul_permuted, [values(2, 4, 3, seed=20).to(f32), values(4, seed=21).to(f32)], requires=[True, False])
+case("matmul_permuted_2d_no_grad", matmul_permuted, [values(2, 4, 3, seed=22).to(f32), values(4, 2, seed=23).to(f32)], requires=[True, False])
 # indexing
 case("cat", cat, [A, B], dim=0); case("cat_dim1", cat, [A, col], dim=1); case("stack", stack, [A, B], dim=1)
 case("index_select", index_select, [X], dim=1, index=[2, 0, 2]); case("gather", gather, [A], dim=1, index=[[0, 0], [2, 1]])
@@ -233,7 +239,7 @@ case("amin_ties_dim0", amin, [torch.tensor([[1.0, 2.0, 3.0], [1.0, 2.0, 0.0]])],
 case("max_all_ties", max_all, [torch.tensor([[3.0, 1.0, 3.0], [3.0, -1.0, 0.5]])])  # three-way tie
 case("min_all_ties", min_all, [Tie])
 case("relu_at_zero", relu, [torch.tensor([[-1.0, 0.0, 2.0], [0.0, -0.0, 0.5]])])  # relu'(0) = 0
-case("clamp_at_bounds", clamp, [torch.tensor([[-0.5, 0.0, 0.8], [0.9, -0.6, 0.8]])], min=-0.5, max=0.8)  # bounds pass
+case("clamp_at_bounds", clamp, [torch.tensor([[-0.5, 0.0, 0.8], [0.9, -0.6, 0.8]])], min=-0.5, max=0.8)  # on a bound: no gradient (PyTorch 2.x)
 case("clamp_min_at_bound", clamp, [torch.tensor([[0.0, -1.0, 2.0], [0.0, 0.25, -0.0]])], min=0.0)
 case("clamp_max_at_bound", clamp, [torch.tensor([[1.0, -1.0, 2.0], [1.0, 0.25, 3.0]])], max=1.0)
 case("abs_at_zero", abs_, [torch.tensor([[0.0, -1.0, 2.0], [-0.0, 0.5, -3.0]])])  # abs'(0) = 0

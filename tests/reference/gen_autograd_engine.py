@@ -1,6 +1,6 @@
 """tests/reference/gen_autograd_engine.py — reference values for the engine's behaviour
 (tests/autograd/test_engine.cpp): accumulation, retain_grad, hooks, second derivatives,
-in-place history. Run: /usr/bin/python3 tests/reference/gen_autograd_engine.py
+in-place history. Run with PyTorch 2.x: python3 tests/reference/gen_autograd_engine.py
 """
 import torch
 

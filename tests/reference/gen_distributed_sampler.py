@@ -1,6 +1,6 @@
 """tests/reference/gen_distributed_sampler.py — DistributedSampler index lists from PyTorch.
 
-Run: /usr/bin/python3 tests/reference/gen_distributed_sampler.py  (writes distributed_sampler.json)
+Run with PyTorch 2.x: python3 tests/reference/gen_distributed_sampler.py  (writes distributed_sampler.json)
 num_replicas and rank are passed explicitly, so no process group is needed. Each case
 records every rank's indices for epochs 0, 1 and 2 (set_epoch before iterating).
 """

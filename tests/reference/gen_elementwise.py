@@ -1,6 +1,6 @@
 """tests/reference/gen_elementwise.py — PyTorch reference values for the elementwise ops.
 
-Run with Debian's PyTorch:  /usr/bin/python3 tests/reference/gen_elementwise.py
+Run with PyTorch 2.x (pip's torch; generated with 2.15):  python3 tests/reference/gen_elementwise.py
 Writes elementwise.json, read by tests/core/test_elementwise.cpp and test_copy.cpp.
 
 Each case names a native op, its operands and the expected result. An operand is either a

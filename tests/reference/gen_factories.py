@@ -1,6 +1,6 @@
 """tests/reference/gen_factories.py — torch.tensor / arange / linspace / eye / full values.
 
-Run: /usr/bin/python3 tests/reference/gen_factories.py   (writes factories.json)
+Run with PyTorch 2.x: python3 tests/reference/gen_factories.py   (writes factories.json)
 tests/core/test_factories.cpp rebuilds each case with ember and compares dtype, shape and
 every value's bits.
 """

@@ -1,6 +1,6 @@
 """tests/reference/gen_fused.py — reference values for the fused training ops (issue 8).
 
-Run with Debian's PyTorch: /usr/bin/python3 tests/reference/gen_fused.py  (writes fused.json).
+Run with PyTorch 2.x (pip's torch; generated with 2.15): python3 tests/reference/gen_fused.py  (writes fused.json).
 Covers:
   relu_backward   torch.ops.aten.threshold_backward(grad, result, 0) on plain, NaN/inf/±0,
                   broadcast, transposed, empty, 0-d, float64, int64 and mixed-dtype inputs,

@@ -1,7 +1,7 @@
 """tests/reference/gen_indexing.py — reference results and errors of cat, stack,
 index_select, index_add, gather, scatter_add and one_hot.
 
-Run with Debian's PyTorch:  /usr/bin/python3 tests/reference/gen_indexing.py
+Run with PyTorch 2.x (pip's torch; generated with 2.15):  python3 tests/reference/gen_indexing.py
 Writes indexing.json, read by tests/core/test_indexing.cpp. Each case stores its inputs as
 contiguous JSON tensors; an input flagged "t" reaches the op as that tensor transposed over
 its last two dims (a non-contiguous view), in PyTorch here and in the C++ test alike.
@@ -83,12 +83,11 @@ def build_cases():
                                                                               c.add(values([2, 3]), True)))
     record("index_add", [1], lambda c: c.add(values([2, 3, 2])).index_add(1, c.add(index([1, 1])),
                                                                            c.add(values([2, 2, 2]))))
-    record("index_add", [0], lambda c: c.add(values([3, 4])).index_add(0, c.add(index([2, 0])), c.add(values([2, 1]))))
+    record("index_add", [0], lambda c: c.add(values([3, 4])).index_add(0, c.add(index([2, 0])), c.add(values([4, 2]), True)))
     record("index_add", [0], lambda c: c.add(values([4], torch.int64)).index_add(0, c.add(index([1, 1, 3])),
                                                                                    c.add(values([3], torch.int64))))
     record("index_add", [0], lambda c: c.add(values([3, 2])).index_add(0, c.add(index([], torch.int64)),
                                                                         c.add(values([0, 2]))))
-    record("index_add", [0], lambda c: c.add(torch.tensor(5.)).index_add(0, c.add(index([0])), c.add(values([1]))))
     record("index_add", [0], lambda c: c.add(torch.tensor(5.)).index_add(0, c.add(index(0)), c.add(torch.tensor(2.))))
     # gather
     record("gather", [0], lambda c: c.add(values([3])).gather(0, c.add(index(1))))
@@ -97,6 +96,7 @@ def build_cases():
     record("gather", [1], lambda c: c.add(values([4, 3]), True).gather(1, c.add(index([[3, 0, 0, 1, 2], [1, 1, 1, 1, 1]]))))
     record("gather", [0], lambda c: c.add(values([4, 3, 2])).gather(0, c.add(index([[[3, 0], [1, 2]]]))))
     record("gather", [-1], lambda c: c.add(values([2, 3])).gather(-1, c.add(index([[2, 1], [0, 0]]))))
+    record("gather", [1], lambda c: c.add(values([3, 4])).gather(1, c.add(index([[3, 1], [0, 0], [1, 2]], torch.int32))))
     record("gather", [0], lambda c: c.add(torch.tensor(5.)).gather(0, c.add(index(0))))
     record("gather", [0], lambda c: c.add(values([3, 4])).gather(0, c.add(torch.zeros(0, 2, dtype=torch.int64))))
     # scatter_add
@@ -108,6 +108,8 @@ def build_cases():
         1, c.add(index([[4, 4, 0], [1, 2, 1]])), c.add(values([4, 3]), True)))
     record("scatter_add", [0], lambda c: c.add(values([4, 3, 2])).scatter_add(
         0, c.add(index([[[3, 0], [1, 3]], [[3, 3], [0, 0]]])), c.add(values([2, 2, 2]))))
+    record("scatter_add", [1], lambda c: c.add(values([3, 4])).scatter_add(
+        1, c.add(index([[3, 3], [0, 1], [2, 2]], torch.int32)), c.add(values([3, 2]))))
     record("scatter_add", [0], lambda c: c.add(values([5], torch.int64)).scatter_add(
         0, c.add(index([4, 4, 0])), c.add(values([3], torch.int64))))
     record("scatter_add", [0], lambda c: c.add(values([3, 2])).scatter_add(
@@ -177,7 +179,9 @@ def build_errors():
     three("index_add", 0, x, index([0, 1]), z(2, 4, dtype=torch.float64))
     three("index_add", 0, x, index([[0, 1]]), z(2, 4))
     three("index_add", 0, x, index([0, 1]), z(2, 4, 1))
-    three("gather", 0, x, index([[0]], torch.int32))
+    three("index_add", 0, x, index([0, 1]), z(2, 1))  # PyTorch 1.13 broadcast the source slice; 2.x refuses
+    three("index_add", 0, torch.tensor(5.), index([0]), z(1))
+    three("gather", 0, x, index([[0]], torch.float32))  # int32 indices work since PyTorch 2.x
     three("gather", 0, x, index([0]))
     three("gather", 0, x, index([[3]]))
     three("gather", 0, x, index([[-1]]))
@@ -188,7 +192,7 @@ def build_errors():
     three("scatter_add", 0, x, index([[0, 0]]), z(1, 1))
     three("scatter_add", 0, x, index([[0, 0, 0, 0, 0]]), z(1, 5))
     three("scatter_add", 0, x, index([[0]]), z(1, 1, dtype=torch.float64))
-    three("scatter_add", 0, x, index([[0]], torch.int32), z(1, 1))
+    three("scatter_add", 0, x, index([[0]], torch.float32), z(1, 1))
     three("scatter_add", 0, x, index([[5]]), z(1, 1))
     three("scatter_add", 0, x, index([[-1]]), z(1, 1))
 

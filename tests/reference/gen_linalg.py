@@ -1,6 +1,6 @@
 """tests/reference/gen_linalg.py — reference results and errors of mm, bmm, addmm, matmul.
 
-Run with Debian's PyTorch:  /usr/bin/python3 tests/reference/gen_linalg.py
+Run with PyTorch 2.x (pip's torch; generated with 2.15):  python3 tests/reference/gen_linalg.py
 Writes linalg.json, read by tests/core/test_linalg.cpp. Each case lists its operands as
 contiguous JSON tensors plus a flag per operand: "t" means the stored tensor holds the
 operand with its last two dims swapped, and the test transposes it back (a

@@ -2,7 +2,7 @@
 beyond), where a naive exp() overflows to inf and log(0) gives -inf: PyTorch's values and
 gradients, which ember's stable formulations must reproduce (finite where PyTorch is).
 
-Run with Debian's PyTorch: /usr/bin/python3 tests/reference/gen_loss_stability.py  (writes loss_stability.json).
+Run with PyTorch 2.x (pip's torch; generated with 2.15): python3 tests/reference/gen_loss_stability.py  (writes loss_stability.json).
 """
 import torch
 import torch.nn.functional as F

@@ -2,7 +2,7 @@
 custom module that registers a parameter directly, persistent and non-persistent buffers,
 and children; and what Module.to(dtype) does to parameters, buffers and gradients.
 
-Run with Debian's PyTorch: /usr/bin/python3 tests/reference/gen_module_registry.py  (writes module_registry.json).
+Run with PyTorch 2.x (pip's torch; generated with 2.15): python3 tests/reference/gen_module_registry.py  (writes module_registry.json).
 """
 import torch
 

@@ -1,6 +1,6 @@
 """tests/reference/gen_nn.py — reference values for the nn layer and the data samplers.
 
-Run with Debian's PyTorch: /usr/bin/python3 tests/reference/gen_nn.py  (writes nn.json).
+Run with PyTorch 2.x (pip's torch; generated with 2.15): python3 tests/reference/gen_nn.py  (writes nn.json).
 Covers: Linear's seeded init and forward/backward, nn.init's functions, module reprs,
 load_state_dict's error messages, Dropout's mask, SGD/Adam/AdamW trajectories (gradients
 set by hand so only the optimizer's formulas are tested), and DataLoader shuffle orders.

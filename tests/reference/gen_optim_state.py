@@ -1,6 +1,6 @@
 """tests/reference/gen_optim_state.py — reference values for optimizer defaults and state_dicts.
 
-Run with Debian's PyTorch: /usr/bin/python3 tests/reference/gen_optim_state.py  (writes optim_state.json).
+Run with PyTorch 2.x (pip's torch; generated with 2.15): python3 tests/reference/gen_optim_state.py  (writes optim_state.json).
 Covers: AdamW's default weight_decay (1e-2) and trajectories with it; the param_groups
 PyTorch saves for SGD / Adam / AdamW (ember saves the same names, minus the entries that
 pick a PyTorch implementation: foreach, capturable, differentiable, fused) and the state

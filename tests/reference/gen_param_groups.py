@@ -17,7 +17,7 @@ import torch
 
 from reflib import tensor_json, write
 
-IMPLEMENTATION_KEYS = {"foreach", "capturable", "differentiable", "fused", "decoupled_weight_decay"}
+IMPLEMENTATION_KEYS = {"foreach", "capturable", "differentiable", "fused"}
 
 # Model order: w1 [2, 3], b1 [3], w2 [3, 2], b2 [2].
 start = [torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]), torch.tensor([0.1, -0.2, 0.3]),

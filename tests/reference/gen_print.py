@@ -1,6 +1,6 @@
 """tests/reference/gen_print.py — PyTorch's repr() of many tensors, for ember's printer.
 
-Run: /usr/bin/python3 tests/reference/gen_print.py   (writes print.json)
+Run with PyTorch 2.x: python3 tests/reference/gen_print.py   (writes print.json)
 Each case stores the input tensor, how to view it (transposed or not), autograd flags,
 print options, and the exact string repr() gives; tests/core/test_print.cpp rebuilds the
 tensor in ember and compares ember::to_string with it character for character.

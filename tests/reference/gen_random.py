@@ -1,6 +1,6 @@
 """tests/reference/gen_random.py — reference draws from PyTorch's CPU generator.
 
-Run: /usr/bin/python3 tests/reference/gen_random.py   (writes random.json)
+Run with PyTorch 2.x: python3 tests/reference/gen_random.py   (writes random.json)
 Each case names a recipe that tests/core/test_random.cpp replays with ember's functions;
 the values are compared bit for bit.
 """
@@ -62,7 +62,8 @@ for seed in [9, 123]:
     add("randn_sequence", seed, torch.cat([a, b, c.double(), d.double()]))
 
 for seed in [0, 123, 999]:
-    for low, high in [(0, 10), (-5, 5), (0, 2 ** 40), (3, 4)]:
+    # From a range of 2^28 on, PyTorch 2.x draws 64 bits (1.13: from 2^32): both sides of it.
+    for low, high in [(0, 10), (-5, 5), (0, 2 ** 40), (3, 4), (0, 2 ** 28 - 1), (-7, 2 ** 28 - 7)]:
         add("randint", seed, torch.randint(low, high, (25,), generator=gen(seed)), low=low, high=high)
     for dname, dtype in {"int64": torch.int64, "int32": torch.int32, "uint8": torch.uint8,
                          "float32": torch.float32, "float64": torch.float64, "bool": torch.bool}.items():

@@ -1,6 +1,6 @@
 """tests/reference/gen_reduce.py — PyTorch reference values for the reductions.
 
-Run with Debian's PyTorch:  /usr/bin/python3 tests/reference/gen_reduce.py
+Run with PyTorch 2.x (pip's torch; generated with 2.15):  python3 tests/reference/gen_reduce.py
 Writes reduce.json, read by tests/core/test_reduce.cpp.
 
 Each case: op, input (a tensor, optionally with "layout": "t" = use its transpose), the

@@ -1,7 +1,7 @@
 """tests/reference/gen_sampler_passes.py — DataLoader passes that stop early (break) or run to
 the end, with and without an explicit generator, and what the next pass then shuffles.
 
-Run with Debian's PyTorch: /usr/bin/python3 tests/reference/gen_sampler_passes.py  (writes sampler_passes.json).
+Run with PyTorch 2.x (pip's torch; generated with 2.15): python3 tests/reference/gen_sampler_passes.py  (writes sampler_passes.json).
 PyTorch's RandomSampler is a lazy generator: with an explicit generator its trailing
 `randperm(n)[:num_samples % n]` is drawn only when the batch sampler asks for an index past
 the last one, so a pass left with `break` draws one permutation less than a complete pass,

@@ -1,6 +1,6 @@
 """tests/reference/gen_views.py — reference sizes, strides, offsets and values of views.
 
-Run with Debian's PyTorch:  /usr/bin/python3 tests/reference/gen_views.py
+Run with PyTorch 2.x (pip's torch; generated with 2.15):  python3 tests/reference/gen_views.py
 Writes views.json, read by tests/core/test_views.cpp. Every case applies one view op to a
 float32 base holding 0, 1, 2, ... (optionally permuted, to make it non-contiguous) and
 records what PyTorch reports: shape, stride(), storage_offset(), the values, and whether

@@ -1,8 +1,11 @@
 """tests/reference/reflib.py — shared helpers for the reference generators.
 
-Each gen_*.py script runs with Debian's python3-torch (`/usr/bin/python3`), computes
-values with PyTorch, and writes a JSON file next to itself that is committed. The C++
-tests read those files (tests/support/test_support.h); CI never needs PyTorch.
+Each gen_*.py script runs with PyTorch 2.x (pip's torch; the committed files were written by
+2.15 and record its version), computes values with PyTorch, and writes a JSON file next to
+itself that is committed. The C++ tests read those files (tests/support/test_support.h); CI
+never needs PyTorch. PyTorch 1.x is refused: its semantics differ where ember follows 2.x
+(grad_fn names, clamp's gradient at a bound, matmul's folding, random_'s 64-bit draws,
+printing with sci_mode=False, index_add's shapes, error messages).
 """
 import json
 import math
@@ -11,6 +14,10 @@ import os
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+if int(torch.__version__.split(".")[0]) < 2:
+    raise SystemExit(f"reflib: the references follow PyTorch 2.x; this python has torch {torch.__version__}"
+                     " (python3 -m pip install torch)")
 
 
 def _number(x):

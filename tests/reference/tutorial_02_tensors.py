@@ -1,7 +1,7 @@
 """tests/reference/tutorial_02_tensors.py — tutorial §2 (understanding tensors) run in PyTorch.
 Its standard output is the transcript tests/apps/expected/tutorial_02_tensors.txt that
 apps/tutorial/tutorial_02_tensors.cpp must reproduce character for character.
-Run: /usr/bin/python3 tests/reference/tutorial_02_tensors.py > tests/apps/expected/tutorial_02_tensors.txt
+Run with PyTorch 2.x: python3 tests/reference/tutorial_02_tensors.py > tests/apps/expected/tutorial_02_tensors.txt
 Where the tutorial shows a bare expression (a notebook cell's value), this script prints it.
 """
 import torch

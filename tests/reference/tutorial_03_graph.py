@@ -1,7 +1,7 @@
 """tests/reference/tutorial_03_graph.py — tutorial §3 (seeing models as computation graphs)
 run in PyTorch. Its standard output is the transcript tests/apps/expected/tutorial_03_graph.txt
 that apps/tutorial/tutorial_03_graph.cpp must reproduce character for character.
-Run: /usr/bin/python3 tests/reference/tutorial_03_graph.py > tests/apps/expected/tutorial_03_graph.txt
+Run with PyTorch 2.x: python3 tests/reference/tutorial_03_graph.py > tests/apps/expected/tutorial_03_graph.txt
 """
 import torch
 import torch.nn.functional as F

@@ -1,7 +1,7 @@
 """tests/reference/tutorial_04_autograd.py — tutorial §4 (automatic differentiation made easy)
 run in PyTorch. Its standard output is the transcript tests/apps/expected/tutorial_04_autograd.txt
 that apps/tutorial/tutorial_04_autograd.cpp must reproduce character for character.
-Run: /usr/bin/python3 tests/reference/tutorial_04_autograd.py > tests/apps/expected/tutorial_04_autograd.txt
+Run with PyTorch 2.x: python3 tests/reference/tutorial_04_autograd.py > tests/apps/expected/tutorial_04_autograd.txt
 """
 import torch
 import torch.nn.functional as F

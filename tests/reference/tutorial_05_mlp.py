@@ -1,7 +1,7 @@
 """tests/reference/tutorial_05_mlp.py — tutorial §5 (implementing multilayer neural networks)
 run in PyTorch. Its standard output is the transcript tests/apps/expected/tutorial_05_mlp.txt
 that apps/tutorial/tutorial_05_mlp.cpp must reproduce character for character.
-Run: /usr/bin/python3 tests/reference/tutorial_05_mlp.py > tests/apps/expected/tutorial_05_mlp.txt
+Run with PyTorch 2.x: python3 tests/reference/tutorial_05_mlp.py > tests/apps/expected/tutorial_05_mlp.txt
 """
 import torch
 

@@ -1,7 +1,7 @@
 """tests/reference/tutorial_06_data.py — tutorial §6 (setting up efficient data loaders) run in
 PyTorch; its output is tests/apps/expected/tutorial_06_data.txt, which
 apps/tutorial/tutorial_06_data.cpp must reproduce exactly (same shuffles after manual_seed).
-Run: /usr/bin/python3 tests/reference/tutorial_06_data.py > tests/apps/expected/tutorial_06_data.txt
+Run with PyTorch 2.x: python3 tests/reference/tutorial_06_data.py > tests/apps/expected/tutorial_06_data.txt
 """
 import torch
 from torch.utils.data import DataLoader

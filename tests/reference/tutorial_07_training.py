@@ -4,7 +4,7 @@ apps/tutorial/tutorial_07_training.cpp must reproduce exactly.
 The data and loaders are §6's (the drop_last loader is the one §7 reuses); §7 then calls
 torch.manual_seed(123) again before building the model, so the generator is used as:
 seed, model init (5 Linear inits), then per epoch the loader's base seed + shuffle seed.
-Run: /usr/bin/python3 tests/reference/tutorial_07_training.py > tests/apps/expected/tutorial_07_training.txt
+Run with PyTorch 2.x: python3 tests/reference/tutorial_07_training.py > tests/apps/expected/tutorial_07_training.txt
 """
 import torch
 import torch.nn.functional as F

@@ -4,7 +4,7 @@ apps/tutorial/tutorial_08_save_load.cpp must reproduce exactly. The model is tra
 §7 (without the log), saved, and loaded into a freshly built NeuralNetwork(2, 2).
 PyTorch saves a pickle (.pth); ember saves the same state_dict as safetensors — the
 printed results are the same.
-Run: /usr/bin/python3 tests/reference/tutorial_08_save_load.py > tests/apps/expected/tutorial_08_save_load.txt
+Run with PyTorch 2.x: python3 tests/reference/tutorial_08_save_load.py > tests/apps/expected/tutorial_08_save_load.txt
 """
 import os
 import tempfile

@@ -1,6 +1,6 @@
 """tests/reference/tutorial_09_ddp.py — the tutorial's §9.3 DDP script, run on CPUs with Gloo.
 
-Run with Debian's torch (`/usr/bin/python3 tests/reference/tutorial_09_ddp.py`). Without
+Run with PyTorch 2.x (`python3 tests/reference/tutorial_09_ddp.py`; 2.15 and 1.13 print the same). Without
 arguments it is the driver: it runs this same file as the tutorial's script twice, once on
 its own (world size 1) and once as two processes given torchrun's environment variables
 (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), and writes what they printed to

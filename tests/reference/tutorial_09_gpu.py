@@ -1,6 +1,6 @@
 """tests/reference/tutorial_09_gpu.py — tutorial §9.1–9.2 and the GPU appendix, in PyTorch.
 
-Run with Debian's torch (`/usr/bin/python3`). On a machine without CUDA its output is
+Run with PyTorch 2.x (`python3`; 2.15 wrote it). On a machine without CUDA its output is
 tests/apps/expected/tutorial_09_gpu.txt, which build/bin/tutorial_09_gpu must reproduce.
 """
 import torch
