@@ -1,7 +1,7 @@
 // tests/apps/test_cli_parity.cpp — `ember train` against the PyTorch program it follows.
 //
 // tests/reference/cli_reference.py is the tutorial's §7 loop generalised to the CLI's
-// flags; its --generate mode ran each configuration below with PyTorch 1.13 and wrote
+// flags; its --generate mode ran each configuration below with PyTorch 2.15 and wrote
 // every per-batch loss and the final parameters to cli_reference.json. Here the same
 // flags run through build/bin/ember; the losses come from its --log file (full float
 // precision) and the parameters from its --save checkpoint.
