@@ -13,6 +13,7 @@
 #include <ember/core/native.h>
 
 #include <ember/core/backend.h>
+#include <ember/core/factories.h>
 #include <ember/core/tensor_iterator.h>
 #include <ember/core/type_promotion.h>
 #include <ember/core/value_range.h>
@@ -97,6 +98,40 @@ bool scales_by_unrounded_number(BinaryOp op, const Tensor& tensor, const Tensor&
          tensor.dtype() == compute;
 }
 
+// PyTorch's CPU add/sub with an alpha other than ±1 on 16-bit tensors runs its vector loop
+// (a + alpha·b in float, rounded once: ember's loop) over whole blocks of 32 elements, and its
+// scalar loop over the rest in c10's 16-bit arithmetic: alpha·b rounded, then the sum rounded
+// (measured on 2.15). For contiguous operands of one shape — the optimizers' updates — ember
+// recomputes those last numel % 32 elements the same way. (Above 32768 elements PyTorch
+// splits the range between its threads and each part ends in its own scalar tail; ember keeps
+// the one-thread layout.)
+constexpr std::int64_t kPyTorchVectorBlock = 32;
+
+bool has_scalar_tail(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, Scalar alpha) {
+  if (op != BinaryOp::Add && op != BinaryOp::Sub) return false;
+  const double value = alpha.to_double();
+  return value != 1.0 && value != -1.0 && is_reduced_floating_point(out.dtype()) && out.is_cpu() &&
+         a.dtype() == out.dtype() && b.dtype() == out.dtype() && a.is_cpu() && b.is_cpu() &&
+         out.numel() % kPyTorchVectorBlock != 0 && IntArrayRef(a.sizes()) == IntArrayRef(out.sizes()) &&
+         IntArrayRef(b.sizes()) == IntArrayRef(out.sizes()) && out.is_contiguous() && a.is_contiguous() &&
+         b.is_contiguous();
+}
+
+// The last numel % 32 elements of a tensor, flattened.
+Tensor scalar_tail(const Tensor& t) {
+  const std::int64_t n = t.numel();
+  return slice(view(t, {n}), 0, n - n % kPyTorchVectorBlock, n, 1);
+}
+
+// out's tail <- a_tail + round16(alpha16 · b_tail), each step rounded to the 16-bit dtype.
+void write_scalar_tail(BinaryOp op, const Tensor& out, const Tensor& a_tail, const Tensor& b_tail, Scalar alpha) {
+  const double value = op == BinaryOp::Sub ? -alpha.to_double() : alpha.to_double();
+  const Tensor alpha16 = full({}, value, TensorOptions().dtype(out.dtype()));  // alpha rounded, as c10 does
+  Tensor product = empty(b_tail.sizes(), b_tail.options());
+  run_binary(BinaryOp::Mul, product, b_tail, alpha16, 1);
+  run_binary(BinaryOp::Add, scalar_tail(out), a_tail, product, 1);
+}
+
 Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, Scalar alpha = 1) {
   Device device = common_device({a, b});
   DType common = result_type(a, b);
@@ -106,6 +141,7 @@ Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, Scalar alpha = 1
   Tensor out = empty(broadcast_shapes(a.sizes(), b.sizes()),
                      TensorOptions().dtype(is_comparison(op) ? kBool : compute).device(device));
   run_binary(op, out, prepare_input(a, device, compute), prepare_input(b, device, compute), alpha);
+  if (has_scalar_tail(op, out, a, b, alpha)) write_scalar_tail(op, out, scalar_tail(a), scalar_tail(b), alpha);
   return out;
 }
 
@@ -130,7 +166,10 @@ void inplace_binary_op(BinaryOp op, const Tensor& self, const Tensor& other, Sca
   if (compute == self.dtype()) {
     // The common case: write straight into self (out and a are the same elements, which
     // is safe for an elementwise loop: each element is read before it is written).
+    const bool tail = has_scalar_tail(op, self, self, other_ready, alpha);
+    const Tensor self_tail = tail ? clone(scalar_tail(self)) : Tensor();  // before it is overwritten
     run_binary(op, self, self, other_ready, alpha);
+    if (tail) write_scalar_tail(op, self, self_tail, scalar_tail(other_ready), alpha);
     self.bump_version();
   } else {
     // e.g. int32 self += int64 tensor: compute in int64, then cast back into self.

@@ -105,6 +105,14 @@ Tensor foreach_norm(const std::vector<Tensor>& tensors, double p) {
     EMBER_CHECK(tensor.dtype() == dtype, DTypeError, "foreach_norm: expected every tensor to be ",
                 scalar_type_name(dtype), ", got ", scalar_type_name(tensor.dtype()));
   }
+  // bfloat16/float16: each norm of the values widened to float32, rounded once (PyTorch's
+  // opmath; equal to torch._foreach_norm on 2.15, tests/reference/gen_reduced_float.py).
+  if (is_reduced_floating_point(dtype)) {
+    std::vector<Tensor> widened;
+    widened.reserve(tensors.size());
+    for (const Tensor& tensor : tensors) widened.push_back(to_dtype(tensor, DType::Float32));
+    return to_dtype(foreach_norm(widened, p), dtype);
+  }
   const auto count = static_cast<std::int64_t>(tensors.size());
   Tensor norms = empty({count}, TensorOptions().dtype(dtype).device(device));
   std::vector<Tensor> ready;  // contiguous operands, alive until the kernels have been queued
@@ -129,6 +137,30 @@ Tensor foreach_norm(const std::vector<Tensor>& tensors, double p) {
 
 // ------------------------------------------------------------------ SGD
 
+namespace {
+
+// A bfloat16/float16 parameter: PyTorch's single-tensor SGD as it is written, one 16-bit op
+// after another (each computes in float32 and rounds once; a number multiplies unrounded),
+// so every intermediate rounds where PyTorch's does. The fused kernel keeps its
+// intermediates in the parameter's dtype too, but has no 16-bit loops.
+void sgd_step_reduced_(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer,
+                      const optim::SGDOptions& options, bool first_step) {
+  Tensor d = options.maximize ? neg(grad) : grad;
+  if (options.weight_decay != 0.0) d = add(d, param, options.weight_decay);
+  if (options.momentum != 0.0) {
+    if (first_step) {
+      copy_(momentum_buffer, d);
+    } else {
+      mul_(momentum_buffer, scalar_to_tensor(options.momentum));
+      add_(momentum_buffer, d, 1.0 - options.dampening);
+    }
+    d = options.nesterov ? add(d, momentum_buffer, options.momentum) : momentum_buffer;
+  }
+  add_(param, d, -options.lr);
+}
+
+}  // namespace
+
 void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer,
                const optim::SGDOptions& options, bool first_step) {
   check_same_device(param, grad);
@@ -147,6 +179,10 @@ void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor& momentum_b
                 ValueError, "sgd_step_: the momentum buffer must be a contiguous tensor of the parameter's shape and dtype");
   }
   if (param.numel() == 0) return;
+  if (is_reduced_floating_point(param.dtype())) {
+    sgd_step_reduced_(param, to_dtype(grad, param.dtype()), momentum_buffer, options, first_step);
+    return;
+  }
   Tensor grad_ready = contiguous(to_dtype(grad, param.dtype()));
   SgdPlan plan;
   plan.param = param.data_ptr();

@@ -7,7 +7,10 @@
 //     times 2^-53, then (-1/lambda) · log1p(-u) in double, rounded to the dtype. (u = 0 gives
 //     0, probability 2^-53, as in PyTorch; lambda = inf gives zeros.)
 //   * multinomial's two paths (core/sampling.h) and its checks, including which messages the
-//     replacement path words differently.
+//     replacement path words differently;
+//   * bfloat16 and float16 (issue 22): exponential_ rounds each double through float32;
+//     multinomial's ratios p / q are 16-bit (q drawn in the dtype), its replacement path sums
+//     in float32 (tests/reference/gen_sampling.py discriminates float32 from float64 sums).
 // The draws share the generator's lock with core/random.cpp's samplers, so a stream is never
 // interleaved between threads mid-tensor.
 #include <ember/core/sampling.h>
@@ -16,6 +19,7 @@
 #include <cmath>
 #include <mutex>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include <ember/core/factories.h>
@@ -44,9 +48,14 @@ std::vector<std::int64_t> memory_order(const Tensor& self) {
   return order;
 }
 
+// (A 16-bit dtype gets the double through float32, as c10 converts one.)
 template <class T>
 void fill_exponential(T* out, std::int64_t count, double lambda, Generator& gen) {
-  for (std::int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(-1.0 / lambda * std::log1p(-uniform_double(gen)));
+  for (std::int64_t i = 0; i < count; ++i) {
+    const double value = -1.0 / lambda * std::log1p(-uniform_double(gen));
+    if constexpr (std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>) out[i] = static_cast<T>(static_cast<float>(value));
+    else out[i] = static_cast<T>(value);
+  }
 }
 
 // Whether the elements tile one block of memory exactly once (any dim order; size-1 dims
@@ -128,7 +137,8 @@ void check_probabilities(const T* probs, std::int64_t rows, std::int64_t categor
 }
 
 // The replacement path: a binary search of one uniform double per sample in the row's
-// normalised running sum, which is kept in the probabilities' own dtype, as PyTorch does.
+// normalised running sum, which is kept in the probabilities' own dtype, as PyTorch does
+// (float32 for the 16-bit dtypes, whose values multinomial widens first: PyTorch's opmath).
 template <class T>
 void draw_with_replacement(const T* probs, std::int64_t rows, std::int64_t categories, std::int64_t samples,
                            std::int64_t* out, Generator& gen) {
@@ -178,8 +188,8 @@ void exponential_(const Tensor& self, double lambda, Generator* generator) {
     Generator& gen = resolve(generator);
     {
       std::lock_guard<std::mutex> lock(gen.mutex());
-      EMBER_DISPATCH_FLOATING(self.dtype(),
-                              fill_exponential<scalar_t>(buffer.data_ptr<scalar_t>(), buffer.numel(), lambda, gen));
+      EMBER_DISPATCH_FLOATING_AND_REDUCED(
+          self.dtype(), fill_exponential<scalar_t>(buffer.data_ptr<scalar_t>(), buffer.numel(), lambda, gen));
     }
     if (!in_place) native::copy_(target, buffer);
   }
@@ -210,7 +220,8 @@ Tensor multinomial(const Tensor& probs, std::int64_t num_samples, bool replaceme
     // (Only [R, 0] with replacement gets here without categories; PyTorch's max/min says so.)
     EMBER_CHECK(probs.numel() > 0, ValueError,
                 "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
-    EMBER_DISPATCH_FLOATING(probs.dtype(), check_probabilities(dense.data_ptr<scalar_t>(), rows, categories));
+    EMBER_DISPATCH_FLOATING_AND_REDUCED(probs.dtype(),
+                                        check_probabilities(dense.data_ptr<scalar_t>(), rows, categories));
     // The exponential race: with q_i ~ Exp(1), argmax_i p_i / q_i is category i with
     // probability p_i / sum(p), and the k largest ratios are k draws without replacement.
     Tensor q = empty_preserving_strides(probs);
@@ -219,10 +230,11 @@ Tensor multinomial(const Tensor& probs, std::int64_t num_samples, bool replaceme
     if (num_samples == 1) return native::argmax(ratio, -1, /*keepdim=*/true);
     return std::get<1>(native::topk(ratio, num_samples, -1, /*largest=*/true, /*sorted=*/true));
   }
+  const Tensor summed = is_reduced_floating_point(probs.dtype()) ? native::to_dtype(dense, DType::Float32) : dense;
   Generator& gen = resolve(generator);
   std::lock_guard<std::mutex> lock(gen.mutex());
-  EMBER_DISPATCH_FLOATING(probs.dtype(), draw_with_replacement(dense.data_ptr<scalar_t>(), rows, categories,
-                                                               num_samples, result.data_ptr<std::int64_t>(), gen));
+  EMBER_DISPATCH_FLOATING(summed.dtype(), draw_with_replacement(summed.data_ptr<scalar_t>(), rows, categories,
+                                                                num_samples, result.data_ptr<std::int64_t>(), gen));
   return result;
 }
 

@@ -355,17 +355,42 @@ TEST_CASE("16-bit floats: a number that overflows the format is an error, as in 
   CHECK(std::isinf(full({1}, INFINITY, kFloat16).item().to_double()));
 }
 
-TEST_CASE("16-bit floats: an op without a 16-bit kernel says so instead of computing garbage", "[reduced_float]") {
-  // arange, linspace, the random fills (test_reduced_float_random.cpp) and the norms
-  // (test_reduced_float_training.cpp) compute; multinomial does not yet, on either of its
-  // paths (with replacement: a search of the running sums; without: exponential_).
-  for (DType dtype : {kFloat16, kBFloat16}) {
-    INFO(dtype_name(dtype));
-    const Tensor probs = full({4}, 0.25, dtype);
-    const std::string named = "not implemented for '" + scalar_type_name(dtype) + "'";
-    REQUIRE_THROWS_AS(multinomial(probs, 3, /*replacement=*/true), DTypeError);
-    REQUIRE_THROWS_WITH(multinomial(probs, 3, /*replacement=*/true), Catch::Contains(named));
-    REQUIRE_THROWS_AS(multinomial(probs, 2, /*replacement=*/false), DTypeError);
-    REQUIRE_THROWS_WITH(multinomial(probs, 2, /*replacement=*/false), Catch::Contains(named));
+TEST_CASE("16-bit floats: add and sub with an alpha round PyTorch's scalar tail twice", "[reduced_float]") {
+  // Whole blocks of 32: a + alpha·b in float, rounded once; the numel % 32 left: alpha·b
+  // rounded, then the sum (tests/reference/gen_reduced_float_updates.py, sizes 37 to 1000).
+  const json reference = testing::load_reference("reduced_float_updates.json");
+  int count = 0;
+  for (const json& c : reference["adds"]) {
+    const Tensor a = testing::tensor_from_json(c["a"]), b = testing::tensor_from_json(c["b"]);
+    const double alpha = c["alpha"].get<double>();
+    INFO(dtype_name(a.dtype()) << " numel " << a.numel() << " alpha " << alpha);
+    require_matches(native::add(a, b, alpha), testing::tensor_from_json(c["add"]));
+    require_matches(native::sub(a, b, alpha), testing::tensor_from_json(c["sub"]));
+    const Tensor in_place = native::clone(a);
+    native::add_(in_place, b, alpha);
+    require_matches(in_place, testing::tensor_from_json(c["add_"]));
+    ++count;
   }
+  REQUIRE(count == 24);
+}
+
+TEST_CASE("16-bit floats: foreach_norm is each norm in float32, rounded once, as torch._foreach_norm", "[reduced_float]") {
+  int count = 0;
+  for (const json& c : reference()["foreach_norms"]) {
+    std::vector<Tensor> tensors;
+    for (const json& t : c["tensors"]) tensors.push_back(testing::tensor_from_json(t));
+    const double p = c["p"].is_string() ? INFINITY : c["p"].get<double>();
+    INFO(dtype_name(tensors.front().dtype()) << " p = " << p);
+    require_matches(native::foreach_norm(tensors, p), testing::tensor_from_json(c["norms"]));
+    // Every other element of a wider tensor: the same norms (the widening reads any layout).
+    std::vector<Tensor> strided;
+    for (const Tensor& t : tensors) {
+      Tensor every_other = native::slice(full({2 * t.numel()}, 7.0, t.dtype()), 0, 0, std::nullopt, 2);
+      native::copy_(every_other, t);
+      strided.push_back(every_other);
+    }
+    require_matches(native::foreach_norm(strided, p), testing::tensor_from_json(c["norms"]));
+    ++count;
+  }
+  REQUIRE(count == 8);
 }

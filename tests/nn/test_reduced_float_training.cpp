@@ -2,7 +2,7 @@
 // (issue 22): gradients through 16-bit tensors, and safetensors' BF16 and F16 entries.
 //
 // References: tests/reference/gen_reduced_float.py (reduced_float.json and
-// reduced_float.safetensors, written by safetensors.torch).
+// reduced_float.safetensors, written by safetensors.torch) and gen_reduced_float_updates.py.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -323,4 +323,39 @@ TEST_CASE("16-bit floats: max pooling with overlapping windows, and its gradient
       CHECK(x.grad().to(ember::kFloat32).equal(testing::tensor_from_json(c["grad"]).to(ember::kFloat32)));
     }
   });
+}
+
+TEST_CASE("16-bit floats: SGD on bfloat16 and float16 parameters takes PyTorch's steps, bit for bit",
+          "[reduced_float][optim]") {
+  // tests/reference/gen_reduced_float_updates.py: torch.optim.SGD's single-tensor loop, every
+  // intermediate rounded to the parameter's dtype; both of ember's paths (the fused step and
+  // the composite mul_/add_ sequence) must give its parameters and momentum buffers.
+  const json reference = testing::load_reference("reduced_float_updates.json");
+  int count = 0;
+  for (const json& c : reference["sgd"]) {
+    for (bool fused : {true, false}) {
+      const json& o = c["options"];
+      const optim::SGDOptions options{.lr = o["lr"].get<double>(),
+                                      .momentum = o.value("momentum", 0.0),
+                                      .dampening = o.value("dampening", 0.0),
+                                      .weight_decay = o.value("weight_decay", 0.0),
+                                      .nesterov = o.value("nesterov", false),
+                                      .maximize = o.value("maximize", false),
+                                      .fused = fused};
+      INFO(c["dtype"].get<std::string>() << " " << o.dump() << (fused ? " fused" : " composite"));
+      Tensor param = testing::tensor_from_json(c["start"]).requires_grad_();
+      optim::SGD optimizer({param}, options);
+      for (std::size_t step = 0; step < c["grads"].size(); ++step) {
+        INFO("step " << step);
+        param.mutable_grad() = testing::tensor_from_json(c["grads"][step]);
+        optimizer.step();
+        require_matches(param.detach(), testing::tensor_from_json(c["params"][step]));
+        if (!c["momentum_buffers"][step].is_null())
+          require_matches(optimizer.state_dict().at("state.0.momentum_buffer"),
+                          testing::tensor_from_json(c["momentum_buffers"][step]));
+      }
+    }
+    ++count;
+  }
+  REQUIRE(count == 10);
 }

@@ -275,6 +275,16 @@ for name, dtype in DTYPES.items():
                            "div_": tensor_json(x.clone().div_(number)), "mul_float32": tensor_json(x * zero_dim),
                            "float32_mul": tensor_json(zero_dim * x), "div_float32": tensor_json(x / zero_dim)})
 
+# torch._foreach_norm (clip_grad_norm_'s norms) on 16-bit tensors: each norm in float32,
+# rounded once to the dtype.
+g = torch.Generator().manual_seed(2216)
+foreach_norms = []
+for name, dtype in DTYPES.items():
+    tensors = [(torch.randn(n, generator=g) * scale).to(dtype) for n, scale in ((5, 1.0), (100, 3.0), (1000, 0.01), (3000, 40.0))]
+    for order in (2.0, 1.0, float("inf"), 3.0):
+        foreach_norms.append({"tensors": [tensor_json(t) for t in tensors], "p": "inf" if order == float("inf") else order,
+                              "norms": tensor_json(torch.stack(torch._foreach_norm(tensors, order)))})
+
 # A safetensors file written by safetensors.torch, for the reader's test (BF16 and F16).
 from safetensors.torch import save_file  # noqa: E402
 
@@ -290,4 +300,4 @@ write("reduced_float.json", {"conversions": conversions, "from_float64": {"value
                              "autograd": autograd, "layers": layers, "printing": printing, "errors": errors,
                              "safetensors_file": safetensors_file, "indexing": indexing,
                              "overlapping_pool": overlapping_pool, "norms": norms,
-                             "scalar_ops": scalar_ops})
+                             "scalar_ops": scalar_ops, "foreach_norms": foreach_norms})

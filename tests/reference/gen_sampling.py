@@ -139,6 +139,37 @@ for dname in ["float32", "float64"]:
     for num_samples, replacement in [(1, False), (4, False), (5, True)]:
         add_multinomial(f"{dname} step2", line[::2], num_samples, replacement, 13, layout="step2")
 
+# ---------------------------------------------------------------- 16-bit dtypes (issue 22)
+# exponential_ rounds each double through float32; multinomial's ratios p / q are 16-bit (q
+# drawn in the dtype, so ties are common and topk's order matters), and its replacement path
+# sums in float32: the "many categories" cases draw differently with float64 sums.
+DTYPES.update({"bfloat16": torch.bfloat16, "float16": torch.float16})
+g16 = torch.Generator().manual_seed(2025)
+for dname in ["bfloat16", "float16"]:
+    dtype = DTYPES[dname]
+    for seed in [0, 42]:
+        for size in [7, 100]:
+            torch.manual_seed(seed)
+            t = torch.empty(size, dtype=dtype).exponential_(2.5)
+            after = torch.rand(3, dtype=torch.float64)
+            exponential.append({"seed": seed, "sizes": [size], "dtype": dname, "lambda": 2.5,
+                                "layout": "contiguous", "result": tensor_json(t), "after": tensor_json(after)})
+    torch.manual_seed(5)
+    t = torch.empty(5, 3, dtype=dtype).t().exponential_(1.5)
+    after = torch.rand(3, dtype=torch.float64)
+    exponential.append({"seed": 5, "sizes": [3, 5], "dtype": dname, "lambda": 1.5, "layout": "transposed",
+                        "result": tensor_json(t), "after": tensor_json(after)})
+    for shape in [(7,), (3, 5), (2, 1000)]:
+        probs = torch.rand(shape, generator=g16).to(dtype)
+        probs[..., 1] = 0
+        for num_samples, replacement in [(1, False), (1, True), (3, False), (5, True)]:
+            for seed in [0, 7]:
+                add_multinomial(f"{dname}{list(shape)}", probs, num_samples, replacement, seed)
+    base = torch.rand(6, 4, generator=g16).to(dtype)
+    add_multinomial(f"{dname} transposed", base.t(), 3, False, 4, layout="transposed")
+    many = (torch.rand(1, 4096, generator=g16) + 0.01).to(dtype)
+    add_multinomial(f"{dname} many categories", many, 3000, True, 3)
+
 p = torch.tensor([0.2, 0.3, 0.5])
 multinomial_errors = [
     ("negative", [0.2, -0.1], 1, False, lambda: torch.multinomial(torch.tensor([0.2, -0.1]), 1)),
