@@ -14,6 +14,7 @@
 
 #include <ember/core/backend.h>
 #include <ember/core/box_muller.h>
+#include <ember/core/factories.h>
 #include <ember/core/tensor_iterator.h>
 #include <ember/core/native.h>
 #include <ember/core/value_range.h>
@@ -159,9 +160,20 @@ void sample_into(const Tensor& self, Generator* generator, Sample sample) {
 // Element e in plan order (the tensor's memory order, as on the CPU) gets counter
 // offset + e / 2, so the values do not depend on the launch shape.
 void fill_on_device(const Tensor& self, Generator* generator, RandomDistribution distribution, double a, double b) {
-  // The Philox kernels write float32, float64 and (Bernoulli) integers only: a 16-bit tensor
-  // is refused here, before any counters are reserved, rather than half-filled.
-  if (is_reduced_floating_point(self.dtype())) detail::throw_dtype_not_implemented(self.dtype());
+  // The Philox kernels write float32, float64 and (Bernoulli) integers: a 16-bit tensor gets
+  // the float32 fill of its shape (the same counters), rounded once. A uniform value that
+  // rounds up to `to` becomes `from`, keeping the range [from, to) as the CPU fill and
+  // PyTorch's CUDA kernels do; a Bernoulli mask is exactly 0 and 1 either way.
+  if (is_reduced_floating_point(self.dtype())) {
+    const TensorOptions options = TensorOptions().dtype(self.dtype()).device(self.device());
+    Tensor wide = empty(self.sizes(), TensorOptions().dtype(DType::Float32).device(self.device()));
+    fill_on_device(wide, generator, distribution, static_cast<float>(a), static_cast<float>(b));
+    Tensor narrow = native::to_dtype(wide, self.dtype());
+    if (distribution == RandomDistribution::Uniform)
+      narrow = native::masked_fill(narrow, native::eq(narrow, full({}, b, options)), full({}, a, options));
+    native::copy_(self, narrow);  // bumps the version
+    return;
+  }
   if (self.numel() > 0) {
     Generator& gen = resolve(generator);
     PhiloxFill fill;
@@ -247,8 +259,8 @@ void uniform_(const Tensor& self, double from, double to, Generator* generator) 
   check_floating(self, "check_uniform_bounds");
   check_uniform_bounds(self.dtype(), from, to);  // PyTorch's checks and messages
   if (!self.is_cpu()) {
-    // float32 bounds are rounded to float32 first, as on the CPU.
-    const bool single = self.dtype() == DType::Float32;
+    // float32 (and 16-bit) bounds are rounded to float32 first, as on the CPU.
+    const bool single = self.dtype() != DType::Float64;
     fill_on_device(self, generator, RandomDistribution::Uniform, single ? static_cast<float>(from) : from,
                    single ? static_cast<float>(to) : to);
     return;

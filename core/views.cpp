@@ -151,8 +151,8 @@ Tensor t(const Tensor& self) {
 
 Tensor permute(const Tensor& self, IntArrayRef dims) {
   std::int64_t ndim = self.dim();
-  // PyTorch 1.13 prints "permute(sparse_coo)" for dense tensors too; we keep its text so
-  // the message can be searched for.
+  // PyTorch (1.13 and 2.15) prints "permute(sparse_coo)" for dense tensors too; we keep its
+  // text so the message can be searched for.
   EMBER_CHECK(static_cast<std::int64_t>(dims.size()) == ndim, ShapeError,
               "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the "
               "desired ordering of dimensions i.e. input.dim() = ",

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <ember/core/backend.h>
 #include <ember/core/factories.h>
 #include <ember/core/kernel_mode.h>
 #include <ember/core/layer_norm.h>
@@ -353,6 +354,27 @@ TEST_CASE("16-bit floats: a number that overflows the format is an error, as in 
   // In range, or inf and NaN themselves, is fine.
   CHECK(full({1}, 65504.0, kFloat16).item().to_double() == 65504.0);
   CHECK(std::isinf(full({1}, INFINITY, kFloat16).item().to_double()));
+}
+
+TEST_CASE("16-bit floats: a kernel without a 16-bit case throws instead of computing garbage", "[reduced_float]") {
+  // Every op ember offers computes in 16 bits (the ops without a 16-bit loop widen first:
+  // SGD's fused kernel, flash attention, layer and batch norm). The dispatch macros' default
+  // is what stops one that forgets to: the fused SGD kernel itself, called with a bfloat16
+  // plan, throws and leaves the parameter untouched.
+  for (DType dtype : {kFloat16, kBFloat16}) {
+    INFO(dtype_name(dtype));
+    const Tensor param = full({4}, 1.0, dtype), grad = full({4}, 0.5, dtype);
+    SgdPlan plan;
+    plan.param = param.data_ptr();
+    plan.grad = grad.data_ptr();
+    plan.numel = 4;
+    plan.options.lr = 0.1;
+    plan.dtype = dtype;
+    REQUIRE_THROWS_AS(sgd_step_kernel(Device(kCPU), plan), DTypeError);
+    REQUIRE_THROWS_WITH(sgd_step_kernel(Device(kCPU), plan),
+                        Catch::Contains("not implemented for '" + scalar_type_name(dtype) + "'"));
+    REQUIRE(param.equal(full({4}, 1.0, dtype)));
+  }
 }
 
 TEST_CASE("16-bit floats: add and sub with an alpha round PyTorch's scalar tail twice", "[reduced_float]") {

@@ -103,22 +103,40 @@ TEST_CASE("cuda random: distributions, strided outputs, bernoulli and dropout on
   REQUIRE(dropped.amax({0}, false).item<double>() == 2.0);  // kept values scaled by 1/(1-p)
 }
 
-TEST_CASE("cuda random: 16-bit fills on a GPU refuse before reserving counters", "[cuda][gpu][random]") {
-  // The CPU computes them (tests/core/test_reduced_float_random.cpp); the Philox kernels
-  // have no 16-bit outputs yet, so a GPU says so and the generator's offset stays put.
+TEST_CASE("cuda random: 16-bit fills on a GPU are the float32 fill of the same counters, rounded",
+          "[cuda][gpu][random]") {
+  // The Philox kernels write float32; a bfloat16/float16 tensor gets that fill rounded once
+  // (core/random_tensors.cpp, fill_on_device), the generator advancing as for float32, and a
+  // uniform value that rounds up to `to` becomes `from` (the range stays [from, to)).
   EMBER_REQUIRE_GPU();
-  manual_seed(5);
   for (DType dtype : {kBFloat16, kFloat16}) {
+    INFO(dtype_name(dtype));
+    const TensorOptions wide_options = TensorOptions().device(kCUDA).dtype(kFloat32);
     const TensorOptions options = TensorOptions().device(kCUDA).dtype(dtype);
-    const std::string message = std::string("not implemented for '") + scalar_type_name(dtype) + "'";
-    REQUIRE_THROWS_WITH(ember::rand({4}, options), message);
-    REQUIRE_THROWS_WITH(ember::randn({40}, options), message);
-    Tensor ones = ember::empty({4}, options);
-    REQUIRE_THROWS_WITH(ember::bernoulli_(ones, 0.5), message);
-    REQUIRE_THROWS_WITH(nn::functional::dropout(ones, 0.5, /*training=*/true), message);
-    REQUIRE_THROWS_AS(ember::uniform_(ones, 0.0, 1.0), DTypeError);
+    manual_seed(5);
+    const Tensor wide = ember::rand({4096}, wide_options);
+    const std::uint64_t offset = default_generator().philox_offset();
+    manual_seed(5);
+    const Tensor narrow = ember::rand({4096}, options);
+    REQUIRE(default_generator().philox_offset() == offset);
+    Tensor expected = wide.to(dtype).cpu();
+    expected = ember::where(expected == 1.0, ember::zeros_like(expected), expected);
+    REQUIRE(narrow.cpu().equal(expected));
+    REQUIRE(narrow.cpu().max().item<double>() < 1.0);
+
+    manual_seed(6);
+    const Tensor wide_normal = ember::randn({40}, wide_options);
+    manual_seed(6);
+    REQUIRE(ember::randn({40}, options).cpu().equal(wide_normal.to(dtype).cpu()));
+
+    // Dropout's mask in 16 bits drops the elements the float32 mask drops.
+    const Tensor ones = ember::ones({256}, options);
+    manual_seed(7);
+    const Tensor dropped = nn::functional::dropout(ones, 0.5, /*training=*/true).cpu();
+    manual_seed(7);
+    const Tensor dropped_wide = nn::functional::dropout(ember::ones({256}, wide_options), 0.5, true).cpu();
+    REQUIRE((dropped == 0.0).equal(dropped_wide == 0.0));
   }
-  REQUIRE(default_generator().philox_offset() == 0);
 }
 
 TEST_CASE("cuda random: philox_uniform_ / philox_normal_ are the GPU-only spelling", "[cuda][gpu][random]") {
