@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <type_traits>
 
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
@@ -55,12 +56,45 @@ class StoreAdapter : public gloo::rendezvous::Store {
 
 using ReduceFunction = void (*)(void*, const void*, const void*, std::size_t);
 
+// Gloo's sum/max/min for the 16-bit floats: each pair in float32, rounded to the dtype, as
+// PyTorch's Gloo backend computes with c10::BFloat16 and c10::Half (max and min keep
+// std::max's and std::min's choice, so a NaN in the first operand wins).
+template <class T>
+void sum_16_bit(void* c, const void* a, const void* b, std::size_t n) {
+  auto* out = static_cast<T*>(c);
+  const auto* x = static_cast<const T*>(a);
+  const auto* y = static_cast<const T*>(b);
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<T>(static_cast<float>(x[i]) + static_cast<float>(y[i]));
+}
+template <class T>
+void max_16_bit(void* c, const void* a, const void* b, std::size_t n) {
+  auto* out = static_cast<T*>(c);
+  const auto* x = static_cast<const T*>(a);
+  const auto* y = static_cast<const T*>(b);
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(x[i]) < static_cast<float>(y[i]) ? y[i] : x[i];
+}
+template <class T>
+void min_16_bit(void* c, const void* a, const void* b, std::size_t n) {
+  auto* out = static_cast<T*>(c);
+  const auto* x = static_cast<const T*>(a);
+  const auto* y = static_cast<const T*>(b);
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(y[i]) < static_cast<float>(x[i]) ? y[i] : x[i];
+}
+
 template <class T>
 ReduceFunction reduce_function(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::Max: return &gloo::max<T>;
-    case ReduceOp::Min: return &gloo::min<T>;
-    default: return &gloo::sum<T>;  // Avg = Sum, then divided by the world size
+  if constexpr (std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>) {
+    switch (op) {
+      case ReduceOp::Max: return &max_16_bit<T>;
+      case ReduceOp::Min: return &min_16_bit<T>;
+      default: return &sum_16_bit<T>;
+    }
+  } else {
+    switch (op) {
+      case ReduceOp::Max: return &gloo::max<T>;
+      case ReduceOp::Min: return &gloo::min<T>;
+      default: return &gloo::sum<T>;  // Avg = Sum, then divided by the world size
+    }
   }
 }
 
@@ -72,9 +106,11 @@ void dispatch_collective_dtype(DType dtype, const char* operation, Body&& body) 
     case DType::Float64: body(double{}); break;
     case DType::Int64: body(std::int64_t{}); break;
     case DType::Int32: body(std::int32_t{}); break;
+    case DType::BFloat16: body(BFloat16{}); break;
+    case DType::Float16: body(Half{}); break;
     default:
       throw DTypeError(make_message(operation, ": unsupported dtype ", dtype_name(dtype),
-                                    " (use float32, float64, int64 or int32)"));
+                                    " (use float32, float64, bfloat16, float16, int64 or int32)"));
   }
 }
 

@@ -38,9 +38,13 @@ ncclDataType_t nccl_dtype(DType dtype, const char* operation) {
     case DType::Float64: return ncclFloat64;
     case DType::Int64: return ncclInt64;
     case DType::Int32: return ncclInt32;
+    case DType::Float16: return ncclFloat16;
+#if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0)
+    case DType::BFloat16: return ncclBfloat16;  // NCCL >= 2.10
+#endif
     default:
       throw DTypeError(make_message(operation, ": unsupported dtype ", dtype_name(dtype),
-                                    " (use float32, float64, int64 or int32)"));
+                                    " (use float32, float64, bfloat16, float16, int64 or int32)"));
   }
 }
 

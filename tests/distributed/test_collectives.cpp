@@ -2,9 +2,10 @@
 //
 // Expected values are computed locally: rank r contributes base * (r + 1), so the SUM over
 // R ranks is base * R(R+1)/2, MAX is base * R, MIN is base * 1 (for base >= 0).
-// Covered: float32/float64/int64, sizes 0 (empty), 0-d, 1, 7 and 1000, tensors of every
-// dtype larger than a 25 MB DDP bucket under every reduction, a non-contiguous
-// (transposed) tensor, broadcast from the last rank, all_gather, reduce_scatter with SUM,
+// Covered: float32/float64/int64 (and bfloat16/float16 on small exact values), sizes 0
+// (empty), 0-d, 1, 7 and 1000, tensors of every dtype larger than a 25 MB DDP bucket under
+// every reduction, a non-contiguous (transposed) tensor, broadcast from the last rank,
+// all_gather, reduce_scatter with SUM,
 // MAX, MIN and AVG, barrier, and the errors a rank can hit; a peer that is killed
 // (connection reset) and one that hangs (the timeout fires), each ending the survivor's
 // wait within the timeout plus a few seconds; a rank alone in the rendezvous.
@@ -134,6 +135,39 @@ TEST_CASE("worker: collectives", "[.worker]") {
     }
   }
 
+  // bfloat16 and float16 (a model whose parameters are 16-bit: DDP's buckets of its
+  // gradients): each pair summed in float32 and rounded (as PyTorch's Gloo backend). Small
+  // integers here, exact in both dtypes, so every reduction order gives the same bits; a
+  // transposed view is reduced in place.
+  for (ember::DType dtype : {ember::kBFloat16, ember::kFloat16}) {
+    INFO("dtype " << ember::dtype_name(dtype));
+    auto small = [&](double factor) { return (ember::arange(16, ember::kFloat64) * factor).to(dtype).reshape({4, 4}); };
+    Tensor summed = small(rank + 1).t();
+    dist::all_reduce(summed, dist::ReduceOp::Sum);
+    REQUIRE(summed.equal(small(sum_factor).t()));
+    Tensor maximum = small(rank + 1);
+    dist::all_reduce(maximum, dist::ReduceOp::Max);
+    REQUIRE(maximum.equal(small(world)));
+    Tensor minimum = small(rank + 1);
+    dist::all_reduce(minimum, dist::ReduceOp::Min);
+    REQUIRE(minimum.equal(small(1)));
+    Tensor average = small(rank + 1);
+    dist::all_reduce(average, dist::ReduceOp::Avg);
+    REQUIRE(average.equal(small(sum_factor / world)));
+    Tensor broadcasted = small(rank + 1);
+    dist::broadcast(broadcasted, world - 1);
+    REQUIRE(broadcasted.equal(small(world)));
+    std::vector<Tensor> gathered;
+    for (int r = 0; r < world; ++r) gathered.push_back(ember::zeros({4, 4}, dtype));
+    dist::all_gather(gathered, small(rank + 1));
+    for (int r = 0; r < world; ++r) REQUIRE(gathered[r].equal(small(r + 1)));
+    std::vector<Tensor> inputs;
+    for (int j = 0; j < world; ++j) inputs.push_back(small((rank + 1) * (j + 1)));
+    Tensor scattered = ember::zeros({4, 4}, dtype);
+    dist::reduce_scatter(scattered, inputs, dist::ReduceOp::Sum);
+    REQUIRE(scattered.equal(small(sum_factor * (rank + 1))));
+  }
+
   // Larger than one DDP bucket (25 MB): 28 MB of each dtype, every reduction and a
   // broadcast (large_collectives above).
   large_collectives<float>(ember::kFloat32, rank, world);
@@ -149,7 +183,8 @@ TEST_CASE("worker: collectives", "[.worker]") {
 
   // Errors are thrown on every rank before any communication, so no rank is left waiting.
   Tensor flags = ember::ones({3}, ember::kBool);
-  REQUIRE_THROWS_WITH(dist::all_reduce(flags), "all_reduce: unsupported dtype bool (use float32, float64, int64 or int32)");
+  REQUIRE_THROWS_WITH(dist::all_reduce(flags),
+                      "all_reduce: unsupported dtype bool (use float32, float64, bfloat16, float16, int64 or int32)");
   REQUIRE_THROWS_AS(dist::all_reduce(flags), ember::DTypeError);
   Tensor counts = ember::ones({3}, ember::kInt64);
   REQUIRE_THROWS_WITH(dist::all_reduce(counts, dist::ReduceOp::Avg),
