@@ -76,6 +76,13 @@ template <class T> EMBER_HOST_DEVICE EMBER_INLINE T sub(T a, T b) {
 template <class T> EMBER_HOST_DEVICE EMBER_INLINE T mul(T a, T b) {
   return static_cast<T>(static_cast<wrap_t<T>>(a) * static_cast<wrap_t<T>>(b));
 }
+// a·b + c. Floats: rounded once (a fused multiply-add), as PyTorch 2.x's vectorised CPU
+// kernels (Vectorized::fmadd) and the GPU compute torch.add's alpha; integers: wrapping.
+template <class T> EMBER_HOST_DEVICE EMBER_INLINE T fma(T a, T b, T c) {
+  if constexpr (std::is_same_v<T, float>) return ::fmaf(a, b, c);
+  else if constexpr (std::is_same_v<T, double>) return ::fma(a, b, c);
+  else return add(mul(a, b), c);
+}
 template <class T> EMBER_HOST_DEVICE EMBER_INLINE T neg(T a) {
   if constexpr (std::is_floating_point_v<T>) return -a;  // flips the sign bit: -(+0.0) = -0.0
   else return static_cast<T>(wrap_t<T>(0) - static_cast<wrap_t<T>>(a));

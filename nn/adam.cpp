@@ -7,6 +7,7 @@
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/ops.h>
 #include <ember/nn/python_format.h>
+#include <ember/core/adam_step.h>
 #include <ember/core/factories.h>
 #include <ember/core/profiler.h>
 
@@ -121,6 +122,15 @@ void Adam::update(const AdamOptions& o, std::size_t i) {
   Tensor& exp_avg_sq = state.at("exp_avg_sq");
 
   step_count.add_(1);
+  // A contiguous float32/float64 CPU parameter: one pass with PyTorch's roundings
+  // (core/adam_step.h); otherwise the same update as tensor ops, below.
+  native::AdamStepOptions step_options{.lr = o.lr, .beta1 = o.beta1, .beta2 = o.beta2, .eps = o.eps,
+                                       .weight_decay = weight_decay, .amsgrad = o.amsgrad, .maximize = o.maximize,
+                                       .decoupled_weight_decay = o.decoupled_weight_decay,
+                                       .step = step_count.item<double>()};
+  if (native::adam_step_(parameter, parameter.grad(), exp_avg, exp_avg_sq,
+                         o.amsgrad ? state.at("max_exp_avg_sq") : Tensor(), step_options))
+    return;
   if (weight_decay != 0.0) {
     if (o.decoupled_weight_decay) {
       parameter.mul_(1.0 - o.lr * weight_decay);  // AdamW: decay the weights directly

@@ -4,13 +4,10 @@
 // elementwise_kernels.cpp).
 #include <ember/core/cpu/elementwise_wide_runs.h>
 
+#include <ember/core/cpu/wide_clones.h>
+
 namespace ember::cpu::wide {
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define EMBER_WIDE_CLONES [[gnu::target_clones("avx512f", "avx2", "default")]]
-#else
-#define EMBER_WIDE_CLONES
-#endif
 
 EMBER_WIDE_CLONES void run(element::Gelu<float> f, float* out, const float* x, std::int64_t count) {
   for (std::int64_t i = 0; i < count; ++i) out[i] = f(x[i]);
@@ -19,6 +16,15 @@ EMBER_WIDE_CLONES void run(element::Gelu<float> f, float* out, const float* x, s
 EMBER_WIDE_CLONES void run(element::GeluBackward<float> f, float* out, const float* grad_output, const float* x,
                            std::int64_t count) {
   for (std::int64_t i = 0; i < count; ++i) out[i] = f(grad_output[i], x[i]);
+}
+
+EMBER_WIDE_CLONES void run(element::AddScaled<float> f, float* out, const float* a, const float* b, std::int64_t count) {
+  for (std::int64_t i = 0; i < count; ++i) out[i] = f(a[i], b[i]);
+}
+
+EMBER_WIDE_CLONES void run(element::AddScaled<double> f, double* out, const double* a, const double* b,
+                           std::int64_t count) {
+  for (std::int64_t i = 0; i < count; ++i) out[i] = f(a[i], b[i]);
 }
 
 EMBER_WIDE_CLONES void run(element::Cast<BFloat16, float> cast, BFloat16* out, const float* x, std::int64_t count) {

@@ -6,7 +6,7 @@
 // but GELU's erf and exp (core/vectorisable_math.h) are some forty operations per element:
 // those loops are bound by arithmetic, and a wider vector does the same work in a quarter
 // of the time. Each function here is compiled three times with GCC's target_clones (AVX-512,
-// AVX2, plain x86-64) and the dynamic loader picks the widest the CPU has, once. The element
+// AVX2 with FMA, plain x86-64) and the dynamic loader picks the widest the CPU has, once. The element
 // function is the same in every clone, and no clone contracts a multiply-add into an FMA
 // (-ffp-contract=off, core/CMakeLists.txt), so all three round alike: the results stay bit
 // for bit those of the reference loops and the emulated CUDA kernels.
@@ -22,6 +22,12 @@ namespace ember::cpu::wide {
 void run(element::Gelu<float>, float* out, const float* x, std::int64_t count);
 void run(element::GeluBackward<float>, float* out, const float* grad_output, const float* x, std::int64_t count);
 
+// out[i] = a[i] + alpha·b[i] rounded once (element::AddScaled, torch.add's alpha): a fused
+// multiply-add, one vector instruction in the AVX-512 and AVX2 (+FMA) clones; the plain
+// x86-64 clone calls the C library's fma, as the elementwise loops do.
+void run(element::AddScaled<float> f, float* out, const float* a, const float* b, std::int64_t count);
+void run(element::AddScaled<double> f, double* out, const double* a, const double* b, std::int64_t count);
+
 // float32 <-> float16 casts with F16C, eight at a time (core/cpu/half_conversions_f16c.cpp):
 // the same bits as element::Cast.
 void run(element::Cast<Half, float> cast, Half* out, const float* x, std::int64_t count);
@@ -35,6 +41,8 @@ void run(element::Cast<BFloat16, float> cast, BFloat16* out, const float* x, std
 template <class F> inline constexpr bool has_wide_run = false;
 template <> inline constexpr bool has_wide_run<element::Gelu<float>> = true;
 template <> inline constexpr bool has_wide_run<element::GeluBackward<float>> = true;
+template <> inline constexpr bool has_wide_run<element::AddScaled<float>> = true;
+template <> inline constexpr bool has_wide_run<element::AddScaled<double>> = true;
 template <> inline constexpr bool has_wide_run<element::Cast<Half, float>> = true;
 template <> inline constexpr bool has_wide_run<element::Cast<float, Half>> = true;
 template <> inline constexpr bool has_wide_run<element::Cast<BFloat16, float>> = true;

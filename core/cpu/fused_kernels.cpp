@@ -15,13 +15,14 @@
 // double), so losses are bit-identical to the unfused path; its gradient is computed in
 // double from the same sums (more accurate than the composite, equal within an ulp or
 // so). The SGD step rounds every product and sum to T exactly where the composite
-// mul_/add_ calls round them (a + alpha * b, no fused multiply-add: the default x86-64
-// build has none), so parameters are bit-identical to nn/sgd.cpp's composite path.
+// mul_/add_ calls round them (a + alpha * b as one fused multiply-add, as element::AddScaled
+// and PyTorch 2.x compute it), so parameters are bit-identical to nn/sgd.cpp's composite path.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include <ember/core/cpu/cpu_kernels.h>
+#include <ember/core/cpu/wide_clones.h>
 #include <ember/core/error.h>
 #include <ember/core/norm_math.h>
 #include <ember/core/parallel.h>
@@ -85,50 +86,74 @@ void cross_entropy_typed(const CrossEntropyPlan& plan) {
 // param, grad and the buffer are each read once and written at most once.
 constexpr std::int64_t kSgdBlock = 1024;
 
+// The optimizer's numbers, each rounded to T once, as the composite ops' Scalar arguments are.
+template <class T>
+struct SgdScalars {
+  T weight_decay, momentum, keep_fraction, step;
+  bool decay, use_momentum, nesterov, maximize, first_step;
+};
+
+// One block. Every `x + alpha·y` is one fused multiply-add (std::fma), as the composite
+// add_ (element::AddScaled) and PyTorch 2.x's CPU kernels round it; buf.mul_(momentum) is a
+// plain product, rounded on its own.
+template <class T>
+[[gnu::always_inline]] inline void sgd_block_body(const SgdScalars<T>& s, T* p, const T* g, T* b, std::int64_t n) {
+  T d[kSgdBlock];
+  if (s.maximize) {
+    for (std::int64_t j = 0; j < n; ++j) d[j] = static_cast<T>(-g[j]);
+  } else {
+    for (std::int64_t j = 0; j < n; ++j) d[j] = g[j];
+  }
+  if (s.decay) {
+    for (std::int64_t j = 0; j < n; ++j) d[j] = std::fma(s.weight_decay, p[j], d[j]);
+  }
+  if (s.use_momentum) {
+    if (s.first_step) {
+      for (std::int64_t j = 0; j < n; ++j) b[j] = d[j];
+    } else {
+      // buf.mul_(momentum) then buf.add_(d, 1 - dampening): two roundings, kept apart.
+      for (std::int64_t j = 0; j < n; ++j) {
+        const T decayed = static_cast<T>(b[j] * s.momentum);
+        b[j] = std::fma(s.keep_fraction, d[j], decayed);
+      }
+    }
+    if (s.nesterov) {
+      for (std::int64_t j = 0; j < n; ++j) d[j] = std::fma(s.momentum, b[j], d[j]);
+    } else {
+      for (std::int64_t j = 0; j < n; ++j) d[j] = b[j];
+    }
+  }
+  for (std::int64_t j = 0; j < n; ++j) p[j] = std::fma(s.step, d[j], p[j]);
+}
+
+// Built for AVX-512 and AVX2 too (core/cpu/wide_clones.h): there each std::fma is one
+// vector instruction.
+EMBER_WIDE_CLONES void sgd_block(const SgdScalars<float>& s, float* p, const float* g, float* b, std::int64_t n) {
+  sgd_block_body(s, p, g, b, n);
+}
+EMBER_WIDE_CLONES void sgd_block(const SgdScalars<double>& s, double* p, const double* g, double* b, std::int64_t n) {
+  sgd_block_body(s, p, g, b, n);
+}
+
 template <class T>
 void sgd_typed(const SgdPlan& plan) {
   T* param = static_cast<T*>(plan.param);
   const T* grad = static_cast<const T*>(plan.grad);
   T* buffer = static_cast<T*>(plan.momentum_buffer);
-  // Each scalar rounded to T, as the composite ops' Scalar arguments are.
   const optim::SGDOptions& options = plan.options;  // the --lr the command line wrote
-  const T weight_decay = static_cast<T>(options.weight_decay);
-  const T momentum = static_cast<T>(options.momentum);
-  const T keep_fraction = static_cast<T>(1.0 - options.dampening);
-  const T step = static_cast<T>(-options.lr);
-  const bool decay = options.weight_decay != 0.0, use_momentum = options.momentum != 0.0;
+  const SgdScalars<T> scalars{static_cast<T>(options.weight_decay),
+                              static_cast<T>(options.momentum),
+                              static_cast<T>(1.0 - options.dampening),
+                              static_cast<T>(-options.lr),
+                              options.weight_decay != 0.0,
+                              options.momentum != 0.0,
+                              options.nesterov,
+                              options.maximize,
+                              plan.first_step};
   parallel_for(0, plan.numel, kDefaultGrainSize, [&](std::int64_t begin, std::int64_t end) {
-    T d[kSgdBlock];
     for (std::int64_t start = begin; start < end; start += kSgdBlock) {
-      const std::int64_t n = std::min(kSgdBlock, end - start);
-      T* p = param + start;
-      const T* g = grad + start;
-      if (options.maximize) {
-        for (std::int64_t j = 0; j < n; ++j) d[j] = static_cast<T>(-g[j]);
-      } else {
-        for (std::int64_t j = 0; j < n; ++j) d[j] = g[j];
-      }
-      if (decay) {
-        for (std::int64_t j = 0; j < n; ++j) d[j] = static_cast<T>(d[j] + weight_decay * p[j]);
-      }
-      if (use_momentum) {
-        T* b = buffer + start;
-        if (plan.first_step) {
-          for (std::int64_t j = 0; j < n; ++j) b[j] = d[j];
-        } else {
-          // buf.mul_(momentum) then buf.add_(d, 1 - dampening): two roundings, kept apart.
-          for (std::int64_t j = 0; j < n; ++j) {
-            const T decayed = static_cast<T>(b[j] * momentum);
-            b[j] = static_cast<T>(decayed + keep_fraction * d[j]);
-          }
-        }
-        if (options.nesterov) {
-          for (std::int64_t j = 0; j < n; ++j) d[j] = static_cast<T>(d[j] + momentum * b[j]);
-        } else {
-          for (std::int64_t j = 0; j < n; ++j) d[j] = b[j];
-        }
-      }
-      for (std::int64_t j = 0; j < n; ++j) p[j] = static_cast<T>(p[j] + step * d[j]);
+      sgd_block(scalars, param + start, grad + start, buffer == nullptr ? nullptr : buffer + start,
+                std::min(kSgdBlock, end - start));
     }
   });
 }

@@ -81,8 +81,9 @@ void unary_typed(UnaryOp op, const StridedPlan& plan, const UnaryParams& params)
 }
 
 // a + alpha * b (Add) and a - alpha * b (Sub). The functor for each alpha is the one the fast
-// loop picks: plain a + b and a - b when alpha is ±1, else a + alpha * b, which gives the same
-// bits (multiplying by ±1 and negating are exact).
+// loop picks: plain a + b and a - b when alpha is ±1, else a + alpha * b rounded once
+// (element::AddScaled's fused multiply-add), which gives the same bits (multiplying by ±1
+// and negating are exact).
 template <class T>
 void add_typed(bool subtract, const StridedPlan& plan, Scalar alpha_scalar) {
   const double alpha_value = subtract ? -alpha_scalar.to_double() : alpha_scalar.to_double();

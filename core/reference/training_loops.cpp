@@ -57,7 +57,8 @@ void cross_entropy_typed(const CrossEntropyPlan& plan) {
 
 // torch.optim.SGD's update of one parameter, element by element (fused_plans.h, SgdPlan).
 // Each hyperparameter is first rounded to the parameter's dtype and every product and sum
-// rounded to it, as the composite tensor ops in nn/sgd.cpp round them.
+// rounded to it, as the composite tensor ops in nn/sgd.cpp round them: `x + alpha · y` (add_
+// with an alpha) as one fused multiply-add, buf.mul_(momentum) as a plain product.
 template <class T>
 void sgd_typed(const SgdPlan& plan) {
   T* param = static_cast<T*>(plan.param);
@@ -69,17 +70,17 @@ void sgd_typed(const SgdPlan& plan) {
   const T keep_fraction = static_cast<T>(1.0 - plan.options.dampening);
   for (std::int64_t e = 0; e < plan.numel; ++e) {
     T d = plan.options.maximize ? static_cast<T>(-grad[e]) : grad[e];
-    if (plan.options.weight_decay != 0.0) d = static_cast<T>(d + weight_decay * param[e]);
+    if (plan.options.weight_decay != 0.0) d = std::fma(weight_decay, param[e], d);
     if (plan.options.momentum != 0.0) {
       if (plan.first_step) {
         buffer[e] = d;  // the buffer starts as the direction itself (no dampening)
       } else {
         const T decayed = static_cast<T>(buffer[e] * momentum);            // buf.mul_(momentum)
-        buffer[e] = static_cast<T>(decayed + keep_fraction * d);          // buf.add_(d, 1 - dampening)
+        buffer[e] = std::fma(keep_fraction, d, decayed);                   // buf.add_(d, 1 - dampening)
       }
-      d = plan.options.nesterov ? static_cast<T>(d + momentum * buffer[e]) : buffer[e];
+      d = plan.options.nesterov ? std::fma(momentum, buffer[e], d) : buffer[e];
     }
-    param[e] = static_cast<T>(param[e] + lr * d);
+    param[e] = std::fma(lr, d, param[e]);
   }
 }
 

@@ -10,15 +10,15 @@
 // param and buf once. Contiguous tensors only (parameters, their .grad and the buffer
 // are), grid-stride loop, one element per step — consecutive threads touch consecutive
 // elements, so every access coalesces.
-// Rounding: the composite path's `a + alpha · b` kernels are contracted by nvcc into one
-// fused multiply-add (its default --fmad=true) and buf.mul_(momentum) is a plain product,
-// so this kernel spells exactly those operations with the _rn intrinsics: same bits as the
-// composite path on the GPU. Under the emulator (a host compiler) the same helpers are the
-// unfused `a + alpha * b`, as on the CPU.
+// Rounding: the composite path's `a + alpha · b` (element::AddScaled) is one fused
+// multiply-add on every backend, as PyTorch computes torch.add's alpha, and
+// buf.mul_(momentum) is a plain product, so this kernel spells exactly those operations
+// with the _rn intrinsics on the GPU and std::fma under the emulator: the CPU's bits.
 // Bound: memory bandwidth — (3 reads + 2 writes) × itemsize × numel with momentum,
 // (2 reads + 1 write) without.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -29,13 +29,13 @@ EMBER_KERNELS_BEGIN
 
 using ::ember::SgdPlan;
 
-// a + alpha · b, rounded as the elementwise add (element::AddScaled) rounds it on this compiler.
+// a + alpha · b rounded once, as the elementwise add (element::AddScaled) rounds it.
 template <class T>
 EMBER_DEVICE T add_scaled(T a, T alpha, T b) {
 #if defined(__CUDA_ARCH__)
   if constexpr (std::is_same_v<T, float>) return __fmaf_rn(alpha, b, a); else return __fma_rn(alpha, b, a);
 #else
-  return static_cast<T>(a + alpha * b);
+  return std::fma(alpha, b, a);
 #endif
 }
 

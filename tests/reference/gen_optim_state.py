@@ -5,8 +5,9 @@ Covers: AdamW's default weight_decay (1e-2) and trajectories with it; the param_
 PyTorch saves for SGD / Adam / AdamW (ember saves the same names, minus the entries that
 pick a PyTorch implementation: foreach, capturable, differentiable, fused) and the state
 names per parameter; resuming from a state_dict into an optimizer built with other
-hyper-parameters (PyTorch restores the saved ones); the dtype loaded state takes; and
-PyTorch's messages for a mismatched parameter group.
+hyper-parameters (PyTorch restores the saved ones); the dtype loaded state takes;
+PyTorch's messages for a mismatched parameter group; and Adam/AdamW trajectories for a
+bit-for-bit comparison ("exact").
 """
 import torch
 
@@ -115,5 +116,34 @@ try:
 except ValueError as e:
     errors["group_count"] = str(e)
 out["errors"] = errors
+
+# ---------------------------------------------------------------- Adam's bits
+# Every option that changes a rounding, at two sizes: 15 elements, which PyTorch's kernels
+# run in their scalar loops (sqrt correctly rounded), and 1000, which they run in vector
+# loops, whose sqrt (AVX-512) is one unit off in about 0.7 % of elements (measured on 2.15).
+# tests/nn/test_optim_state.cpp compares ember's CPU Adam (core/cpu/adam_step.cpp): bit for
+# bit at 15, and at 1000 everywhere but where that sqrt differs.
+g = torch.Generator().manual_seed(2219)
+exact = []
+for dtype in (torch.float32, torch.float64):
+    for n in (15, 1000):
+        start_values = torch.randn(n, generator=g, dtype=dtype)
+        step_grads = [torch.randn(n, generator=g, dtype=dtype) * 0.3 for _ in range(4)]
+        for cls, kwargs in [(torch.optim.Adam, {"lr": 0.01}),
+                            (torch.optim.Adam, {"lr": 0.02, "betas": (0.8, 0.95), "weight_decay": 0.1, "amsgrad": True}),
+                            (torch.optim.Adam, {"lr": 0.003, "betas": (0.3, 0.9), "eps": 1e-6, "maximize": True}),
+                            (torch.optim.AdamW, {"lr": 0.05, "weight_decay": 0.2})]:
+            param = torch.nn.Parameter(start_values.clone())
+            optimizer = cls([param], **kwargs)
+            trajectory = []
+            for grad in step_grads:
+                param.grad = grad.clone()
+                optimizer.step()
+                trajectory.append(tensor_json(param.detach()))
+            exact.append({"optimizer": cls.__name__, "options": {k: list(v) if isinstance(v, tuple) else v
+                                                                 for k, v in kwargs.items()},
+                          "start": tensor_json(start_values), "grads": [tensor_json(t) for t in step_grads],
+                          "trajectory": trajectory})
+out["exact"] = exact
 
 write("optim_state.json", out)
