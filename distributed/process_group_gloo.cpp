@@ -59,26 +59,24 @@ using ReduceFunction = void (*)(void*, const void*, const void*, std::size_t);
 // Gloo's sum/max/min for the 16-bit floats: each pair in float32, rounded to the dtype, as
 // PyTorch's Gloo backend computes with c10::BFloat16 and c10::Half (max and min keep
 // std::max's and std::min's choice, so a NaN in the first operand wins).
-template <class T>
-void sum_16_bit(void* c, const void* a, const void* b, std::size_t n) {
+template <class T, class Combine>
+void combine_16_bit(void* c, const void* a, const void* b, std::size_t n, Combine combine) {
   auto* out = static_cast<T*>(c);
   const auto* x = static_cast<const T*>(a);
   const auto* y = static_cast<const T*>(b);
-  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<T>(static_cast<float>(x[i]) + static_cast<float>(y[i]));
+  for (std::size_t i = 0; i < n; ++i) out[i] = combine(x[i], y[i]);
+}
+template <class T>
+void sum_16_bit(void* c, const void* a, const void* b, std::size_t n) {
+  combine_16_bit<T>(c, a, b, n, [](T x, T y) { return static_cast<T>(static_cast<float>(x) + static_cast<float>(y)); });
 }
 template <class T>
 void max_16_bit(void* c, const void* a, const void* b, std::size_t n) {
-  auto* out = static_cast<T*>(c);
-  const auto* x = static_cast<const T*>(a);
-  const auto* y = static_cast<const T*>(b);
-  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(x[i]) < static_cast<float>(y[i]) ? y[i] : x[i];
+  combine_16_bit<T>(c, a, b, n, [](T x, T y) { return static_cast<float>(x) < static_cast<float>(y) ? y : x; });
 }
 template <class T>
 void min_16_bit(void* c, const void* a, const void* b, std::size_t n) {
-  auto* out = static_cast<T*>(c);
-  const auto* x = static_cast<const T*>(a);
-  const auto* y = static_cast<const T*>(b);
-  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(y[i]) < static_cast<float>(x[i]) ? y[i] : x[i];
+  combine_16_bit<T>(c, a, b, n, [](T x, T y) { return static_cast<float>(y) < static_cast<float>(x) ? y : x; });
 }
 
 template <class T>
