@@ -232,7 +232,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   // [1, k] on the left, [k, 1] on the right) whose dim the result then drops, as PyTorch's
   // bmm path does (vector @ batch, or a batch that does not fold @ vector).
   if (a.dim() > 1 && b.dim() > 1) return batched_product(a, b);
-  Tensor product = batched_product(a.dim() == 1 ? ember::unsqueeze(a, 0) : a, b.dim() == 1 ? ember::unsqueeze(b, 1) : b);
+  Tensor product =
+      batched_product(a.dim() == 1 ? ember::unsqueeze(a, 0) : a, b.dim() == 1 ? ember::unsqueeze(b, 1) : b);
   Shape out_sizes = product.sizes();
   if (b.dim() == 1) out_sizes.erase(out_sizes.end() - 1);
   if (a.dim() == 1) out_sizes.erase(out_sizes.end() - (b.dim() == 1 ? 1 : 2));

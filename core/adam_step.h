@@ -1,8 +1,9 @@
 // core/adam_step.h — one Adam/AdamW update of a parameter on the CPU, rounded exactly as
 // PyTorch 2.x's CPU Adam rounds it (its single-tensor loop: lerp_, mul_, addcmul_, sqrt, div,
-// add_, addcdiv_; only its vectorised sqrt, not always correctly rounded, is not copied). nn/adam.cpp calls it for contiguous float32/float64 CPU parameters and keeps
-// its composite of tensor ops for everything else (16-bit, the GPU), which computes the same
-// update with plain products and sums where PyTorch fuses some of them.
+// add_, addcdiv_; only its vectorised sqrt, not always correctly rounded, is not copied).
+// nn/adam.cpp calls it for contiguous float32/float64 CPU parameters and keeps its composite
+// of tensor ops for everything else (16-bit, the GPU), which computes the same update with
+// plain products and sums where PyTorch fuses some of them.
 #pragma once
 
 #include <ember/core/tensor.h>

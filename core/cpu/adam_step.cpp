@@ -110,7 +110,8 @@ bool usable(const Tensor& t, const Tensor& param) {
 bool adam_step_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
                 const Tensor& max_exp_avg_sq, const AdamStepOptions& options) {
   if (param.dtype() != DType::Float32 && param.dtype() != DType::Float64) return false;
-  if (!usable(param, param) || !usable(grad, param) || !usable(exp_avg, param) || !usable(exp_avg_sq, param)) return false;
+  for (const Tensor* t : {&param, &grad, &exp_avg, &exp_avg_sq})
+    if (!usable(*t, param)) return false;
   if (options.amsgrad && !usable(max_exp_avg_sq, param)) return false;
   if (param.numel() > 0) {
     if (param.dtype() == DType::Float32) adam_typed<float>(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, options);
