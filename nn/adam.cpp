@@ -106,7 +106,6 @@ void Adam::update(const AdamOptions& o, std::size_t i) {
   const double weight_decay = *o.weight_decay;
   Tensor parameter = parameters_[i];
   if (!parameter.grad().defined()) return;
-  Tensor gradient = o.maximize ? -parameter.grad() : parameter.grad();
 
   auto& state = state_of(i);
   if (!state.contains("step")) {
@@ -131,6 +130,7 @@ void Adam::update(const AdamOptions& o, std::size_t i) {
   if (native::adam_step_(parameter, parameter.grad(), exp_avg, exp_avg_sq,
                          o.amsgrad ? state.at("max_exp_avg_sq") : Tensor(), step_options))
     return;
+  Tensor gradient = o.maximize ? -parameter.grad() : parameter.grad();
   if (weight_decay != 0.0) {
     if (o.decoupled_weight_decay) {
       parameter.mul_(1.0 - o.lr * weight_decay);  // AdamW: decay the weights directly
@@ -141,7 +141,7 @@ void Adam::update(const AdamOptions& o, std::size_t i) {
   exp_avg.mul_(o.beta1).add_(gradient, 1.0 - o.beta1);
   exp_avg_sq.mul_(o.beta2).add_(gradient * gradient, 1.0 - o.beta2);
 
-  const double step = step_count.item<double>();
+  const double step = step_options.step;
   const double bias_correction1 = 1.0 - std::pow(o.beta1, step);
   const double bias_correction2 = 1.0 - std::pow(o.beta2, step);
   const double step_size = o.lr / bias_correction1;
