@@ -223,12 +223,12 @@ void execute(const std::vector<Edge>& roots, const TensorList& root_grads, Graph
     for (std::size_t i = 0; i < edges.size(); ++i) {
       const Edge& edge = edges[i];
       if (!edge.is_valid() || !is_needed(task, edge.node.get())) continue;
+      NodeTask& next = task.nodes[edge.node.get()];
       if (i < outputs.size() && outputs[i].defined()) {
         const GradientSlot& slot = edge.node->gradient_slots()[edge.input_nr];
         Tensor gradient = validate_gradient(*node, i, outputs[i], slot);
-        accumulate(task.nodes[edge.node.get()].gradients, edge.input_nr, gradient, task.create_graph);
+        accumulate(next.gradients, edge.input_nr, gradient, task.create_graph);
       }
-      NodeTask& next = task.nodes[edge.node.get()];
       if (--next.dependencies == 0 && !next.queued) {
         next.queued = true;
         ready.push(edge.node);

@@ -42,6 +42,7 @@ std::string describe_forward(const std::string& node_name, const TensorList& inp
 
 std::shared_ptr<Node> record(const std::string& name, const TensorList& inputs, const TensorList& outputs) {
   auto node = detail::make_pooled<Node>(name);
+  node->reserve(inputs.size(), outputs.size());
   for (const Tensor& input : inputs) {
     // Only inputs that require grad get a real edge; the formula skips the others.
     node->add_next_edge(input.defined() && input.requires_grad() ? gradient_edge(input) : Edge{});

@@ -66,6 +66,11 @@ class Node : public GradFn, public std::enable_shared_from_this<Node> {
   // ---- edges and slots
   const std::vector<Edge>& next_edges() const { return next_edges_; }
   void add_next_edge(Edge edge) { next_edges_.push_back(std::move(edge)); }
+  // Room for a recorded op's edges and slots, so that filling them allocates once each.
+  void reserve(std::size_t inputs, std::size_t outputs) {
+    next_edges_.reserve(inputs);
+    gradient_slots_.reserve(outputs);
+  }
   // True when input i of the forward op needs its gradient (formulas skip the others).
   bool needs_input_grad(std::size_t i) const { return i < next_edges_.size() && next_edges_[i].is_valid(); }
   // One slot per forward output: the gradient the engine will hand this node for it.

@@ -111,12 +111,10 @@ bool is_contiguous_layout(IntArrayRef sizes, IntArrayRef strides) {
   return true;
 }
 
-std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim) {
-  std::int64_t effective = std::max<std::int64_t>(ndim, 1);
-  std::int64_t low = -effective, high = effective - 1;
-  EMBER_CHECK(dim >= low && dim <= high, IndexError, "Dimension out of range (expected to be in range of [", low,
-              ", ", high, "], but got ", dim, ")");
-  return dim < 0 ? dim + effective : dim;
+void throw_dim_out_of_range(std::int64_t dim, std::int64_t ndim) {
+  const std::int64_t effective = std::max<std::int64_t>(ndim, 1);
+  throw IndexError(make_message("Dimension out of range (expected to be in range of [", -effective, ", ",
+                                effective - 1, "], but got ", dim, ")"));
 }
 
 Shape broadcast_shapes(IntArrayRef a, IntArrayRef b) {
@@ -136,7 +134,7 @@ Shape broadcast_shapes(IntArrayRef a, IntArrayRef b) {
 }
 
 Shape infer_size(IntArrayRef requested, std::int64_t numel) {
-  Shape out = requested.vec();
+  Shape out(requested.begin(), requested.end());
   std::int64_t known = 1;
   bool known_fits = true;  // the product of the given sizes fits in int64
   int infer_at = -1;

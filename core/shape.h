@@ -11,9 +11,13 @@
 #include <string>
 #include <vector>
 
+#include <ember/core/dim_vector.h>
+
 namespace ember {
 
-using Shape = std::vector<std::int64_t>;
+// A tensor's sizes or strides: a std::vector-like list held inline up to 5 dims
+// (core/dim_vector.h says why).
+using Shape = DimVector;
 
 // A read-only view of a list of integers: accepts {3, 2}, a std::vector, or a span.
 // Like c10::IntArrayRef, it does not own its elements: never store one.
@@ -29,6 +33,7 @@ class IntArrayRef {
 #pragma GCC diagnostic pop
 #endif
   IntArrayRef(const std::vector<std::int64_t>& vector) : data_(vector.data()), size_(vector.size()) {}  // NOLINT
+  IntArrayRef(const DimVector& vector) : data_(vector.data()), size_(vector.size()) {}  // NOLINT
   IntArrayRef(std::span<const std::int64_t> span) : data_(span.data()), size_(span.size()) {}  // NOLINT
   IntArrayRef(const std::int64_t* data, std::size_t size) : data_(data), size_(size) {}
 
@@ -77,8 +82,13 @@ bool is_contiguous_layout(IntArrayRef sizes, IntArrayRef strides);
 
 // Turns a possibly negative dim into [0, ndim). PyTorch's message on failure:
 // "Dimension out of range (expected to be in range of [-2, 1], but got 2)".
-// A 0-d tensor accepts dims -1 and 0 (as in PyTorch).
-std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim);
+// A 0-d tensor accepts dims -1 and 0 (as in PyTorch). Inline: every op wraps its dims.
+[[noreturn]] void throw_dim_out_of_range(std::int64_t dim, std::int64_t ndim);
+inline std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim) {
+  const std::int64_t effective = ndim > 0 ? ndim : 1;
+  if (dim < -effective || dim >= effective) [[unlikely]] throw_dim_out_of_range(dim, ndim);
+  return dim < 0 ? dim + effective : dim;
+}
 
 // NumPy/PyTorch broadcasting of two shapes. On mismatch throws ShapeError:
 // "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 1".

@@ -14,19 +14,10 @@ thread_local bool grad_mode_enabled = true;
 bool is_grad_enabled() { return grad_mode_enabled; }
 void set_grad_enabled(bool enabled) { grad_mode_enabled = enabled; }
 
-TensorImpl& Tensor::impl() const {
-  EMBER_CHECK(impl_ != nullptr, ValueError, "Tensor is undefined (default-constructed)");
-  return *impl_;
-}
+void Tensor::throw_undefined() { throw ValueError("Tensor is undefined (default-constructed)"); }
 
-std::int64_t Tensor::size(std::int64_t dim) const {
-  EMBER_CHECK(this->dim() > 0, IndexError, "dimension specified as ", dim, " but tensor has no dimensions");
-  return impl().sizes[wrap_dim(dim, this->dim())];
-}
-
-std::int64_t Tensor::stride(std::int64_t dim) const {
-  EMBER_CHECK(this->dim() > 0, IndexError, "dimension specified as ", dim, " but tensor has no dimensions");
-  return impl().strides[wrap_dim(dim, this->dim())];
+void Tensor::throw_no_dimensions(std::int64_t dim) {
+  throw IndexError(make_message("dimension specified as ", dim, " but tensor has no dimensions"));
 }
 
 void* Tensor::data_ptr() const {
@@ -145,8 +136,8 @@ Tensor empty(IntArrayRef sizes, TensorOptions options) {
   // product would otherwise ask for a few bytes and let the tensor read far past them.
   const std::int64_t nbytes = compute_storage_nbytes(sizes, itemsize(dtype));
   Shape strides = contiguous_strides(sizes);
-  Tensor result = make_tensor(make_storage(static_cast<std::size_t>(nbytes), options.device()), sizes.vec(),
-                              std::move(strides), 0, dtype);
+  Tensor result = make_tensor(make_storage(static_cast<std::size_t>(nbytes), options.device()),
+                              Shape(sizes.begin(), sizes.end()), std::move(strides), 0, dtype);
   if (options.requires_grad()) result.requires_grad_(true);
   return result;
 }

@@ -98,8 +98,18 @@ class Tensor {
   const Shape& sizes() const { return impl().sizes; }
   const Shape& shape() const { return impl().sizes; }
   const Shape& strides() const { return impl().strides; }
-  std::int64_t size(std::int64_t dim) const;    // negative dims count from the end
-  std::int64_t stride(std::int64_t dim) const;
+  // Negative dims count from the end. Inline with the checks' throws out of line: every op
+  // asks for sizes, and a call per question showed in the small-step profiles.
+  std::int64_t size(std::int64_t dim) const {
+    const Shape& sizes = impl().sizes;
+    if (sizes.empty()) [[unlikely]] throw_no_dimensions(dim);
+    return sizes[static_cast<std::size_t>(wrap_dim(dim, static_cast<std::int64_t>(sizes.size())))];
+  }
+  std::int64_t stride(std::int64_t dim) const {
+    const Shape& strides = impl().strides;
+    if (strides.empty()) [[unlikely]] throw_no_dimensions(dim);
+    return strides[static_cast<std::size_t>(wrap_dim(dim, static_cast<std::int64_t>(strides.size())))];
+  }
   std::int64_t numel() const { return compute_numel(impl().sizes); }
   std::int64_t storage_offset() const { return impl().storage_offset; }
   DType dtype() const { return impl().dtype; }
@@ -113,7 +123,10 @@ class Tensor {
   bool is_wrapped_number() const { return impl().is_wrapped_number; }
   TensorOptions options() const { return TensorOptions().dtype(dtype()).device(device()); }
   const Storage& storage() const { return impl().storage; }
-  TensorImpl& impl() const;  // throws on an undefined tensor
+  TensorImpl& impl() const {  // throws on an undefined tensor
+    if (impl_ == nullptr) [[unlikely]] throw_undefined();
+    return *impl_;
+  }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
   long use_count() const { return impl_.use_count(); }
@@ -284,6 +297,8 @@ class Tensor {
 
  private:
   void check_dtype_for_access(DType requested) const;
+  [[noreturn]] static void throw_undefined();
+  [[noreturn]] static void throw_no_dimensions(std::int64_t dim);
   std::shared_ptr<TensorImpl> impl_;
 };
 

@@ -27,7 +27,7 @@ ModelConfig spec_model_config(const std::string& model_flag, const Shape& input_
     Shape example = {data.num_features};
     if (spec_takes_images(text.str())) {
       // The first layer takes images: IDX images bring their shape, CSV rows need --input-shape.
-      config.input_shape = !input_shape_flag.empty() ? input_shape_flag : data.image_shape;
+      config.input_shape = !input_shape_flag.empty() ? input_shape_flag.vec() : data.image_shape;
       if (config.input_shape.empty()) {
         throw UsageError(make_message(context, "its first layer takes images: on ", data.spec,
                                       " give --input-shape C,H,W (how each example's ", data.num_features,

@@ -22,7 +22,7 @@
 #                       — the same walk as tutorial_03_graph.cpp, and what
 #                       autograd::dump() prints when it is linked in.
 #
-# It reads libstdc++'s member names (std::shared_ptr::_M_ptr, std::vector::_M_impl), the
+# It reads libstdc++'s member names (std::shared_ptr::_M_ptr), ember::DimVector's (data_, size_), the
 # layout of g++ 12's standard library; a Debug build (-g) is needed for ember's own types.
 import gdb
 
@@ -45,10 +45,9 @@ def _shared_ptr_target(shared_ptr):
 
 
 def _vector(vector):
-    """A std::vector<integer> as a Python list."""
-    start = vector["_M_impl"]["_M_start"]
-    finish = vector["_M_impl"]["_M_finish"]
-    return [int((start + i).dereference()) for i in range(int(finish - start))]
+    """An ember::DimVector (core/dim_vector.h: a tensor's sizes or strides) as a Python list."""
+    start = vector["data_"]
+    return [int((start + i).dereference()) for i in range(int(vector["size_"]))]
 
 
 def _std_string(value):
