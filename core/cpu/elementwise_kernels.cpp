@@ -312,6 +312,20 @@ void copy(const StridedPlan& plan) {
     });
     return;
   }
+  const bool large = plan.numel * static_cast<std::int64_t>(itemsize(dst)) >= kStreamingMinBytes;
+  if (dst == src && !large && plan.ndim > 0 && plan.strides[0][0] == 1 && plan.strides[1][0] == 1) {
+    // Same dtype, rows of unit stride (a bias broadcast over a batch, a block of rows): each
+    // row is one byte copy, not an element loop. (A large output keeps the loop below, which
+    // streams it past the cache.)
+    const std::size_t size = itemsize(dst);
+    auto* out = static_cast<char*>(plan.data[0]);
+    const auto* in = static_cast<const char*>(plan.data[1]);
+    for_each_run(plan, [&](const Offsets& base, std::int64_t count) {
+      std::memmove(out + base[0] * static_cast<std::int64_t>(size), in + base[1] * static_cast<std::int64_t>(size),
+                   static_cast<std::size_t>(count) * size);
+    });
+    return;
+  }
   // Two dispatches: the destination type, then the source type (float -> int truncates
   // toward zero, nonzero -> true, as PyTorch's copy).
   EMBER_DISPATCH_ALL_AND_REDUCED(dst, {

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <ember/core/cuda_hooks.h>
+#include <ember/core/factories.h>
 #include <ember/core/native.h>
 
 #include "test_support.h"
@@ -58,6 +59,33 @@ TEST_CASE("copy: copy_ broadcasts and casts the source", "[copy]") {
   std::vector<double> truncated = testing::to_vector(native::to_dtype(row, kInt64));  // checked vs PyTorch elsewhere
   REQUIRE(values.size() == 12);
   for (std::size_t i = 0; i < values.size(); ++i) CHECK(values[i] == truncated[i % 6]);
+}
+
+TEST_CASE("copy: same-dtype rows of unit stride are copied whole, at every offset", "[copy]") {
+  // The CPU copies such rows as bytes (core/cpu/elementwise_kernels.cpp); every element must
+  // still come from the right place: a broadcast bias, rows cut from a wider matrix, and a
+  // 3-D copy large enough that the threads' chunks start mid-row.
+  Tensor bias = arange(30, kFloat32);
+  Tensor batch = native::contiguous(native::expand(bias, {32, 30}));
+  std::vector<double> values = testing::to_vector(batch);
+  for (std::size_t i = 0; i < values.size(); ++i) REQUIRE(values[i] == static_cast<double>(i % 30));
+
+  for (DType dtype : {kInt64, kBool, kBFloat16, kFloat64}) {
+    Tensor wide = native::to_dtype(native::reshape(arange(7 * 13, kFloat32), {7, 13}), dtype);
+    Tensor block = native::contiguous(native::narrow(native::narrow(wide, 1, 3, 8), 0, 2, 4));  // [4, 8]
+    std::vector<double> expected = testing::to_vector(wide), got = testing::to_vector(block);
+    REQUIRE(got.size() == 32);
+    for (std::size_t r = 0; r < 4; ++r)
+      for (std::size_t c = 0; c < 8; ++c) CHECK(got[r * 8 + c] == expected[(r + 2) * 13 + c + 3]);
+  }
+
+  // 76416 elements, 199 per row: more than one grain (core/parallel.h), and half of it is not
+  // a whole number of rows.
+  Tensor source = native::reshape(arange(3 * 128 * 201, kFloat32), {3, 128, 201});
+  Tensor cut = native::contiguous(native::narrow(source, 2, 1, 199));
+  std::vector<double> all = testing::to_vector(source), rows = testing::to_vector(cut);
+  REQUIRE(rows.size() == 76416);
+  for (std::size_t i = 0; i < rows.size(); ++i) REQUIRE(rows[i] == all[i / 199 * 201 + i % 199 + 1]);
 }
 
 TEST_CASE("copy: copy_ and fill_ bump the version counter shared by views", "[copy]") {
