@@ -78,6 +78,7 @@ class DimVector {
   size_type size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
   size_type capacity() const noexcept { return capacity_; }
+  static constexpr size_type max_size() noexcept { return PTRDIFF_MAX / sizeof(std::int64_t); }
   std::int64_t* data() noexcept { return data_; }
   const std::int64_t* data() const noexcept { return data_; }
 
@@ -216,8 +217,10 @@ class DimVector {
     }
     other.size_ = 0;
   }
+  // As std::vector, a count past max_size() is a std::length_error, never a wrapped byte count.
   void grow(size_type wanted) {
-    const size_type capacity = std::max(wanted, 2 * capacity_);
+    if (wanted > max_size()) throw std::length_error("DimVector: more values than max_size()");
+    const size_type capacity = std::min(std::max(wanted, 2 * capacity_), max_size());
     auto* fresh = static_cast<std::int64_t*>(::operator new(capacity * sizeof(std::int64_t)));
     std::copy(begin(), end(), fresh);
     if (on_heap()) ::operator delete(data_);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -115,6 +116,9 @@ TEST_CASE("DimVector inserts, erases and resizes as std::vector does", "[shape][
   CHECK(std::vector<std::int64_t>(values.rbegin(), values.rend()) == std::vector<std::int64_t>{5, 4});
   CHECK(std::span<const std::int64_t>(values).size() == 2);
   CHECK_THROWS_AS(values.at(2), std::out_of_range);
+  // A hostile count is refused before any byte count is computed from it.
+  CHECK_THROWS_AS(DimVector(std::size_t{1} << 62, 0), std::length_error);
+  CHECK_THROWS_AS(values.resize(~std::size_t{0}), std::length_error);
   values.clear();
   CHECK(values.empty());
 }
