@@ -358,8 +358,7 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptio
   const std::int64_t nbytes = compute_storage_nbytes(sizes, strides, itemsize(dtype));
   auto storage = std::make_shared<StorageImpl>(data, static_cast<std::size_t>(nbytes), options.device(),
                                                std::move(deleter));
-  Tensor result =
-      make_tensor(std::move(storage), Shape(sizes.begin(), sizes.end()), Shape(strides.begin(), strides.end()), 0, dtype);
+  Tensor result = make_tensor(std::move(storage), to_shape(sizes), to_shape(strides), 0, dtype);
   if (options.requires_grad()) result.requires_grad_(true);
   return result;
 }

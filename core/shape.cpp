@@ -134,7 +134,7 @@ Shape broadcast_shapes(IntArrayRef a, IntArrayRef b) {
 }
 
 Shape infer_size(IntArrayRef requested, std::int64_t numel) {
-  Shape out(requested.begin(), requested.end());
+  Shape out = to_shape(requested);
   std::int64_t known = 1;
   bool known_fits = true;  // the product of the given sizes fits in int64
   int infer_at = -1;

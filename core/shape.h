@@ -51,6 +51,10 @@ class IntArrayRef {
   std::size_t size_ = 0;
 };
 
+// An owned copy of a list, as a tensor keeps its sizes and strides (IntArrayRef::vec()
+// gives a std::vector, as c10's does).
+inline Shape to_shape(IntArrayRef values) { return Shape(values.begin(), values.end()); }
+
 // Product of sizes (1 for a 0-d tensor). A product beyond int64 throws ShapeError with
 // PyTorch's words: "numel: integer multiplication overflow".
 std::int64_t compute_numel(IntArrayRef sizes);

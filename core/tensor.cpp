@@ -136,8 +136,8 @@ Tensor empty(IntArrayRef sizes, TensorOptions options) {
   // product would otherwise ask for a few bytes and let the tensor read far past them.
   const std::int64_t nbytes = compute_storage_nbytes(sizes, itemsize(dtype));
   Shape strides = contiguous_strides(sizes);
-  Tensor result = make_tensor(make_storage(static_cast<std::size_t>(nbytes), options.device()),
-                              Shape(sizes.begin(), sizes.end()), std::move(strides), 0, dtype);
+  Tensor result = make_tensor(make_storage(static_cast<std::size_t>(nbytes), options.device()), to_shape(sizes),
+                              std::move(strides), 0, dtype);
   if (options.requires_grad()) result.requires_grad_(true);
   return result;
 }

@@ -100,16 +100,8 @@ class Tensor {
   const Shape& strides() const { return impl().strides; }
   // Negative dims count from the end. Inline with the checks' throws out of line: every op
   // asks for sizes, and a call per question showed in the small-step profiles.
-  std::int64_t size(std::int64_t dim) const {
-    const Shape& sizes = impl().sizes;
-    if (sizes.empty()) [[unlikely]] throw_no_dimensions(dim);
-    return sizes[static_cast<std::size_t>(wrap_dim(dim, static_cast<std::int64_t>(sizes.size())))];
-  }
-  std::int64_t stride(std::int64_t dim) const {
-    const Shape& strides = impl().strides;
-    if (strides.empty()) [[unlikely]] throw_no_dimensions(dim);
-    return strides[static_cast<std::size_t>(wrap_dim(dim, static_cast<std::int64_t>(strides.size())))];
-  }
+  std::int64_t size(std::int64_t dim) const { return entry_at_dim(impl().sizes, dim); }
+  std::int64_t stride(std::int64_t dim) const { return entry_at_dim(impl().strides, dim); }
   std::int64_t numel() const { return compute_numel(impl().sizes); }
   std::int64_t storage_offset() const { return impl().storage_offset; }
   DType dtype() const { return impl().dtype; }
@@ -299,6 +291,11 @@ class Tensor {
   void check_dtype_for_access(DType requested) const;
   [[noreturn]] static void throw_undefined();
   [[noreturn]] static void throw_no_dimensions(std::int64_t dim);
+  // size(dim) and stride(dim): the entry of `values` (sizes or strides) at a wrapped dim.
+  static std::int64_t entry_at_dim(const Shape& values, std::int64_t dim) {
+    if (values.empty()) [[unlikely]] throw_no_dimensions(dim);
+    return values[static_cast<std::size_t>(wrap_dim(dim, static_cast<std::int64_t>(values.size())))];
+  }
   std::shared_ptr<TensorImpl> impl_;
 };
 

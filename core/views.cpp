@@ -37,7 +37,7 @@ std::optional<Shape> compute_view_strides(IntArrayRef old_sizes, IntArrayRef old
   if (compute_numel(old_sizes) == 0) {
     // No element is ever addressed, so any strides work; keep the old ones when the shape
     // is unchanged (as PyTorch does) and use row-major strides otherwise.
-    if (old_sizes == new_sizes) return Shape(old_strides.begin(), old_strides.end());
+    if (old_sizes == new_sizes) return to_shape(old_strides);
     return contiguous_strides(new_sizes);
   }
   if (old_sizes.empty()) return contiguous_strides(new_sizes);  // 0-d: all new sizes are 1
@@ -108,7 +108,7 @@ Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, st
                 shape_to_string(strides), ", storage offset ", storage_offset, ", and itemsize ", item,
                 " requiring a storage size of ", required, " are out of bounds for storage of size ", available);
   }
-  return make_view(self, Shape(sizes.begin(), sizes.end()), Shape(strides.begin(), strides.end()), storage_offset);
+  return make_view(self, to_shape(sizes), to_shape(strides), storage_offset);
 }
 
 Tensor view(const Tensor& self, IntArrayRef sizes) {
