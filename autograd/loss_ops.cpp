@@ -249,6 +249,24 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, Reduction reduction, 
 
 namespace {
 
+// sum / count for the fresh 0-d sum of fused_cross_entropy: the value native::div(sum,
+// number(count)) gives (the count cast to the sum's dtype, one IEEE division), computed in
+// place on the CPU without building a divisor tensor and a plan for one element. The
+// training step's loss is this value; on other devices it is that native::div.
+Tensor divide_fresh_scalar(const Tensor& sum, std::int64_t count) {
+  if (sum.device().is_cpu() && sum.dtype() == kFloat32) {
+    float* value = sum.data_ptr<float>();
+    *value = *value / static_cast<float>(static_cast<double>(count));
+    return sum;
+  }
+  if (sum.device().is_cpu() && sum.dtype() == kFloat64) {
+    double* value = sum.data_ptr<double>();
+    *value = *value / static_cast<double>(count);
+    return sum;
+  }
+  return native::div(sum, number(static_cast<double>(count), sum));
+}
+
 // cross_entropy for [N, C] logits and [N] class indices, fused (issue 8): one backend pass
 // per row gives every row's loss and — when the logits need a gradient — the gradient
 // (softmax - one_hot) / kept rows ('mean') in the same pass (native::cross_entropy_rows,
@@ -268,7 +286,7 @@ Tensor fused_cross_entropy(const Tensor& input, const Tensor& target, Reduction 
     out = rows.losses;
   } else {
     out = native::sum(rows.losses, {}, false);
-    if (reduction == Reduction::Mean) out = native::div(out, number(static_cast<double>(rows.kept_rows), out));
+    if (reduction == Reduction::Mean) out = divide_fresh_scalar(out, rows.kept_rows);
   }
   if (!track) return out;
   auto node = record("NllLossBackward0", {input}, out);

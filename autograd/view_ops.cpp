@@ -31,14 +31,20 @@ Tensor sum_to(const Tensor& gradient, IntArrayRef sizes) {
   const std::int64_t leading = gradient.dim() - static_cast<std::int64_t>(sizes.size());
   EMBER_CHECK(leading >= 0, ShapeError, "sum_to: gradient of shape ", shape_to_string(gradient.sizes()),
               " cannot be summed to shape ", shape_to_string(sizes));
-  std::vector<std::int64_t> dims;
+  DimVector dims;
   for (std::int64_t d = 0; d < leading; ++d) dims.push_back(d);
+  bool stretched = false;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     std::int64_t d = leading + static_cast<std::int64_t>(i);
-    if (sizes[i] == 1 && gradient.size(d) != 1) dims.push_back(d);
+    if (sizes[i] == 1 && gradient.size(d) != 1) {
+      dims.push_back(d);
+      stretched = true;
+    }
   }
-  Tensor reduced = dims.empty() ? gradient : ember::sum(gradient, dims, /*keepdim=*/true);
-  return ember::reshape(reduced, sizes);
+  if (dims.empty()) return ember::reshape(gradient, sizes);
+  // Only prepended dims (a bias's gradient): summing them away leaves exactly `sizes`.
+  if (!stretched) return ember::sum(gradient, dims, /*keepdim=*/false);
+  return ember::reshape(ember::sum(gradient, dims, /*keepdim=*/true), sizes);
 }
 
 namespace {

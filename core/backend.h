@@ -133,9 +133,10 @@ EMBER_DECLARE_DISPATCH(reduce_kernel, void(ReduceOp op, const ReducePlan& plan))
 EMBER_DECLARE_DISPATCH(softmax_kernel, void(const SoftmaxPlan& plan, bool log));
 // C = alpha * A·B + beta * C (GemmPlan). Ignores GemmPlan::bias.
 EMBER_DECLARE_DISPATCH(gemm_kernel, void(const GemmPlan& plan));
-// addmm in one pass: the GEMM's epilogue reads the broadcast bias in place
-// (GemmPlan::bias). Backends without one (the CPU) leave it empty, and core/linalg.cpp
-// copies the bias into C and calls gemm_kernel instead.
+// C = alpha * A·B + beta * bias, the bias broadcast over C (GemmPlan::bias). CUDA's GEMM
+// epilogue reads the bias in place; the CPU's copies it into C row by row, then runs
+// gemm_kernel. A backend without one leaves it empty, and core/linalg.cpp copies the bias
+// into C (a general strided copy) and calls gemm_kernel instead.
 EMBER_DECLARE_DISPATCH(addmm_kernel, void(const GemmPlan& plan));
 // Whether gemm_kernel multiplies operands of `dtype` (a 16-bit float) itself, accumulating
 // in float32 (the CPU's AVX512-BF16 kernel). Where it does not (a backend that registers

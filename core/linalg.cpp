@@ -347,9 +347,9 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, Scalar beta, 
   Tensor bias_full = expand(bias, {m, n});  // checks the broadcast with PyTorch's message
   check_not_bool(a, "addmm_impl_cpu_");
   // beta == 0 ignores the bias entirely (even NaNs in it), as PyTorch does. Otherwise a
-  // backend whose GEMM epilogue reads the bias (CUDA) gets the broadcast view itself —
-  // stride 0 along the rows, so the bias vector is read in place and never copied into
-  // `out`; other backends (the CPU's) start from a copy of it in `out`.
+  // backend with an addmm kernel (CUDA's GEMM epilogue, the CPU's row copies) gets the
+  // broadcast view itself — stride 0 along the rows, so the bias vector is read in place;
+  // other backends start from a general copy of it in `out`.
   const bool use_bias = beta.to_double() != 0.0;
   // (A 0-d CPU bias may join a CUDA addmm: that one still goes through the copy.)
   const bool epilogue_reads_bias =

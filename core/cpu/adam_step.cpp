@@ -36,7 +36,7 @@ struct AdamScalars {
 template <class T>
 [[gnu::always_inline]] inline T lerp(T start, T end, T weight) {
   const T difference = end - start;
-  return std::abs(weight) < T(0.5) ? std::fma(weight, difference, start) : std::fma(weight - T(1), difference, end);
+  return cpu::wide::abs(weight) < T(0.5) ? cpu::wide::fma(weight, difference, start) : cpu::wide::fma(weight - T(1), difference, end);
 }
 
 template <class T>
@@ -46,23 +46,23 @@ template <class T>
     T gradient = s.maximize ? -g[i] : g[i];
     if (s.decay) {
       if (s.decoupled) p[i] = p[i] * s.decay_factor;
-      else gradient = std::fma(s.weight_decay, p[i], gradient);
+      else gradient = cpu::wide::fma(s.weight_decay, p[i], gradient);
     }
     m[i] = lerp(m[i], gradient, s.lerp_weight);
     const T scaled_gradient = s.square_weight * gradient;  // addcmul's value · a, rounded
-    v[i] = std::fma(scaled_gradient, gradient, v[i] * s.beta2);
+    v[i] = cpu::wide::fma(scaled_gradient, gradient, v[i] * s.beta2);
     T second_moment = v[i];
     if (s.amsgrad) {
       // torch.maximum: NaN wins.
-      v_max[i] = std::isnan(v_max[i]) || std::isnan(v[i]) ? v_max[i] + v[i] : std::max(v_max[i], v[i]);
+      v_max[i] = cpu::wide::isnan(v_max[i]) || cpu::wide::isnan(v[i]) ? v_max[i] + v[i] : std::max(v_max[i], v[i]);
       second_moment = v_max[i];
     }
-    const T denominator = std::sqrt(second_moment) / s.bias_correction2_sqrt + s.eps;
+    const T denominator = cpu::wide::sqrt(second_moment) / s.bias_correction2_sqrt + s.eps;
     p[i] = (s.step_value * m[i]) / denominator + p[i];
   }
 }
 
-// Built for AVX-512 and AVX2 too (core/cpu/wide_clones.h): each std::fma one instruction.
+// Built for AVX-512 and AVX2 too (core/cpu/wide_clones.h): each cpu::wide::fma one instruction.
 EMBER_WIDE_CLONES void adam_run(const AdamScalars<float>& s, float* p, const float* g, float* m, float* v, float* v_max,
                                 std::int64_t n) {
   adam_body(s, p, g, m, v, v_max, n);

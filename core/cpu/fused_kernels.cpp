@@ -93,7 +93,7 @@ struct SgdScalars {
   bool decay, use_momentum, nesterov, maximize, first_step;
 };
 
-// One block. Every `x + alpha·y` is one fused multiply-add (std::fma), as the composite
+// One block. Every `x + alpha·y` is one fused multiply-add (wide::fma), as the composite
 // add_ (element::AddScaled) and PyTorch 2.x's CPU kernels round it; buf.mul_(momentum) is a
 // plain product, rounded on its own.
 template <class T>
@@ -105,7 +105,7 @@ template <class T>
     for (std::int64_t j = 0; j < n; ++j) d[j] = g[j];
   }
   if (s.decay) {
-    for (std::int64_t j = 0; j < n; ++j) d[j] = std::fma(s.weight_decay, p[j], d[j]);
+    for (std::int64_t j = 0; j < n; ++j) d[j] = wide::fma(s.weight_decay, p[j], d[j]);
   }
   if (s.use_momentum) {
     if (s.first_step) {
@@ -114,19 +114,19 @@ template <class T>
       // buf.mul_(momentum) then buf.add_(d, 1 - dampening): two roundings, kept apart.
       for (std::int64_t j = 0; j < n; ++j) {
         const T decayed = static_cast<T>(b[j] * s.momentum);
-        b[j] = std::fma(s.keep_fraction, d[j], decayed);
+        b[j] = wide::fma(s.keep_fraction, d[j], decayed);
       }
     }
     if (s.nesterov) {
-      for (std::int64_t j = 0; j < n; ++j) d[j] = std::fma(s.momentum, b[j], d[j]);
+      for (std::int64_t j = 0; j < n; ++j) d[j] = wide::fma(s.momentum, b[j], d[j]);
     } else {
       for (std::int64_t j = 0; j < n; ++j) d[j] = b[j];
     }
   }
-  for (std::int64_t j = 0; j < n; ++j) p[j] = std::fma(s.step, d[j], p[j]);
+  for (std::int64_t j = 0; j < n; ++j) p[j] = wide::fma(s.step, d[j], p[j]);
 }
 
-// Built for AVX-512 and AVX2 too (core/cpu/wide_clones.h): there each std::fma is one
+// Built for AVX-512 and AVX2 too (core/cpu/wide_clones.h): there each wide::fma is one
 // vector instruction.
 EMBER_WIDE_CLONES void sgd_block(const SgdScalars<float>& s, float* p, const float* g, float* b, std::int64_t n) {
   sgd_block_body(s, p, g, b, n);

@@ -20,7 +20,9 @@
 // None of these choices depends on the thread count, and neither does the order in which
 // each element sums over k (fixed kc slices, one thread per element), so results are
 // bit-identical for any number of threads.
+#include <atomic>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -115,9 +117,8 @@ const CpuFeatures& cpu_features() {
 
 enum class KernelIsa { kPortable, kAvx2, kAvx512 };
 
-// EMBER_GEMM_KERNEL if set, else the best the CPU supports. Read on every call (one getenv
-// is nothing next to a GEMM) so tests can switch kernels.
-KernelIsa chosen_isa() {
+// EMBER_GEMM_KERNEL if set, else the best the CPU supports.
+KernelIsa isa_from_environment() {
   const char* forced = std::getenv("EMBER_GEMM_KERNEL");
   if (forced != nullptr && *forced != '\0') {
     KernelIsa isa;
@@ -132,6 +133,20 @@ KernelIsa chosen_isa() {
   if (cpu_features().avx512) return KernelIsa::kAvx512;
   if (cpu_features().avx2) return KernelIsa::kAvx2;
   return KernelIsa::kPortable;
+}
+
+// The choice, read from the environment at the first GEMM and kept (a getenv scans the
+// whole environment: a tenth of a tiny GEMM's set-up); -1 until then, and after a failed
+// read, so a bad value is reported on every call. reload_gemm_kernel_choice() forgets it.
+constexpr int kIsaUnknown = -1;
+std::atomic<int> cached_isa{kIsaUnknown};
+
+KernelIsa chosen_isa() {
+  const int cached = cached_isa.load(std::memory_order_relaxed);
+  if (cached != kIsaUnknown) [[likely]] return static_cast<KernelIsa>(cached);
+  const KernelIsa isa = isa_from_environment();  // may throw: stays unknown
+  cached_isa.store(static_cast<int>(isa), std::memory_order_relaxed);
+  return isa;
 }
 
 // The one place that decides which micro-kernel runs. Integer dtypes always use the
@@ -291,6 +306,8 @@ bool bfloat16_gemm_usable() { return cpu_features().avx512_bf16 && chosen_isa() 
 bool gemm_reads_16_bit(DType dtype) { return dtype == DType::BFloat16 && bfloat16_gemm_usable(); }
 EMBER_REGISTER_KERNEL(::ember::gemm_reads_16_bit_kernel, CPU, gemm_reads_16_bit);
 
+void reload_gemm_kernel_choice() { cached_isa.store(kIsaUnknown, std::memory_order_relaxed); }
+
 std::string active_gemm_kernel_name() {
   switch (chosen_isa()) {
     case KernelIsa::kAvx512: return "avx512";
@@ -320,5 +337,34 @@ void gemm(const GemmPlan& plan) {
 }
 
 EMBER_REGISTER_KERNEL(::ember::gemm_kernel, CPU, gemm);
+
+// addmm (nn.Linear's forward): C starts as the broadcast bias, then the GEMM computes
+// alpha·A·B + beta·C over it, exactly what a copy of the bias followed by gemm_kernel gives.
+// The copy is one memcpy per row of C (a bias vector read once per row), not a general
+// strided copy with its plan and output tensor: for the toy MLP's 32-row products that
+// general copy cost as much as a third of the product. The product itself goes through
+// gemm_kernel's dispatch, so EMBER_KERNELS=reference still runs the reference loops.
+void addmm(const GemmPlan& plan) {
+  const auto element = static_cast<std::int64_t>(itemsize(plan.dtype));
+  const bool whole_rows = plan.col_stride_bias == 1 && plan.col_stride_c == 1;
+  for (std::int64_t batch = 0; batch < plan.batch; ++batch) {
+    const auto* from = static_cast<const std::byte*>(plan.bias) + batch * plan.batch_stride_bias * element;
+    auto* to = static_cast<std::byte*>(plan.c) + batch * plan.batch_stride_c * element;
+    for (std::int64_t i = 0; i < plan.m; ++i, from += plan.row_stride_bias * element, to += plan.row_stride_c * element) {
+      if (whole_rows) {
+        std::memcpy(to, from, static_cast<std::size_t>(plan.n * element));
+        continue;
+      }
+      for (std::int64_t j = 0; j < plan.n; ++j)
+        std::memcpy(to + j * plan.col_stride_c * element, from + j * plan.col_stride_bias * element,
+                    static_cast<std::size_t>(element));
+    }
+  }
+  GemmPlan product = plan;
+  product.bias = nullptr;
+  gemm_kernel(kCPU, product);
+}
+
+EMBER_REGISTER_KERNEL(::ember::addmm_kernel, CPU, addmm);
 
 }  // namespace ember::cpu

@@ -180,11 +180,13 @@ void compute_unit(const Phase<T>& ph, Workspace<T>& work, std::int64_t batch, st
       // The first k slice applies the caller's beta; later slices add onto what is there.
       const bool read_c = slice > 0 || !p.beta_zero;
       const T beta = slice > 0 ? T(1) : p.beta;
-      // B read in place: a panel that ends inside the matrix is copied aside (zero-padded),
-      // since the kernel reads NR columns per k step.
+      // B read in place: a panel that ends inside the matrix is read with masked loads by the
+      // SIMD kernels; the portable kernel reads NR columns per k step, so for it the panel is
+      // copied aside (zero-padded).
       const std::int64_t edge_col = (ph.panel0 + jb1 - 1) * nr;
       const bool has_edge = !s.pack_b && edge_col + nr > p.n;
-      if (has_edge) pack::pack_b_panel(b, depth0, depth, edge_col, p.n - edge_col, kernel, work.b_edge->data);
+      const bool copy_edge = has_edge && !kernel.reads_partial_b;
+      if (copy_edge) pack::pack_b_panel(b, depth0, depth, edge_col, p.n - edge_col, kernel, work.b_edge->data);
 
       for (std::int64_t mp = mp0; mp < mp1; ++mp) {
         const std::int64_t row = mp * mr, rows = std::min(mr, p.m - row);
@@ -208,15 +210,17 @@ void compute_unit(const Phase<T>& ph, Workspace<T>& work, std::int64_t batch, st
           // C in place: the whole panels from q on go to the kernel in one call (a row of
           // tiles), so a short k loop does not pay the call and the set-up per tile.
           t.panels = c_in_place && t.cols == nr ? std::min(jb1, p.n / nr - ph.panel0) - q : 1;
+          t.b_partial = false;
           if (s.pack_b) {
             t.b = ph.packed_panel(batch, slice, q);
             t.b_k_step = nr;
-          } else if (has_edge && q == jb1 - 1) {
+          } else if (copy_edge && q == jb1 - 1) {
             t.b = work.b_edge->data;
             t.b_k_step = nr;
           } else {
             t.b = b.at(depth0, col);
             t.b_k_step = p.b_rs;
+            t.b_partial = has_edge && q == jb1 - 1;
           }
           T* c_tile = c + row * p.c_rs + col * p.c_cs;
           if (c_in_place) {

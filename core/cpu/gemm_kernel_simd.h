@@ -67,12 +67,17 @@ template <class Ops, int ROWS, int COLS, bool A_ROWS>
   // (measured: 5 % of the k = 10 product), so they are made only when k is long enough
   // for most of them to land inside the panel. The choice is a template argument of the k
   // loop (`prefetch`), made once per tile: a test inside the loop cost 7 % at k = 10.
+  // A B panel read in place whose last vector ends inside the matrix (t.b_partial: a
+  // narrow product's only panel) loads that vector with a mask rather than being copied
+  // aside first; the masked-off lanes read as zeros and are never stored.
   const T* b = b_panel;
   const std::int64_t b_step = t.b_k_step;
-  auto k_loop = [&](auto prefetch) {
+  const int tail = static_cast<int>(t.cols - (COLS - 1) * L);  // lanes used in the last vector, 1..L
+  auto k_loop = [&](auto prefetch, auto partial_b) {
     auto load_b = [&](V (&bv)[COLS]) {
 #pragma GCC unroll 4
-      for (int j = 0; j < COLS; ++j) bv[j] = Ops::load(b + j * L);
+      for (int j = 0; j < COLS; ++j)
+        bv[j] = decltype(partial_b)::value && j == COLS - 1 ? Ops::load_partial(b + j * L, tail) : Ops::load(b + j * L);
       if constexpr (prefetch) {
         const T* ahead = b + kPrefetchSteps * b_step;
         _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
@@ -135,15 +140,15 @@ template <class Ops, int ROWS, int COLS, bool A_ROWS>
       }
     }
   };
-  if (t.k > 2 * kPrefetchSteps) k_loop(std::true_type{});
-  else k_loop(std::false_type{});
+  const bool prefetch = t.k > 2 * kPrefetchSteps;
+  if (t.b_partial) prefetch ? k_loop(std::true_type{}, std::true_type{}) : k_loop(std::false_type{}, std::true_type{});
+  else prefetch ? k_loop(std::true_type{}, std::false_type{}) : k_loop(std::false_type{}, std::false_type{});
 
   // C = alpha * acc (+ beta * C). beta == 0 must not read C (it may hold NaNs), hence the
   // flag. The flags and strides are copied to locals first: the masked stores below may
   // alias anything as far as the compiler knows, and would force re-reading `t` per row.
   T* const c = c_tile;
   const std::int64_t c_stride = t.c_row_stride;
-  const int tail = static_cast<int>(t.cols - (COLS - 1) * L);  // lanes used in the last vector, 1..L
   const V alpha = Ops::splat(t.alpha), beta = Ops::splat(t.beta);
   auto store = [&](auto read_c, auto scale, auto full) {
 #pragma GCC unroll 16
@@ -214,6 +219,7 @@ MicroKernel<typename Ops::T> make_kernel(const char* name, std::int64_t kc, std:
   kernel.nc = nc;
   kernel.tile_a_kstep = &dispatch_tile<Ops, MR, COLS, false>;
   kernel.tile_a_rows = &dispatch_tile<Ops, MR, COLS, true>;
+  kernel.reads_partial_b = true;
   return kernel;
 }
 

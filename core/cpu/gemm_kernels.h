@@ -50,6 +50,10 @@ struct TileArgs {
   std::int64_t panels = 1, b_panel_step = 0;
   T alpha = T(1), beta = T(0);
   bool read_c = false;
+  // B read in place, its last vector column ending inside the matrix: that vector is loaded
+  // with a mask (cols says how many lanes), never past the matrix. Only for a kernel whose
+  // reads_partial_b is set; the others are given a zero-padded copy of such a panel.
+  bool b_partial = false;
 };
 
 template <class T>
@@ -78,6 +82,7 @@ struct MicroKernel {
   TileFn<T> tile_a_rows = nullptr;
   PackFn<T> pack_a = nullptr;  // A panel (W = mr); null: the portable loop
   PackFn<T> pack_b = nullptr;  // B panel (W = nr); null: the portable loop
+  bool reads_partial_b = false;  // honours TileArgs::b_partial (the SIMD kernels)
 };
 
 // The SIMD kernels (defined in their own files). Call only when the CPU supports them.
@@ -102,5 +107,9 @@ bool gemm_kernel_available(const std::string& name);
 // The kernel a float32 GEMM would use right now (honours EMBER_GEMM_KERNEL). Throws
 // ValueError for an unknown name or a kernel this CPU cannot run.
 std::string active_gemm_kernel_name();
+// EMBER_GEMM_KERNEL is read at the first GEMM and kept, as EMBER_KERNELS is
+// (core/kernel_mode.h). A program that changes the variable afterwards (the tests, with
+// setenv) calls this, and the next GEMM reads it again.
+void reload_gemm_kernel_choice();
 
 }  // namespace ember::cpu

@@ -14,6 +14,9 @@
 // a clear error.
 #include <catch2/catch.hpp>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -207,7 +210,8 @@ void check_kernel_planner_paths(const std::string& name) {
   ForcedKernel forced(name);
   std::mt19937 rng(31);
   const std::vector<Case> cases = {
-      // Thin products: A and B read in place (row- and column-major A), B's edge panel copied.
+      // Thin products: A and B read in place (row- and column-major A), B's edge panel masked
+      // (SIMD) or copied (portable).
       {5, 40, 300, false, false, false, 1, 1.0, 0.0}, {11, 45, 70, true, false, false, 1, 1.0, 0.5},
       // Wide products: every pack (A and B copied or transposed), rows not a multiple of MR,
       // depth not a multiple of 16 or of kc, C accumulating over k slices with beta.
@@ -380,6 +384,90 @@ TEST_CASE("gemm kernels: a large GEMM inside a parallel region runs inline", "[g
   });
   CHECK(first.mismatches(test) == 0);
   CHECK(second.mismatches(test) == 0);
+}
+
+// Memory that ends where an unreadable page begins: an operand placed at its end makes any
+// read or write past the operand's last element a fault, so a kernel that loaded a whole
+// vector across the end of a narrow matrix would crash the test instead of passing it.
+template <class T>
+class GuardedBuffer {
+ public:
+  explicit GuardedBuffer(std::size_t count) {
+    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    bytes_ = (count * sizeof(T) + page - 1) / page * page + page;
+    base_ = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(base_ != MAP_FAILED);
+    char* guard = static_cast<char*>(base_) + bytes_ - page;
+    REQUIRE(mprotect(guard, page, PROT_NONE) == 0);
+    data_ = reinterpret_cast<T*>(guard) - count;
+  }
+  ~GuardedBuffer() { munmap(base_, bytes_); }
+  GuardedBuffer(const GuardedBuffer&) = delete;
+  GuardedBuffer& operator=(const GuardedBuffer&) = delete;
+  T* data() const { return data_; }
+
+ private:
+  void* base_ = nullptr;
+  std::size_t bytes_ = 0;
+  T* data_ = nullptr;
+};
+
+// Row-major A (m x k), B (k x n) and C (m x n), each ending at a guard page; C = A·B, checked
+// against a float64 triple loop. Returns the number of wrong elements.
+template <class T>
+std::int64_t guarded_mismatches(std::int64_t m, std::int64_t n, std::int64_t k, std::mt19937& rng) {
+  GuardedBuffer<T> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n)),
+      c(static_cast<std::size_t>(m * n));
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  for (std::int64_t i = 0; i < m * k; ++i) a.data()[i] = static_cast<T>(uniform(rng));
+  for (std::int64_t i = 0; i < k * n; ++i) b.data()[i] = static_cast<T>(uniform(rng));
+  GemmPlan plan;
+  plan.m = m;
+  plan.n = n;
+  plan.k = k;
+  plan.a = a.data();
+  plan.row_stride_a = k;
+  plan.col_stride_a = 1;
+  plan.b = b.data();
+  plan.row_stride_b = n;
+  plan.col_stride_b = 1;
+  plan.c = c.data();
+  plan.row_stride_c = n;
+  plan.col_stride_c = 1;
+  plan.dtype = std::is_same_v<T, float> ? kFloat32 : kFloat64;
+  gemm_kernel(kCPU, plan);
+  const double relative = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+  std::int64_t bad = 0;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double sum = 0.0, magnitude = 0.0;
+      for (std::int64_t p = 0; p < k; ++p) {
+        const double product = static_cast<double>(a.data()[i * k + p]) * static_cast<double>(b.data()[p * n + j]);
+        sum += product;
+        magnitude += std::abs(product);
+      }
+      if (!(std::abs(static_cast<double>(c.data()[i * n + j]) - sum) <= relative * magnitude + 1e-30)) ++bad;
+    }
+  return bad;
+}
+
+TEST_CASE("gemm kernels: a narrow B read in place is never read past its end", "[gemm]") {
+  // Few rows of A: B is read in place, and its last panel ends inside the matrix (n is not a
+  // multiple of the kernel's panel width). The SIMD kernels load that panel's last vector
+  // with a mask (core/cpu/gemm_kernel_simd.h); the portable one is given a padded copy.
+  // The toy MLP's products are of this kind (n = 30, 20 or 2, batch 32).
+  for (const std::string name : {"portable", "avx2", "avx512"}) {
+    if (!cpu_reports(name)) continue;
+    ForcedKernel forced(name);
+    std::mt19937 rng(41);
+    for (std::int64_t m : {1, 5, 32})
+      for (std::int64_t n : {1, 2, 7, 20, 30, 47})
+        for (std::int64_t k : {2, 20, 40}) {
+          INFO(name << " m " << m << " n " << n << " k " << k);
+          CHECK(guarded_mismatches<float>(m, n, k, rng) == 0);
+          CHECK(guarded_mismatches<double>(m, n, k, rng) == 0);
+        }
+  }
 }
 
 TEST_CASE("gemm kernels: k == 0 scales C by beta", "[gemm]") {

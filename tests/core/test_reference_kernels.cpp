@@ -37,6 +37,7 @@
 #include <ember/core/op_list.h>
 #include <ember/core/reference/reference_kernels.h>
 
+#include "forced_gemm_kernel.h"
 #include "test_support.h"
 
 namespace {
@@ -372,6 +373,7 @@ TEST_CASE("reference kernels: log_softmax gives the fast bits, softmax too up to
 
 TEST_CASE("reference kernels: the triple-loop GEMM gives the FMA kernels' bits for k <= 256", "[core][reference]") {
   unsetenv("EMBER_GEMM_KERNEL");
+  cpu::reload_gemm_kernel_choice();
   struct Case {
     std::int64_t m, k, n;
   };
@@ -407,10 +409,10 @@ TEST_CASE("reference kernels: the triple-loop GEMM gives the FMA kernels' bits f
     }
   }
   SECTION("the portable kernel (no FMA) within k * 9 * 1e-7") {
-    setenv("EMBER_GEMM_KERNEL", "portable", 1);
+    std::optional<ember::testing::ForcedKernel> forced(std::in_place, "portable");
     Tensor a = values({9, 40}, kFloat32, 0.1, false), b = values({40, 11}, kFloat32, 0.5, false);
     Pair result = both_modes([&] { return native::mm(a, b); });
-    unsetenv("EMBER_GEMM_KERNEL");
+    forced.reset();
     require_close(result.reference, result.fast, 0.0, 40 * 9.0 * 1e-7);
   }
 }

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include <ember/autograd/gradcheck.h>
@@ -27,6 +28,7 @@
 #include <ember/core/parallel.h>
 #include <ember/ember.h>
 
+#include "forced_gemm_kernel.h"
 #include "nn_test_helpers.h"
 
 using namespace ember;
@@ -240,10 +242,10 @@ TEST_CASE("flash attention's row loops agree on every instruction set", "[nn][at
   for (const char* isa : {"portable", "avx2", "avx512"}) {
     if (!cpu::gemm_kernel_available(isa)) continue;
     INFO(isa);
-    setenv("EMBER_GEMM_KERNEL", isa, 1);
+    std::optional<ember::testing::ForcedKernel> forced(std::in_place, isa);
     const Run fused = run_backend(s, DType::Float64, SDPBackend::FlashAttention, 9);
     const Run fused32 = run_backend(s, DType::Float32, SDPBackend::FlashAttention, 9);
-    unsetenv("EMBER_GEMM_KERNEL");
+    forced.reset();
     require_all_close(fused.out, composite.out, 1e-10, 1e-12);
     require_all_close(fused32.out, composite32.out, 2e-4, 2e-5);
     for (std::size_t i = 0; i < 3; ++i) {
