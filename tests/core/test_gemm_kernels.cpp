@@ -29,6 +29,7 @@
 #include <ember/core/backend.h>
 #include <ember/core/cpu/gemm_kernels.h>
 #include "forced_gemm_kernel.h"
+#include "row_major_gemm_plan.h"
 #include <ember/core/error.h>
 #include <ember/core/native.h>
 #include <ember/core/parallel.h>
@@ -421,21 +422,8 @@ std::int64_t guarded_mismatches(std::int64_t m, std::int64_t n, std::int64_t k, 
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   for (std::int64_t i = 0; i < m * k; ++i) a.data()[i] = static_cast<T>(uniform(rng));
   for (std::int64_t i = 0; i < k * n; ++i) b.data()[i] = static_cast<T>(uniform(rng));
-  GemmPlan plan;
-  plan.m = m;
-  plan.n = n;
-  plan.k = k;
-  plan.a = a.data();
-  plan.row_stride_a = k;
-  plan.col_stride_a = 1;
-  plan.b = b.data();
-  plan.row_stride_b = n;
-  plan.col_stride_b = 1;
-  plan.c = c.data();
-  plan.row_stride_c = n;
-  plan.col_stride_c = 1;
-  plan.dtype = std::is_same_v<T, float> ? kFloat32 : kFloat64;
-  gemm_kernel(kCPU, plan);
+  gemm_kernel(kCPU, testing::row_major_gemm_plan(m, n, k, a.data(), b.data(), c.data(),
+                                                 std::is_same_v<T, float> ? kFloat32 : kFloat64));
   const double relative = std::is_same_v<T, float> ? 1e-5 : 1e-12;
   std::int64_t bad = 0;
   for (std::int64_t i = 0; i < m; ++i)

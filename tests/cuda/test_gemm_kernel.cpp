@@ -13,6 +13,7 @@
 
 #include "cuda_test_support.h"
 #include "emulator_schedules.h"
+#include "row_major_gemm_plan.h"
 
 #include <ember/core/cpu/cpu_kernels.h>
 #include <ember/cuda/kernels/gemm.cuh>
@@ -270,22 +271,10 @@ TEST_CASE("cuda kernels (emulated): the gemm epilogue reads addmm's bias in plac
       auto a = random_values<float>(m * k, -1, 1, 6);
       auto b = random_values<float>(k * n, -1, 1, 7);
       auto bias = random_values<float>(n, -1, 1, 8);
-      GemmPlan plan;
-      plan.m = m;
-      plan.n = n;
-      plan.k = k;
+      std::vector<float> got(m * n, std::nanf(""));
+      GemmPlan plan = testing::row_major_gemm_plan(m, n, k, a.data(), b.data(), got.data(), kFloat32);
       plan.alpha = alpha;
       plan.beta = beta;
-      plan.a = a.data();
-      plan.row_stride_a = k;
-      plan.col_stride_a = 1;
-      plan.b = b.data();
-      plan.row_stride_b = n;
-      plan.col_stride_b = 1;
-      plan.row_stride_c = n;
-      plan.col_stride_c = 1;
-      std::vector<float> got(m * n, std::nanf(""));
-      plan.c = got.data();
       plan.bias = bias.data();
       plan.row_stride_bias = 0;
       plan.col_stride_bias = 1;
