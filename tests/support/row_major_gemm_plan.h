@@ -15,21 +15,11 @@ namespace ember::testing {
 
 inline GemmPlan row_major_gemm_plan(std::int64_t m, std::int64_t n, std::int64_t k, const void* a, const void* b,
                                     void* c, DType dtype) {
-  GemmPlan plan;
-  plan.m = m;
-  plan.n = n;
-  plan.k = k;
-  plan.a = a;
-  plan.row_stride_a = k;
-  plan.col_stride_a = 1;
-  plan.b = b;
-  plan.row_stride_b = n;
-  plan.col_stride_b = 1;
-  plan.c = c;
-  plan.row_stride_c = n;
-  plan.col_stride_c = 1;
-  plan.dtype = dtype;
-  return plan;
+  return GemmPlan{.m = m, .n = n, .k = k,
+                  .a = a, .row_stride_a = k, .col_stride_a = 1,
+                  .b = b, .row_stride_b = n, .col_stride_b = 1,
+                  .c = c, .row_stride_c = n, .col_stride_c = 1,
+                  .dtype = dtype};
 }
 
 }  // namespace ember::testing
