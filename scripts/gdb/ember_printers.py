@@ -5,6 +5,8 @@
 # the tutorial, plus the layout that is ember's whole point (core/tensor.h):
 #   ember::Tensor([[1, 2, 3], [4, 5, 6]]) {sizes=[2, 3], strides=[3, 1], offset=0,
 #       dtype=int64, device=cpu, requires_grad=false}
+# and `print sizes` on an ember::Shape (a DimVector) shows its values:
+#   ember::DimVector of length 2 = {2, 3}
 # Elements are read from the storage with the view formula
 #   element (i0, ..., ik) = data[storage_offset + sum(i_d * stride_d)]
 # so transposed, sliced and expanded views print in logical order. Tensors on a GPU show
@@ -144,6 +146,24 @@ class TensorPrinter:
             return "ember::Tensor(<unreadable: %s>)" % error
 
 
+class DimVectorPrinter:
+    """An ember::DimVector (core/dim_vector.h) as its values, wherever they live (inside the
+    object up to 5 dims, on the heap beyond), not as its raw fields."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def to_string(self):
+        return "ember::DimVector of length %d" % int(self.value["size_"])
+
+    def children(self):
+        for index, item in enumerate(_vector(self.value)):
+            yield "[%d]" % index, item
+
+    def display_hint(self):
+        return "array"
+
+
 def _tensor_base(type_):
     """The ember::Tensor base of a class derived from it (nn::Parameter), or None."""
     if type_.code != gdb.TYPE_CODE_STRUCT:
@@ -166,6 +186,8 @@ def _lookup(value):
         type_ = value.type.strip_typedefs()
     if type_.unqualified().tag == "ember::Tensor":
         return TensorPrinter(value)
+    if type_.unqualified().tag == "ember::DimVector":  # also ember::Shape, its alias
+        return DimVectorPrinter(value)
     base = _tensor_base(type_.unqualified())
     if base is not None:  # nn::Parameter: print it as the tensor it is
         return TensorPrinter(value.cast(base))

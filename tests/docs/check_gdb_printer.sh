@@ -12,7 +12,7 @@ fi
 # -nx: no ~/.gdbinit; the printers are the only thing loaded besides libstdc++'s own.
 actual=$(gdb -batch -nx -ex "source $printers" -ex "break stop_here" -ex run -ex up \
   -ex "print matrix" -ex "print transposed" -ex "print row" -ex "print weight" -ex "print undefined" \
-  -ex "print loss" -ex "ember-tensor x" -ex "ember-graph loss" -ex "ember-grad weight" -ex "ember-grad matrix" -ex kill "$target" 2>&1 |
+  -ex "print sizes" -ex "print long_sizes" -ex "print loss" -ex "ember-tensor x" -ex "ember-graph loss" -ex "ember-grad weight" -ex "ember-grad matrix" -ex kill "$target" 2>&1 |
   grep -E '^\$[0-9]+ = |^ember::Tensor|^\(no grad|^ *[A-Za-z]+Backward[0-9]|^ *AccumulateGrad|^ *None')
 if [ "$actual" == "$(cat "$expected")" ]; then
   echo "gdb printed every tensor as expected"

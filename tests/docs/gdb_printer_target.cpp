@@ -3,7 +3,8 @@
 //
 // It makes the tensors the printers must get right: a plain matrix, a transposed view
 // (strides [1, 3]: printed in logical order, not storage order), a slice (non-zero storage
-// offset), an nn::Parameter (a class derived from Tensor), an undefined tensor, and a loss
+// offset), an nn::Parameter (a class derived from Tensor), an undefined tensor, two Shapes
+// (DimVectors: one held inline, one on the heap), and a loss
 // with a small tape behind it (after a backward that kept it: weight has a .grad for
 // ember-grad), then stops in stop_here() with all of them alive. Built
 // with -O0 -g whatever the build type, so gdb can read main's locals.
@@ -20,6 +21,8 @@ int main() {
   ember::nn::Parameter weight(ember::tensor({0.5, -1.25}));
   weight.set_name("weight");
   ember::Tensor undefined;
+  ember::Shape sizes = matrix.sizes();                 // held inside the DimVector
+  ember::Shape long_sizes = {1, 2, 3, 4, 5, 6, 7};      // past the 5 inline dims: on the heap
   ember::Tensor x = ember::tensor({2.0, 3.0});
   ember::Tensor loss = (weight * x).sum();
   loss.backward({}, /*retain_graph=*/true);  // weight.grad = x; the tape keeps its saved tensors
