@@ -1,6 +1,9 @@
 // core/adam_step.h — one Adam/AdamW update of a parameter on the CPU, rounded exactly as
 // PyTorch 2.x's CPU Adam rounds it (its single-tensor loop: lerp_, mul_, addcmul_, sqrt, div,
-// add_, addcdiv_; only its vectorised sqrt, not always correctly rounded, is not copied).
+// add_, addcdiv_; only its vectorised sqrt, not always correctly rounded, is not copied; the
+// update of one element is core/adam_update.h). It runs through adam_step_kernel: the fast
+// pass (core/cpu/adam_step.cpp), or the reference loop under EMBER_KERNELS=reference
+// (core/reference/training_loops.cpp), bit for bit the same.
 // nn/adam.cpp calls it for contiguous float32/float64 CPU parameters and keeps its composite
 // of tensor ops for everything else (16-bit, the GPU), which computes the same update with
 // plain products and sums where PyTorch fuses some of them.

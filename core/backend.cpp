@@ -25,6 +25,7 @@ EMBER_DEFINE_DISPATCH(gather_kernel);
 EMBER_DEFINE_DISPATCH(scatter_add_kernel);
 EMBER_DEFINE_DISPATCH(cross_entropy_kernel);
 EMBER_DEFINE_DISPATCH(sgd_step_kernel);
+EMBER_DEFINE_DISPATCH(adam_step_kernel);
 EMBER_DEFINE_DISPATCH(foreach_norm_kernel);
 EMBER_DEFINE_DISPATCH(one_hot_kernel);
 EMBER_DEFINE_DISPATCH(conv2d_kernel);

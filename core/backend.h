@@ -160,6 +160,7 @@ EMBER_DECLARE_DISPATCH(scatter_add_kernel, void(const IndexPlan& plan));  // out
 // Fused training ops (core/fused_plans.h; docs/performance.md "Fused ops").
 EMBER_DECLARE_DISPATCH(cross_entropy_kernel, void(const CrossEntropyPlan& plan));
 EMBER_DECLARE_DISPATCH(sgd_step_kernel, void(const SgdPlan& plan));
+EMBER_DECLARE_DISPATCH(adam_step_kernel, void(const AdamPlan& plan));
 EMBER_DECLARE_DISPATCH(one_hot_kernel, void(const OneHotPlan& plan));
 EMBER_DECLARE_DISPATCH(foreach_norm_kernel, void(const ForeachNormPlan& plan));
 

@@ -58,6 +58,30 @@ struct SgdPlan {
   int device = -1;          // as StridedPlan::device
 };
 
+// One torch.optim.Adam / AdamW step for one contiguous parameter, in place, element by
+// element, rounded as PyTorch 2.x's CPU Adam rounds it (core/adam_step.h):
+//   g = maximize ? -grad : grad
+//   param = param * (1 - lr * weight_decay)            (AdamW, when weight_decay != 0)
+//   g = g + weight_decay * param                        (Adam, when weight_decay != 0; fused)
+//   exp_avg = lerp(exp_avg, g, 1 - beta1)               (fused, PyTorch's two-sided lerp)
+//   exp_avg_sq = (1 - beta2) * g * g + exp_avg_sq * beta2          (the last step fused)
+//   max_exp_avg_sq = max(max_exp_avg_sq, exp_avg_sq)    (amsgrad; NaN wins)
+//   param = (-lr / (1 - beta1^step)) * exp_avg / (sqrt(v) / sqrt(1 - beta2^step) + eps) + param
+// where v is exp_avg_sq, or max_exp_avg_sq with amsgrad. step is the count after this step's
+// increment. CPU only (the GPU runs nn/adam.cpp's composite of tensor ops).
+struct AdamPlan {
+  void* param = nullptr;
+  const void* grad = nullptr;
+  void* exp_avg = nullptr;
+  void* exp_avg_sq = nullptr;
+  void* max_exp_avg_sq = nullptr;  // [numel] with amsgrad, else nullptr
+  std::int64_t numel = 0;
+  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.0;
+  bool amsgrad = false, maximize = false, decoupled_weight_decay = false;
+  double step = 1.0;
+  DType dtype = DType::Float32;
+};
+
 // The p-norm of each of `count` contiguous tensors of one dtype on one device, in one
 // backend call (PyTorch's torch._foreach_norm; issue 20: clip_grad_norm_'s norms):
 //   output[i] = (Σ_j |x_i[j]|^p)^(1/p)      (p = 1: Σ |x|, p = 2: sqrt(Σ x²))

@@ -39,6 +39,7 @@ void scatter_add(const IndexPlan& plan);
 
 void cross_entropy(const CrossEntropyPlan& plan);
 void sgd_step(const SgdPlan& plan);
+void adam_step(const AdamPlan& plan);
 void one_hot(const OneHotPlan& plan);
 void foreach_norm(const ForeachNormPlan& plan);
 

@@ -1,5 +1,6 @@
 // core/reference/training_loops.cpp — the reference loops of the training ops' kernels:
-// cross-entropy over rows, the SGD step, one_hot, foreach_norm (plans: core/fused_plans.h).
+// cross-entropy over rows, the SGD and Adam steps, one_hot, foreach_norm (plans:
+// core/fused_plans.h).
 //
 // Tutorial §7 (the training loop). In reference mode the training step does not reach the
 // first two at all: autograd/loss_ops.cpp computes cross_entropy as log_softmax then
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include <ember/core/adam_update.h>
 #include <ember/core/dispatch.h>
 #include <ember/core/error.h>
 #include <ember/core/norm_math.h>
@@ -96,6 +98,27 @@ void sgd_step(const SgdPlan& plan) {
   EMBER_DISPATCH_FLOATING(plan.dtype, sgd_typed<scalar_t>(plan));
 }
 
+// torch.optim.Adam / AdamW's update of one parameter, element by element, with PyTorch's
+// roundings: core/adam_update.h says which multiply-adds are fused and why.
+template <class T>
+void adam_typed(const AdamPlan& plan) {
+  const adam::Scalars<T> s = adam::scalars<T>(plan);
+  T* param = static_cast<T*>(plan.param);
+  const T* grad = static_cast<const T*>(plan.grad);
+  T* exp_avg = static_cast<T*>(plan.exp_avg);
+  T* exp_avg_sq = static_cast<T*>(plan.exp_avg_sq);
+  T* max_exp_avg_sq = static_cast<T*>(plan.max_exp_avg_sq);
+  for (std::int64_t e = 0; e < plan.numel; ++e)
+    adam::update(s, param[e], grad[e], exp_avg[e], exp_avg_sq[e], plan.amsgrad ? &max_exp_avg_sq[e] : nullptr);
+}
+
+void adam_step(const AdamPlan& plan) {
+  if (plan.numel == 0) return;
+  if (plan.dtype == DType::Float32) adam_typed<float>(plan);
+  else if (plan.dtype == DType::Float64) adam_typed<double>(plan);
+  else detail::throw_dtype_not_implemented(plan.dtype);
+}
+
 // out[r, c] = 1 where c == index[r], else 0.
 void one_hot(const OneHotPlan& plan) {
   for (std::int64_t r = 0; r < plan.rows; ++r)
@@ -129,6 +152,7 @@ void foreach_norm(const ForeachNormPlan& plan) {
 // The CPUReference slots (core/dispatch.h): served when EMBER_KERNELS=reference.
 EMBER_REGISTER_KERNEL(::ember::cross_entropy_kernel, CPUReference, cross_entropy);
 EMBER_REGISTER_KERNEL(::ember::sgd_step_kernel, CPUReference, sgd_step);
+EMBER_REGISTER_KERNEL(::ember::adam_step_kernel, CPUReference, adam_step);
 EMBER_REGISTER_KERNEL(::ember::one_hot_kernel, CPUReference, one_hot);
 EMBER_REGISTER_KERNEL(::ember::foreach_norm_kernel, CPUReference, foreach_norm);
 

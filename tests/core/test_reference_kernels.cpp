@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include <ember/core/adam_step.h>
 #include <ember/core/backend.h>
 #include <ember/core/cpu/cpu_kernels.h>
 #include <ember/core/cpu/gemm_kernels.h>
@@ -191,6 +192,7 @@ TEST_CASE("reference kernels: the CPU's kernel slots serve them in reference mod
   check(scatter_add_kernel, &cpu::scatter_add, &reference::scatter_add);
   check(cross_entropy_kernel, &cpu::cross_entropy, &reference::cross_entropy);
   check(sgd_step_kernel, &cpu::sgd_step, &reference::sgd_step);
+  check(adam_step_kernel, &cpu::adam_step, &reference::adam_step);
   check(one_hot_kernel, &cpu::one_hot, &reference::one_hot);
   check(foreach_norm_kernel, &cpu::foreach_norm, &reference::foreach_norm);
   check(batch_norm_kernel, &cpu::batch_norm, &reference::batch_norm);
@@ -445,6 +447,43 @@ TEST_CASE("reference kernels: index_select, index_add, gather and scatter_add gi
   Tensor planes = values({3, 50, 700}, kFloat32, 0.2), some = empty({40}, TensorOptions().dtype(kInt64));
   for (std::int64_t i = 0; i < 40; ++i) some.data_ptr<std::int64_t>()[i] = (i * 13 + 5) % 50;
   require_same_bits(both_modes([&] { return native::index_select(planes, 1, some); }));
+}
+
+// The fast Adam pass (threads, AVX-512/AVX2 clones) and the reference loop run one update
+// (core/adam_update.h); each variant takes a different branch of it: Adam's L2 term, AdamW's
+// decoupled decay, amsgrad's running maximum (with a NaN, which must win), maximize, and the
+// other side of the two-sided lerp (beta1 = 0.3: weight 0.7). 70001 elements: several thread
+// chunks, and a tail that is not a whole vector.
+TEST_CASE("reference kernels: the Adam step gives the fast pass's bits", "[core][reference]") {
+  for (DType dtype : {kFloat32, kFloat64}) {
+    INFO(dtype_name(dtype));
+    const std::int64_t n = 70001;
+    Tensor param = values({n}, dtype, 0.2, false), grad = values({n}, dtype, 0.9, false);
+    Tensor exp_avg = values({n}, dtype, 1.4, false);
+    Tensor exp_avg_sq = native::abs(values({n}, dtype, 2.1, false));
+    Tensor max_exp_avg_sq = native::abs(values({n}, dtype, 0.6));  // specials: a NaN, infinities
+    for (int variant = 0; variant < 6; ++variant) {
+      INFO("variant " << variant);
+      native::AdamStepOptions options;
+      options.lr = 0.01;
+      options.weight_decay = variant == 1 || variant == 2 ? 0.05 : 0.0;
+      options.decoupled_weight_decay = variant == 2;
+      options.amsgrad = variant == 3;
+      options.maximize = variant == 4;
+      options.beta1 = variant == 5 ? 0.3 : 0.9;
+      options.step = variant == 0 ? 1.0 : 7.0;
+      std::vector<Tensor> moments_fast, moments_reference;
+      Pair params = both_modes([&] {
+        Tensor p = native::clone(param), m = native::clone(exp_avg), v = native::clone(exp_avg_sq);
+        Tensor v_max = native::clone(max_exp_avg_sq);
+        REQUIRE(native::adam_step_(p, grad, m, v, v_max, options));
+        (kernel_mode() == KernelMode::Fast ? moments_fast : moments_reference) = {m, v, v_max};
+        return p;
+      });
+      require_same_bits(params);
+      for (std::size_t i = 0; i < 3; ++i) require_same_bits(moments_reference[i], moments_fast[i]);
+    }
+  }
 }
 
 TEST_CASE("reference kernels: cross-entropy rows, the SGD step and one_hot give the fast bits", "[core][reference]") {
