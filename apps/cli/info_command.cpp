@@ -108,6 +108,20 @@ int run_info() {
     kernel_problem = error.what();
     std::cout << "- (" << kernel_problem << ")\n";
   }
+  // The kernel a bfloat16 matmul runs (core/cpu/gemm_kernels.h), again the library's own answer.
+  std::cout << "  bfloat16 GEMM:       ";
+  if (!kernel_problem.empty()) {
+    std::cout << "- (see the GEMM micro-kernel)\n";
+  } else {
+    try {
+      if (cpu::amx_bfloat16_usable()) std::cout << "AMX tiles (tdpbf16ps; EMBER_AMX=0 turns them off)\n";
+      else if (cpu::bfloat16_gemm_usable()) std::cout << "AVX512-BF16 (vdpbf16ps)\n";
+      else std::cout << "float32 (operands widened)\n";
+    } catch (const ValueError& error) {
+      kernel_problem = error.what();
+      std::cout << "- (" << kernel_problem << ")\n";
+    }
+  }
   std::cout << "  hardware threads:    " << std::thread::hardware_concurrency() << "\n";
   std::cout << "  ember threads:       " << get_num_threads() << "\n";
   // The CPU kernels every op runs (core/kernel_mode.h); main.cpp has already refused a bad
@@ -117,7 +131,7 @@ int run_info() {
             << (mode == KernelMode::Reference ? " (set by EMBER_KERNELS)"
                                               : " (EMBER_KERNELS=reference runs the reference loops)")
             << "\n";
-  // A bad EMBER_GEMM_KERNEL would stop every matmul: report it like any other error.
+  // A bad EMBER_GEMM_KERNEL or EMBER_AMX would stop every matmul: report it like any other error.
   EMBER_CHECK(kernel_problem.empty(), ValueError, kernel_problem);
   return 0;
 }

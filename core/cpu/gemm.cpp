@@ -29,6 +29,11 @@
 #include <string>
 #include <type_traits>
 
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #include <ember/core/cpu/cpu_kernels.h>
 #include <ember/core/cpu/gemm_driver.h>
 #include <ember/core/cpu/gemm_kernels.h>
@@ -102,15 +107,31 @@ MicroKernel<T> portable_kernel() {
 
 // cpuid is asked once: in a virtual machine each cpuid instruction traps to the hypervisor.
 struct CpuFeatures {
-  bool avx2, avx512, avx512_bf16;
+  bool avx2, avx512, avx512_bf16, amx_bf16;
 };
+
+// AMX's tile registers are state the Linux kernel saves only for a process that asked for it
+// (arch_prctl ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA, Linux 5.16+); without the grant the
+// first tile instruction faults. Asked once; false where the call fails (an older kernel,
+// valgrind, another OS).
+bool amx_tile_state_granted() {
+#if defined(__linux__) && defined(SYS_arch_prctl)
+  constexpr long kArchRequestComponentPermission = 0x1023;  // ARCH_REQ_XCOMP_PERM
+  constexpr long kTileDataComponent = 18;                   // XFEATURE_XTILEDATA
+  return syscall(SYS_arch_prctl, kArchRequestComponentPermission, kTileDataComponent) == 0;
+#else
+  return false;
+#endif
+}
 const CpuFeatures& cpu_features() {
   static const CpuFeatures features = [] {
     __builtin_cpu_init();
     return CpuFeatures{__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"),
                        __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl"),
                        __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-                           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512bf16")};
+                           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512bf16"),
+                       __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16") &&
+                           amx_tile_state_granted()};
   }();
   return features;
 }
@@ -140,6 +161,7 @@ KernelIsa isa_from_environment() {
 // read, so a bad value is reported on every call. reload_gemm_kernel_choice() forgets it.
 constexpr int kIsaUnknown = -1;
 std::atomic<int> cached_isa{kIsaUnknown};
+std::atomic<int> cached_amx{kIsaUnknown};  // EMBER_AMX: -1 unread, else 0 (off) or 1 (allowed)
 
 KernelIsa chosen_isa() {
   const int cached = cached_isa.load(std::memory_order_relaxed);
@@ -306,7 +328,23 @@ bool bfloat16_gemm_usable() { return cpu_features().avx512_bf16 && chosen_isa() 
 bool gemm_reads_16_bit(DType dtype) { return dtype == DType::BFloat16 && bfloat16_gemm_usable(); }
 EMBER_REGISTER_KERNEL(::ember::gemm_reads_16_bit_kernel, CPU, gemm_reads_16_bit);
 
-void reload_gemm_kernel_choice() { cached_isa.store(kIsaUnknown, std::memory_order_relaxed); }
+void reload_gemm_kernel_choice() {
+  cached_isa.store(kIsaUnknown, std::memory_order_relaxed);
+  cached_amx.store(kIsaUnknown, std::memory_order_relaxed);
+}
+
+bool amx_bfloat16_usable() {
+  int allowed = cached_amx.load(std::memory_order_relaxed);
+  if (allowed == kIsaUnknown) {
+    const char* text = std::getenv("EMBER_AMX");
+    const std::string value = text == nullptr ? "" : text;
+    if (value.empty() || value == "1") allowed = 1;
+    else if (value == "0") allowed = 0;
+    else throw ValueError("EMBER_AMX must be 0 or 1 (or unset), got '" + value + "'");
+    cached_amx.store(allowed, std::memory_order_relaxed);
+  }
+  return allowed == 1 && cpu_features().amx_bf16 && bfloat16_gemm_usable();
+}
 
 std::string active_gemm_kernel_name() {
   switch (chosen_isa()) {

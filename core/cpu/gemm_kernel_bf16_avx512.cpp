@@ -198,10 +198,12 @@ struct Epilogue {
 
 // C(i, j) = alpha * acc + beta * C(i, j) in float32 for the tile's valid part, rounded once
 // into a bfloat16 C.
-inline void store_tile(const __m512 (&acc)[kMR][2], std::int64_t row0, std::int64_t rows, std::int64_t col0,
+template <int ROWS>
+inline void store_tile(const __m512 (&acc)[ROWS][2], std::int64_t row0, std::int64_t rows, std::int64_t col0,
                        std::int64_t cols, const Epilogue& e) {
   const __m512 alpha = _mm512_set1_ps(e.alpha), beta = _mm512_set1_ps(e.beta);
-  for (std::int64_t i = 0; i < rows; ++i) {
+  const std::int64_t valid_rows = std::min<std::int64_t>(rows, ROWS);  // rows <= ROWS; said for the compiler
+  for (std::int64_t i = 0; i < valid_rows; ++i) {
     for (int half = 0; half < 2; ++half) {
       const std::int64_t first = col0 + half * 16, count = std::min<std::int64_t>(16, col0 + cols - first);
       if (count <= 0) break;
@@ -254,6 +256,104 @@ inline void tile(const Word* a_panel, const std::uint16_t* b_panel, std::int64_t
   }
 }
 
+// ---- AMX tiles (tdpbf16ps): the same product where the CPU has AMX-BF16 ----
+//
+// An AMX tile register holds up to 16 rows of 64 bytes. tdpbf16ps C, A, B multiplies a
+// 16-row A tile of 16 bfloat16 pairs per row (32 values of k) by a B tile of 16 pair rows of
+// 16 columns (each column's two values of a pair side by side) into a 16 x 16 float C tile:
+// 16 x 16 x 32 multiply-adds in one instruction, each pair's two products added to C as
+// vdpbf16ps adds them (and, like it, with subnormal inputs and results taken as zero). B's
+// tiles are read straight from the B panels above, whose rows are exactly that pair layout,
+// 32 columns wide: a tile is 16 columns of 16 consecutive pair rows, one panel row (128
+// bytes) apart. A is packed again, row-major: a row's pairs side by side, padded with zero
+// pairs to a whole number of 16-pair tiles.
+//
+// Register blocking: 2 x 2 C tiles (32 rows x 32 columns of C, the 16 KiB tile-register file's
+// tmm0-3), two A tiles (tmm4-5) and two B tiles (tmm6-7); each 16-pair step loads 4 tiles for 4
+// tdpbf16ps. The C tiles are stored to a float buffer at the end and go through the same
+// epilogue (alpha, beta, rounding) as the vdpbf16ps tiles.
+constexpr std::int64_t kAmxRows = 32;       // rows of C per unit: two A tiles
+constexpr std::int64_t kAmxTilePairs = 16;  // k pairs in one tile
+
+// The tile configuration LDTILECFG reads (palette 1): every tile 16 rows of 64 bytes.
+struct TileConfig {
+  std::uint8_t palette = 1, start_row = 0;
+  std::uint8_t reserved[14] = {};
+  std::uint16_t bytes_per_row[16] = {};
+  std::uint8_t rows[16] = {};
+};
+
+void configure_tiles() {
+  alignas(64) TileConfig config;
+  for (int t = 0; t < 8; ++t) {
+    config.bytes_per_row[t] = 64;
+    config.rows[t] = 16;
+  }
+  _tile_loadconfig(&config);
+}
+
+// out[i * 2 * padded_pairs + h] = A(row0 + i, h): each row's k values in order (so its pairs
+// are consecutive words), zeros past k up to the padding and in the rows past `rows`.
+void pack_a_rows(const Matrix16& a, std::int64_t row0, std::int64_t rows, std::int64_t k, std::int64_t padded_pairs,
+                 std::uint16_t* out) {
+  const std::int64_t row_halves = 2 * padded_pairs;
+  for (std::int64_t i = 0; i < kAmxRows; ++i) {
+    std::uint16_t* row_out = out + i * row_halves;
+    if (i >= rows) {
+      std::fill(row_out, row_out + row_halves, std::uint16_t{0});
+      continue;
+    }
+    const std::uint16_t* row = a.data + (row0 + i) * a.row_stride;
+    if (a.col_stride == 1) {
+      std::memcpy(row_out, row, static_cast<std::size_t>(k) * sizeof(std::uint16_t));
+    } else {
+      for (std::int64_t p = 0; p < k; ++p) row_out[p] = row[p * a.col_stride];
+    }
+    std::fill(row_out + k, row_out + row_halves, std::uint16_t{0});
+  }
+}
+
+// One 32 x 32 block of C over the whole of k, on tiles, into `out` (4 C tiles, 16 x 16 floats each).
+void amx_block(const std::uint16_t* a_block, const std::uint16_t* b_panel, std::int64_t padded_pairs,
+               float (&out)[4][16][16]) {
+  const std::int64_t a_row_bytes = 4 * padded_pairs;       // a packed row of A
+  constexpr std::int64_t b_row_bytes = 2 * kNR * 2;        // a pair row of the B panel
+  const std::uint16_t* a_high = a_block + 16 * 2 * padded_pairs;  // rows 16-31
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (std::int64_t pair0 = 0; pair0 < padded_pairs; pair0 += kAmxTilePairs) {
+    _tile_loadd(4, a_block + 2 * pair0, a_row_bytes);
+    _tile_loadd(5, a_high + 2 * pair0, a_row_bytes);
+    const std::uint16_t* b = b_panel + pair0 * 2 * kNR;
+    _tile_loadd(6, b, b_row_bytes);       // columns 0-15
+    _tile_loadd(7, b + 32, b_row_bytes);  // columns 16-31
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, out[0], 64);
+  _tile_stored(1, out[1], 64);
+  _tile_stored(2, out[2], 64);
+  _tile_stored(3, out[3], 64);
+}
+
+// The valid part of a 32 x 32 block through the epilogue: rows 0-15 from C tiles 0 and 1,
+// rows 16-31 from tiles 2 and 3.
+void store_amx_block(const float (&out)[4][16][16], std::int64_t row0, std::int64_t rows, std::int64_t col0,
+                     std::int64_t cols, const Epilogue& e) {
+  for (int half = 0; half < 2 && half * 16 < rows; ++half) {
+    __m512 acc[16][2];
+    for (int i = 0; i < 16; ++i) {
+      acc[i][0] = _mm512_loadu_ps(out[2 * half][i]);
+      acc[i][1] = _mm512_loadu_ps(out[2 * half + 1][i]);
+    }
+    store_tile<16>(acc, row0 + half * 16, std::min<std::int64_t>(16, rows - half * 16), col0, cols, e);
+  }
+}
+
 // A 64-byte-aligned buffer kept between calls by the calling thread (the pool's threads only
 // read and write through its pointer): a fresh multi-MiB buffer per call would page-fault.
 struct PackBuffer {
@@ -273,16 +373,19 @@ struct PackBuffer {
 };
 
 void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& e, std::int64_t m, std::int64_t n,
-                          std::int64_t k, int threads) {
-  const std::int64_t pairs = (k + 1) / 2;
-  const std::int64_t row_panels = (m + kMR - 1) / kMR, col_panels = (n + kNR - 1) / kNR;
-  const std::int64_t a_panel_words = pairs * kMR, b_panel_halves = pairs * 2 * kNR;
+                          std::int64_t k, int threads, bool amx) {
+  // On AMX, A's panels are 32-row blocks and every panel's k is padded to whole tiles.
+  const std::int64_t pairs = amx ? ((k + 1) / 2 + kAmxTilePairs - 1) / kAmxTilePairs * kAmxTilePairs : (k + 1) / 2;
+  const std::int64_t rows_per_panel = amx ? kAmxRows : kMR;
+  const std::int64_t row_panels = (m + rows_per_panel - 1) / rows_per_panel, col_panels = (n + kNR - 1) / kNR;
+  const std::int64_t a_panel_words = pairs * rows_per_panel, b_panel_halves = pairs * 2 * kNR;
   thread_local PackBuffer buffer;
   std::uint16_t* packed = buffer.ensure(row_panels * a_panel_words * 2 + col_panels * b_panel_halves);
   Word* packed_a = reinterpret_cast<Word*>(packed);  // NOLINT: 32-bit words of pairs
   std::uint16_t* packed_b = packed + row_panels * a_panel_words * 2;
   const std::int64_t panels = row_panels + col_panels;
-  const std::int64_t row_blocks = (row_panels + kRowPanelsPerUnit - 1) / kRowPanelsPerUnit;
+  const std::int64_t panels_per_unit = kRowPanelsPerUnit;  // 12-row panels, or 32-row blocks on AMX
+  const std::int64_t row_blocks = (row_panels + panels_per_unit - 1) / panels_per_unit;
   const std::int64_t units = row_blocks * col_panels;
 
   // Work is claimed from atomic counters, first the panels to pack, then the units, so a
@@ -291,22 +394,46 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
   std::atomic<std::int64_t> next_panel{0}, panels_done{0}, next_unit{0};
   const auto participant = [&](std::int64_t, std::int64_t) {
     for (std::int64_t panel; (panel = next_panel.fetch_add(1, std::memory_order_relaxed)) < panels;) {
-      if (panel < row_panels) {
+      if (panel < row_panels && amx) {
+        pack_a_rows(a, panel * kAmxRows, std::min<std::int64_t>(kAmxRows, m - panel * kAmxRows), k, pairs,
+                    reinterpret_cast<std::uint16_t*>(packed_a + panel * a_panel_words));  // NOLINT: bits
+      } else if (panel < row_panels) {
         pack_a_panel(a, panel * kMR, std::min<std::int64_t>(kMR, m - panel * kMR), k, packed_a + panel * a_panel_words);
       } else {
         const std::int64_t q = panel - row_panels;
-        pack_b_panel(b, q * kNR, std::min<std::int64_t>(kNR, n - q * kNR), k, packed_b + q * b_panel_halves);
+        std::uint16_t* panel_out = packed_b + q * b_panel_halves;
+        pack_b_panel(b, q * kNR, std::min<std::int64_t>(kNR, n - q * kNR), k, panel_out);
+        // The pair rows past k up to whole tiles (AMX only; none otherwise) are zeros.
+        const std::int64_t packed_halves = (k + 1) / 2 * 2 * kNR;
+        std::fill(panel_out + packed_halves, panel_out + b_panel_halves, std::uint16_t{0});
       }
       panels_done.fetch_add(1, std::memory_order_release);
     }
     while (panels_done.load(std::memory_order_acquire) < panels) cpu_relax();
+    if (amx) {
+      // Tile state is per thread: configured here, released before the thread leaves.
+      configure_tiles();
+      alignas(64) float out[4][16][16];
+      for (std::int64_t unit; (unit = next_unit.fetch_add(1, std::memory_order_relaxed)) < units;) {
+        const std::int64_t block = unit / col_panels, q = unit % col_panels;
+        const std::int64_t panel_end = std::min(row_panels, (block + 1) * panels_per_unit);
+        for (std::int64_t r = block * panels_per_unit; r < panel_end; ++r) {
+          amx_block(reinterpret_cast<const std::uint16_t*>(packed_a + r * a_panel_words),  // NOLINT: bits
+                    packed_b + q * b_panel_halves, pairs, out);
+          store_amx_block(out, r * kAmxRows, std::min<std::int64_t>(kAmxRows, m - r * kAmxRows), q * kNR,
+                          std::min<std::int64_t>(kNR, n - q * kNR), e);
+        }
+      }
+      _tile_release();
+      return;
+    }
     __m512 acc[kMR][2];
     for (std::int64_t unit; (unit = next_unit.fetch_add(1, std::memory_order_relaxed)) < units;) {
       const std::int64_t block = unit / col_panels, q = unit % col_panels;
-      const std::int64_t panel_end = std::min(row_panels, (block + 1) * kRowPanelsPerUnit);
-      for (std::int64_t r = block * kRowPanelsPerUnit; r < panel_end; ++r) {
+      const std::int64_t panel_end = std::min(row_panels, (block + 1) * panels_per_unit);
+      for (std::int64_t r = block * panels_per_unit; r < panel_end; ++r) {
         tile(packed_a + r * a_panel_words, packed_b + q * b_panel_halves, pairs, acc);
-        store_tile(acc, r * kMR, std::min<std::int64_t>(kMR, m - r * kMR), q * kNR,
+        store_tile<kMR>(acc, r * kMR, std::min<std::int64_t>(kMR, m - r * kMR), q * kNR,
                    std::min<std::int64_t>(kNR, n - q * kNR), e);
       }
     }
@@ -318,6 +445,7 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
 
 void run_bfloat16_gemm(const GemmPlan& plan, bool float32_c) {
   if (plan.batch == 0 || plan.m == 0 || plan.n == 0) return;
+  const bool amx = amx_bfloat16_usable();
   const std::int64_t work = plan.m * plan.n * std::max<std::int64_t>(plan.k, 1);
   const int threads = work >= kParallelMinWork ? get_num_threads() : 1;
   const auto* a = static_cast<const std::uint16_t*>(plan.a);
@@ -329,7 +457,7 @@ void run_bfloat16_gemm(const GemmPlan& plan, bool float32_c) {
     if (float32_c) e.c_float32 = static_cast<float*>(plan.c) + batch * plan.batch_stride_c;
     gemm_one_batch_entry({a + batch * plan.batch_stride_a, plan.row_stride_a, plan.col_stride_a},
                          {b + batch * plan.batch_stride_b, plan.row_stride_b, plan.col_stride_b}, e, plan.m, plan.n,
-                         plan.k, threads);
+                         plan.k, threads, amx);
   }
 }
 

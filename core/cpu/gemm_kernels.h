@@ -101,6 +101,12 @@ void gemm_bfloat16_to_float32_avx512(const GemmPlan& plan);
 // AVX512-BF16 and EMBER_GEMM_KERNEL does not force a kernel without it (portable, avx2).
 // Otherwise core/linalg.cpp widens them to float32.
 bool bfloat16_gemm_usable();
+// Whether that bfloat16 GEMM runs on AMX tiles (tdpbf16ps) rather than vdpbf16ps: it is
+// usable, the CPU has AMX-BF16, Linux granted the process the tile state (arch_prctl
+// ARCH_REQ_XCOMP_PERM, asked once), and EMBER_AMX is not 0. EMBER_AMX is read with
+// EMBER_GEMM_KERNEL (once; reload_gemm_kernel_choice() reads both again); a value other than
+// 0, 1 or empty is a ValueError.
+bool amx_bfloat16_usable();
 
 // "portable", "avx2" or "avx512": is this kernel usable on this CPU?
 bool gemm_kernel_available(const std::string& name);

@@ -235,6 +235,28 @@ TEST_CASE("ember info reports version, build options, devices and CPU features",
   CHECK((gpus == 0) == (output.find("cuda:0") == std::string::npos));
 }
 
+TEST_CASE("ember info names the bfloat16 GEMM, and EMBER_AMX=0 or a bad EMBER_AMX", "[cli][info]") {
+  unsetenv("EMBER_GEMM_KERNEL");
+  unsetenv("EMBER_AMX");
+  ember::cpu::reload_gemm_kernel_choice();
+  int code = -1;
+  std::string output = run_ember("info", &code);
+  CHECK(code == 0);
+  const std::string expected = ember::cpu::amx_bfloat16_usable()    ? "AMX tiles (tdpbf16ps; EMBER_AMX=0 turns them off)"
+                               : ember::cpu::bfloat16_gemm_usable() ? "AVX512-BF16 (vdpbf16ps)"
+                                                                    : "float32 (operands widened)";
+  CHECK(info_value(output, "bfloat16 GEMM:") == expected);
+  setenv("EMBER_AMX", "0", 1);
+  output = run_ember("info", &code);
+  CHECK(code == 0);
+  CHECK(info_value(output, "bfloat16 GEMM:") != "AMX tiles (tdpbf16ps; EMBER_AMX=0 turns them off)");
+  setenv("EMBER_AMX", "2", 1);
+  output = run_ember("info", &code);
+  unsetenv("EMBER_AMX");
+  CHECK(code == 1);
+  CHECK_THAT(output, Catch::Contains("ember: error: EMBER_AMX must be 0 or 1 (or unset), got '2'"));
+}
+
 TEST_CASE("ember info names the GEMM micro-kernel EMBER_GEMM_KERNEL forces", "[cli][info]") {
   for (const char* kernel : {"portable", "avx2", "avx512"}) {
     if (!ember::cpu::gemm_kernel_available(kernel)) continue;

@@ -13,6 +13,9 @@
 // the library says so and that the plain path is what runs.
 #include <catch2/catch.hpp>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -37,6 +40,30 @@ namespace {
 using namespace ember;
 
 using testing::ForcedKernel;
+
+// Sets EMBER_AMX for the life of the object ("0": the vdpbf16ps kernel even where the CPU has
+// AMX), then unsets it; the library reads it again each time (it keeps what it read first).
+class AmxSetting {
+ public:
+  explicit AmxSetting(const char* value) {
+    ::setenv("EMBER_AMX", value, 1);
+    cpu::reload_gemm_kernel_choice();
+  }
+  ~AmxSetting() {
+    ::unsetenv("EMBER_AMX");
+    cpu::reload_gemm_kernel_choice();
+  }
+  AmxSetting(const AmxSetting&) = delete;
+  AmxSetting& operator=(const AmxSetting&) = delete;
+};
+
+// What the CPU says of AMX-BF16, and whether Linux grants this process the tile state, asked
+// independently of the library.
+bool cpu_runs_amx() {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("amx-tile") || !__builtin_cpu_supports("amx-bf16")) return false;
+  return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
+}
 
 bool cpu_has_avx512_bf16() {
   __builtin_cpu_init();
@@ -150,20 +177,73 @@ TEST_CASE("bfloat16 GEMM (vdpbf16ps): every element within float32 accumulation 
     CHECK_FALSE(cpu::bfloat16_gemm_usable());
     return;
   }
-  std::mt19937 rng(22);
-  // Tiles are 12 x 32 and a unit is 8 row panels (96 rows): sizes on both sides of each.
-  const std::int64_t sizes[][3] = {{1, 1, 1},   {12, 32, 2},   {13, 33, 3},   {11, 31, 17},  {96, 64, 64},
-                                   {97, 65, 65}, {130, 70, 301}, {1, 100, 40}, {100, 1, 40},  {5, 7, 0},
-                                   {40, 50, 1},  {128, 256, 784}, {200, 3, 1000}};
-  for (const auto& size : sizes)
-    for (int layout = 0; layout < 4; ++layout)
-      for (std::int64_t spread : {1, 2})
-        check_case({size[0], size[1], size[2], (layout & 1) != 0, (layout & 2) != 0, spread, 1.0f, 0.0f}, rng);
-  // addmm's alpha and beta (C read back and scaled), and a strided C.
-  check_case({37, 45, 29, false, false, 1, 2.0f, 0.5f}, rng);
-  check_case({37, 45, 29, true, true, 2, -1.5f, 1.0f}, rng);
-  check_case({25, 40, 19, false, true, 1, 1.0f, 0.0f, 3}, rng);
-  check_case({25, 40, 19, true, false, 2, 0.5f, 2.0f, 2}, rng);
+  // Both kernels where the CPU has AMX: the tiles (the default there) and vdpbf16ps.
+  for (const char* amx : {"1", "0"}) {
+    AmxSetting setting(amx);
+    if (std::string(amx) == "1" && !cpu::amx_bfloat16_usable()) continue;
+    INFO("EMBER_AMX=" << amx);
+    std::mt19937 rng(22);
+    // vdpbf16ps tiles are 12 x 32 and a unit is 8 row panels (96 rows); AMX blocks are 32 x 32
+    // and its tiles 32 values of k deep: sizes on both sides of each.
+    const std::int64_t sizes[][3] = {{1, 1, 1},    {12, 32, 2},    {13, 33, 3},   {11, 31, 17},  {96, 64, 64},
+                                     {97, 65, 65},  {130, 70, 301}, {1, 100, 40},  {100, 1, 40},  {5, 7, 0},
+                                     {40, 50, 1},   {128, 256, 784}, {200, 3, 1000}, {31, 33, 31}, {32, 32, 32},
+                                     {33, 65, 33},  {64, 96, 97},   {129, 31, 63}};
+    for (const auto& size : sizes)
+      for (int layout = 0; layout < 4; ++layout)
+        for (std::int64_t spread : {1, 2})
+          check_case({size[0], size[1], size[2], (layout & 1) != 0, (layout & 2) != 0, spread, 1.0f, 0.0f}, rng);
+    // addmm's alpha and beta (C read back and scaled), and a strided C.
+    check_case({37, 45, 29, false, false, 1, 2.0f, 0.5f}, rng);
+    check_case({37, 45, 29, true, true, 2, -1.5f, 1.0f}, rng);
+    check_case({25, 40, 19, false, true, 1, 1.0f, 0.0f, 3}, rng);
+    check_case({25, 40, 19, true, false, 2, 0.5f, 2.0f, 2}, rng);
+  }
+}
+
+TEST_CASE("bfloat16 GEMM on AMX tiles: chosen where the CPU and Linux allow it, EMBER_AMX=0 turns it off, "
+          "a bfloat16 unit from vdpbf16ps, threads change no bit",
+          "[gemm][reduced_float]") {
+  {
+    AmxSetting setting("bogus");
+    CHECK_THROWS_WITH(cpu::amx_bfloat16_usable(), Catch::Contains("EMBER_AMX must be 0 or 1 (or unset), got 'bogus'"));
+  }
+  {
+    AmxSetting setting("0");
+    CHECK_FALSE(cpu::amx_bfloat16_usable());
+  }
+  {
+    ForcedKernel forced("avx2");  // a kernel below AVX-512: no bfloat16 GEMM of its own, no AMX
+    CHECK_FALSE(cpu::amx_bfloat16_usable());
+  }
+  CHECK(cpu::amx_bfloat16_usable() == (cpu_runs_amx() && cpu_has_avx512_bf16()));
+  if (!cpu::amx_bfloat16_usable()) return;  // the cases above ran the vdpbf16ps kernel only
+
+  const Tensor a = native::to_dtype(randn({150, 260}), kBFloat16);
+  const Tensor b = native::to_dtype(randn({260, 90}), kBFloat16);
+  const Tensor on_tiles = native::mm(a, b);
+  Tensor on_vectors;
+  {
+    AmxSetting setting("0");
+    on_vectors = native::mm(a, b);
+  }
+  const std::vector<float> got = values(on_tiles), other = values(on_vectors);
+  std::size_t same = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i);
+    REQUIRE(std::fabs(got[i] - other[i]) <= bfloat16_unit(other[i]));
+    same += got[i] == other[i] ? 1 : 0;
+  }
+  CHECK(same > got.size() * 9 / 10);
+
+  const int threads = get_num_threads();
+  set_num_threads(1);
+  const Tensor one_thread = native::mm(a, b);
+  set_num_threads(std::max(threads, 2));
+  const Tensor two_threads = native::mm(a, b);
+  set_num_threads(threads);
+  CHECK(values(one_thread) == values(two_threads));
+  CHECK(values(one_thread) == got);
 }
 
 TEST_CASE("bfloat16 GEMM: the direct kernel and the float32 path agree to a bfloat16 unit, threads change no bit",
