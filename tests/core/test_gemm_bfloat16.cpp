@@ -13,6 +13,7 @@
 // the library says so and that the plain path is what runs.
 #include <catch2/catch.hpp>
 
+#include <cpuid.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -60,8 +61,9 @@ class AmxSetting {
 // What the CPU says of AMX-BF16, and whether Linux grants this process the tile state, asked
 // independently of the library.
 bool cpu_runs_amx() {
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("amx-tile") || !__builtin_cpu_supports("amx-bf16")) return false;
+  unsigned int eax = 0, ebx = 0, ecx = 0, edx = 0;  // cpuid leaf 7: EDX bits 24 (AMX-TILE), 22 (AMX-BF16)
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0 || ((edx >> 24) & 1U) == 0 || ((edx >> 22) & 1U) == 0)
+    return false;
   return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
 }
 
