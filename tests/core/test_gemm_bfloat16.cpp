@@ -171,6 +171,29 @@ Tensor from_values(const std::vector<float>& data, Shape sizes) {
   return out;
 }
 
+// `result`, a · b by one kernel, is within a bfloat16 unit of `other` (by another) and mostly the
+// same bits (only sums near a rounding boundary may differ); and a · b computed now (the kernel
+// this process picks by default), on one thread and on two, gives result's bits.
+void check_close_and_thread_independent(const Tensor& a, const Tensor& b, const Tensor& result, const Tensor& other) {
+  const std::vector<float> got = values(result), expected = values(other);
+  std::size_t same = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i);
+    REQUIRE(std::fabs(got[i] - expected[i]) <= bfloat16_unit(expected[i]));
+    same += got[i] == expected[i] ? 1 : 0;
+  }
+  CHECK(same > got.size() * 9 / 10);
+
+  const int threads = get_num_threads();
+  set_num_threads(1);
+  const Tensor one_thread = native::mm(a, b);
+  set_num_threads(std::max(threads, 2));
+  const Tensor two_threads = native::mm(a, b);
+  set_num_threads(threads);
+  CHECK(values(one_thread) == values(two_threads));
+  CHECK(values(one_thread) == got);
+}
+
 }  // namespace
 
 TEST_CASE("bfloat16 GEMM (vdpbf16ps): every element within float32 accumulation of the exact product",
@@ -229,23 +252,7 @@ TEST_CASE("bfloat16 GEMM on AMX tiles: chosen where the CPU and Linux allow it, 
     AmxSetting setting("0");
     on_vectors = native::mm(a, b);
   }
-  const std::vector<float> got = values(on_tiles), other = values(on_vectors);
-  std::size_t same = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    INFO("element " << i);
-    REQUIRE(std::fabs(got[i] - other[i]) <= bfloat16_unit(other[i]));
-    same += got[i] == other[i] ? 1 : 0;
-  }
-  CHECK(same > got.size() * 9 / 10);
-
-  const int threads = get_num_threads();
-  set_num_threads(1);
-  const Tensor one_thread = native::mm(a, b);
-  set_num_threads(std::max(threads, 2));
-  const Tensor two_threads = native::mm(a, b);
-  set_num_threads(threads);
-  CHECK(values(one_thread) == values(two_threads));
-  CHECK(values(one_thread) == got);
+  check_close_and_thread_independent(a, b, on_tiles, on_vectors);
 }
 
 TEST_CASE("bfloat16 GEMM: the direct kernel and the float32 path agree to a bfloat16 unit, threads change no bit",
@@ -264,24 +271,7 @@ TEST_CASE("bfloat16 GEMM: the direct kernel and the float32 path agree to a bflo
     REQUIRE_FALSE(cpu::bfloat16_gemm_usable());
     widened = native::mm(a, b);
   }
-  const std::vector<float> got = values(direct), plain = values(widened);
-  std::size_t same = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    INFO("element " << i);
-    REQUIRE(std::fabs(got[i] - plain[i]) <= bfloat16_unit(plain[i]));
-    same += got[i] == plain[i] ? 1 : 0;
-  }
-  // Most elements are the same bits: only sums near a rounding boundary may differ.
-  CHECK(same > got.size() * 9 / 10);
-
-  const int threads = get_num_threads();
-  set_num_threads(1);
-  const Tensor one_thread = native::mm(a, b);
-  set_num_threads(std::max(threads, 2));
-  const Tensor two_threads = native::mm(a, b);
-  set_num_threads(threads);
-  CHECK(values(one_thread) == values(two_threads));
-  CHECK(values(one_thread) == got);
+  check_close_and_thread_independent(a, b, direct, widened);
 }
 
 TEST_CASE("bfloat16 GEMM: inf and NaN propagate as in float32", "[gemm][reduced_float]") {
