@@ -7,7 +7,9 @@
 //
 // This file decides *how* one GEMM runs; core/cpu/gemm_driver.h runs it:
 //   1. the micro-kernel: AVX-512 or AVX2 + FMA (core/cpu/gemm_kernel_*.cpp) when cpuid reports
-//      them, else the portable one below; EMBER_GEMM_KERNEL=portable|avx2|avx512 forces one;
+//      them, else the portable one below; EMBER_GEMM_KERNEL=portable|avx2|avx512 (read at the
+//      first GEMM) forces one. bfloat16 products: gemm_kernel_bf16_avx512.cpp (vdpbf16ps, or
+//      AMX tiles where the CPU has them);
 //   2. the orientation: C = A·B or, with the roles swapped, Cᵀ = Bᵀ·Aᵀ (only strides change).
 //      The kernel writes rows of C with unit stride, so a column-major C is swapped, and a
 //      narrow product is swapped when an estimate of its cost (padded vector lanes, packing
@@ -388,8 +390,8 @@ EMBER_REGISTER_KERNEL(::ember::gemm_kernel, CPU, gemm);
 // addmm (nn.Linear's forward): C starts as the broadcast bias, then the GEMM computes
 // alpha·A·B + beta·C over it, exactly what a copy of the bias followed by gemm_kernel gives.
 // The copy is one memcpy per row of C (a bias vector read once per row), not a general
-// strided copy with its plan and output tensor: for the toy MLP's 32-row products that
-// general copy cost as much as a third of the product. The product itself goes through
+// strided copy with its plan and output tensor, whose set-up is a large share of a small
+// product (docs/performance.md, "the toy step's fixed costs"). The product itself goes through
 // gemm_kernel's dispatch, so EMBER_KERNELS=reference still runs the reference loops.
 void addmm(const GemmPlan& plan) {
   const auto element = static_cast<std::int64_t>(itemsize(plan.dtype));
