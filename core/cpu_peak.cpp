@@ -7,9 +7,13 @@
 // execute AVX-512 as two 256-bit halves. The clock is the higher of the one the OS reports
 // (sysfs cpuinfo_max_freq, else the largest "cpu MHz" in /proc/cpuinfo, in a VM the nominal
 // one) and the one measured on the calling core with turbo (cpu_clock_hz), so the peak is a
-// ceiling: all cores at one core's turbo clock. The bfloat16 peak (AVX512-BF16's vdpbf16ps,
-// which core/cpu/gemm_kernel_bf16_avx512.cpp uses) is twice the float32 one.
+// ceiling: all cores at one core's turbo clock. The bfloat16 peak is that of the kernel
+// core/cpu/gemm_kernel_bf16_avx512.cpp runs: AMX tiles' 1024 FLOPs a cycle per core where it
+// uses them, else twice the float32 peak (AVX512-BF16's vdpbf16ps).
 #include <ember/core/profiler.h>
+
+#include <ember/core/cpu/gemm_kernels.h>
+#include <ember/core/error.h>
 
 #include <algorithm>
 #include <chrono>
@@ -76,10 +80,12 @@ std::optional<double> measured_clock_hz() {
     const Clock::time_point start = Clock::now();
     for (std::uint64_t i = 0; i < kIterations; ++i) {
       // Ten adds, each waiting for the one before: ten cycles. The loop's own counter and
-      // branch run beside them on other ports.
+      // branch run beside them on other ports. Register adds (x += x), not adds of a
+      // constant: Intel's Golden Cove cores (Sapphire Rapids and later) fold a chain of small
+      // constant adds in the renamer, and such a chain "measured" 9-12 GHz on one.
       asm volatile(
-          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
+          "add %0, %0\n\tadd %0, %0\n\tadd %0, %0\n\tadd %0, %0\n\tadd %0, %0\n\t"
+          "add %0, %0\n\tadd %0, %0\n\tadd %0, %0\n\tadd %0, %0\n\tadd %0, %0"
           : "+r"(value));
     }
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -110,6 +116,18 @@ std::optional<double> cpu_fp32_peak_flops(int threads) {
 
 std::optional<double> cpu_bf16_peak_flops(int threads) {
 #if defined(__x86_64__)
+  bool amx = false;
+  try {
+    amx = cpu::amx_bfloat16_usable();
+  } catch (const ValueError&) {  // a bad EMBER_AMX: the GEMM reports it; the peak is the vector one
+  }
+  if (amx) {
+    // tdpbf16ps: a 16 x 16 float tile += 16 x 32 by 32 x 16 bfloat16, 8192 multiply-adds, one
+    // issued every 16 cycles per core.
+    const std::optional<double> hz = cpu_clock_hz();
+    if (!hz || threads <= 0) return std::nullopt;
+    return threads * 1024.0 * *hz;
+  }
   // vdpbf16ps: each 32-bit lane multiplies a pair of bfloat16 and adds both products, so the
   // same units do twice the float32 FMA's multiply-adds per cycle.
   if (!__builtin_cpu_supports("avx512bf16")) return std::nullopt;

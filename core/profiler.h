@@ -223,12 +223,15 @@ void set_thread_name(std::string name);
 // × 2 FMA units × 2 FLOPs × cpu_clock_hz(). Computed from the clock, not measured FLOPs;
 // nullopt when no clock is known.
 std::optional<double> cpu_fp32_peak_flops(int threads);
-// The CPU's bfloat16 peak for `threads` cores: twice the fp32 peak where the CPU has
-// AVX512-BF16 (vdpbf16ps: a pair of products per float lane); nullopt without it (ember then
-// multiplies bfloat16 in float32, at the fp32 peak). AMX, which ember does not use, is higher.
+// The CPU's bfloat16 peak for `threads` cores, for the kernel ember's bfloat16 GEMM runs:
+// AMX tiles where it uses them (cpu::amx_bfloat16_usable(): tdpbf16ps, 16 x 16 x 32
+// multiply-adds per 16 cycles, 1024 FLOPs a cycle per core × cpu_clock_hz()); else twice the
+// fp32 peak where the CPU has AVX512-BF16 (vdpbf16ps: a pair of products per float lane);
+// nullopt without either (ember then multiplies bfloat16 in float32, at the fp32 peak).
 std::optional<double> cpu_bf16_peak_flops(int threads);
 // The higher of the clock the OS reports (sysfs, else /proc/cpuinfo) and the one measured on
-// the calling core (a dependent chain of adds, one per cycle, about 20 ms the first time).
+// the calling core (a dependent chain of register adds, one per cycle, about 20 ms the first
+// time).
 std::optional<double> cpu_clock_hz();
 
 }  // namespace ember::profiler
