@@ -23,23 +23,22 @@ bool adam_step_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, 
   for (const Tensor* t : {&param, &grad, &exp_avg, &exp_avg_sq})
     if (!usable(*t, param)) return false;
   if (options.amsgrad && !usable(max_exp_avg_sq, param)) return false;
-  AdamPlan plan;
-  plan.param = param.data_ptr();
-  plan.grad = grad.data_ptr();
-  plan.exp_avg = exp_avg.data_ptr();
-  plan.exp_avg_sq = exp_avg_sq.data_ptr();
-  plan.max_exp_avg_sq = options.amsgrad ? max_exp_avg_sq.data_ptr() : nullptr;
-  plan.numel = param.numel();
-  plan.lr = options.lr;
-  plan.beta1 = options.beta1;
-  plan.beta2 = options.beta2;
-  plan.eps = options.eps;
-  plan.weight_decay = options.weight_decay;
-  plan.amsgrad = options.amsgrad;
-  plan.maximize = options.maximize;
-  plan.decoupled_weight_decay = options.decoupled_weight_decay;
-  plan.step = options.step;
-  plan.dtype = param.dtype();
+  const AdamPlan plan{.param = param.data_ptr(),
+                      .grad = grad.data_ptr(),
+                      .exp_avg = exp_avg.data_ptr(),
+                      .exp_avg_sq = exp_avg_sq.data_ptr(),
+                      .max_exp_avg_sq = options.amsgrad ? max_exp_avg_sq.data_ptr() : nullptr,
+                      .numel = param.numel(),
+                      .lr = options.lr,
+                      .beta1 = options.beta1,
+                      .beta2 = options.beta2,
+                      .eps = options.eps,
+                      .weight_decay = options.weight_decay,
+                      .amsgrad = options.amsgrad,
+                      .maximize = options.maximize,
+                      .decoupled_weight_decay = options.decoupled_weight_decay,
+                      .step = options.step,
+                      .dtype = param.dtype()};
   adam_step_kernel(param.device(), plan);
   // In place, like the composite mul_/add_: a graph that saved the old values notices.
   for (const Tensor* t : {&param, &exp_avg, &exp_avg_sq}) t->bump_version();

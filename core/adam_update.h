@@ -59,6 +59,20 @@ Scalars<T> scalars(const AdamPlan& plan) {
                     plan.maximize};
 }
 
+// The plan's tensors as typed pointers (max_exp_avg_sq: nullptr without amsgrad).
+template <class T>
+struct Buffers {
+  T* param;
+  const T* grad;
+  T *exp_avg, *exp_avg_sq, *max_exp_avg_sq;
+};
+
+template <class T>
+Buffers<T> buffers(const AdamPlan& plan) {
+  return {static_cast<T*>(plan.param), static_cast<const T*>(plan.grad), static_cast<T*>(plan.exp_avg),
+          static_cast<T*>(plan.exp_avg_sq), plan.amsgrad ? static_cast<T*>(plan.max_exp_avg_sq) : nullptr};
+}
+
 // torch.lerp's two-sided formula (exact at both ends).
 template <class T>
 [[gnu::always_inline]] inline T lerp(T start, T end, T weight) {

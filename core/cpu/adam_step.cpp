@@ -36,13 +36,10 @@ EMBER_WIDE_CLONES void adam_run(const adam::Scalars<double>& s, double* p, const
 template <class T>
 void adam_typed(const AdamPlan& plan) {
   const adam::Scalars<T> s = adam::scalars<T>(plan);
-  T* p = static_cast<T*>(plan.param);
-  const T* g = static_cast<const T*>(plan.grad);
-  T* m = static_cast<T*>(plan.exp_avg);
-  T* v = static_cast<T*>(plan.exp_avg_sq);
-  T* v_max = static_cast<T*>(plan.max_exp_avg_sq);
+  const adam::Buffers<T> b = adam::buffers<T>(plan);
   parallel_for(0, plan.numel, kDefaultGrainSize, [&](std::int64_t begin, std::int64_t end) {
-    adam_run(s, p + begin, g + begin, m + begin, v + begin, v_max == nullptr ? nullptr : v_max + begin, end - begin);
+    adam_run(s, b.param + begin, b.grad + begin, b.exp_avg + begin, b.exp_avg_sq + begin,
+             b.max_exp_avg_sq == nullptr ? nullptr : b.max_exp_avg_sq + begin, end - begin);
   });
 }
 

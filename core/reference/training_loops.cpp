@@ -103,13 +103,10 @@ void sgd_step(const SgdPlan& plan) {
 template <class T>
 void adam_typed(const AdamPlan& plan) {
   const adam::Scalars<T> s = adam::scalars<T>(plan);
-  T* param = static_cast<T*>(plan.param);
-  const T* grad = static_cast<const T*>(plan.grad);
-  T* exp_avg = static_cast<T*>(plan.exp_avg);
-  T* exp_avg_sq = static_cast<T*>(plan.exp_avg_sq);
-  T* max_exp_avg_sq = static_cast<T*>(plan.max_exp_avg_sq);
+  const adam::Buffers<T> b = adam::buffers<T>(plan);
   for (std::int64_t e = 0; e < plan.numel; ++e)
-    adam::update(s, param[e], grad[e], exp_avg[e], exp_avg_sq[e], plan.amsgrad ? &max_exp_avg_sq[e] : nullptr);
+    adam::update(s, b.param[e], b.grad[e], b.exp_avg[e], b.exp_avg_sq[e],
+                 b.max_exp_avg_sq == nullptr ? nullptr : &b.max_exp_avg_sq[e]);
 }
 
 void adam_step(const AdamPlan& plan) {
