@@ -36,6 +36,8 @@
 
 #ifdef EMBER_HAVE_OPENBLAS
 #include <cblas.h>
+
+#include "openblas_core_type.h"
 #endif
 
 namespace {
@@ -300,6 +302,9 @@ void overhead_table() {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef EMBER_HAVE_OPENBLAS
+  ember_bench::rerun_with_openblas_core_type(argv, openblas_get_corename());
+#endif
   int threads = 0;
   std::string only = "gemm,elementwise,overhead";  // which tables to print
   for (int i = 1; i < argc; ++i) {

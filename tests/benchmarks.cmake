@@ -28,6 +28,13 @@ if(EMBER_BUILD_BENCHMARKS AND EXISTS ${CMAKE_SOURCE_DIR}/benchmarks/ember_bench/
   add_test(NAME "benchmarks: ember-bench lists the full run's convolutional figures"
     COMMAND ${CMAKE_COMMAND} -DBENCH=$<TARGET_FILE:ember-bench>
       -P ${CMAKE_CURRENT_SOURCE_DIR}/benchmarks/check_bench_list.cmake)
+  # The OpenBLAS peer at its best: its kernels for this CPU, not its generic fallback.
+  add_test(NAME "benchmarks: ember-bench measures OpenBLAS with its kernels for this CPU"
+    COMMAND ${CMAKE_COMMAND}
+      -DBENCH=$<TARGET_FILE:ember-bench>
+      -DOUT=${CMAKE_BINARY_DIR}/ember-bench-openblas-core.json
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/benchmarks/check_bench_openblas_core.cmake)
+  set_tests_properties("benchmarks: ember-bench measures OpenBLAS with its kernels for this CPU" PROPERTIES TIMEOUT 120)
   add_test(NAME "benchmarks: ember-bench rejects a filter that matches nothing"
     COMMAND ember-bench --quick --filter "^no-such-figure$")
   set_tests_properties("benchmarks: ember-bench rejects a filter that matches nothing" PROPERTIES

@@ -16,6 +16,7 @@
 #include <cblas.h>
 #endif
 
+#include "../openblas_core_type.h"
 #include "gemm_plan.h"
 
 namespace ember_bench {
@@ -23,6 +24,7 @@ namespace ember_bench {
 #ifdef EMBER_BENCH_HAVE_OPENBLAS
 bool openblas_built() { return true; }
 std::string openblas_version() { return openblas_get_config(); }
+void openblas_use_best_core_type(char** argv) { rerun_with_openblas_core_type(argv, openblas_get_corename()); }
 void set_peer_threads(int threads) { openblas_set_num_threads(threads); }
 // One MLP's buffers for the GEMMs of its steps, sized for the workload's batch.
 struct MlpGemms {
@@ -127,6 +129,7 @@ Measurement openblas_sgemm(std::int64_t m, std::int64_t k, std::int64_t n, const
 #else
 bool openblas_built() { return false; }
 std::string openblas_version() { return ""; }
+void openblas_use_best_core_type(char**) {}
 void set_peer_threads(int) {}
 Measurement openblas_sgemm(std::int64_t, std::int64_t, std::int64_t, const Policy&) {
   throw std::runtime_error("OpenBLAS peer not built (libopenblas not found at configure time)");

@@ -16,6 +16,9 @@ namespace ember_bench {
 
 bool openblas_built();
 std::string openblas_version();  // openblas_get_config(), or "" when not built
+// Runs ember-bench again with OPENBLAS_CORETYPE set where OpenBLAS fell back to its generic
+// kernels on a CPU it does not know (benchmarks/openblas_core_type.h); first thing in main.
+void openblas_use_best_core_type(char** argv);
 void set_peer_threads(int threads);
 Measurement openblas_sgemm(std::int64_t m, std::int64_t k, std::int64_t n, const Policy& policy);
 // memcpy of `bytes`, split over `threads` threads above 1 MiB: the host's copy bandwidth.

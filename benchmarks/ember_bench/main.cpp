@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
@@ -151,6 +152,7 @@ std::string command_line(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  openblas_use_best_core_type(argv);
   Options options;
   CLI::App app{"ember-bench: ember on the CPU and on every CUDA device, against OpenBLAS, cuBLAS, "
                "memory-copy ceilings and PyTorch (docs/benchmarks.md)"};
@@ -263,6 +265,8 @@ int main(int argc, char** argv) {
                    {"cuda_backend", ember::cuda::is_built() ? "built" : "not built"}};
   if (cuda_peers_built()) info.versions["cuda_runtime"] = cuda_runtime_version();
   if (openblas_built()) info.versions["openblas"] = openblas_version();
+  if (const char* core = std::getenv("OPENBLAS_CORETYPE"); openblas_built() && core != nullptr)
+    info.versions["openblas_coretype"] = core;  // set by the user, or by ember-bench for a CPU OpenBLAS does not know
   info.peers["openblas"] = openblas_built() ? "ok" : "not built (libopenblas not found)";
   info.peers["memcpy"] = "ok";
   info.peers["cublas"] = cuda_peers_built() ? (gpus ? "ok" : "built, no GPU visible") : "not built (CPU-only build)";

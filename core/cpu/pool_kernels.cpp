@@ -7,7 +7,9 @@
 // kernel's (rows, then columns), so the results match it: the max is the first maximum
 // in that order, and any NaN wins over every number (a later NaN replaces an earlier one,
 // as in PyTorch's `val > max || isnan(val)`). The bound is memory: each input element is
-// read about kH*kW / (sH*sW) times, from cache.
+// read about kH*kW / (sH*sW) times, from cache. MaxPool2d(2) on float planes, a CNN's
+// pooling, has an AVX-512 kernel of its own (core/cpu/max_pool_2x2_avx512.cpp, performance
+// code) where the CPU has it; the loops here are the reading version and everyone else's.
 #include <algorithm>
 #include <cstdint>
 #include <cmath>
@@ -17,6 +19,7 @@
 
 #include <ember/core/backend.h>
 #include <ember/core/cpu/cpu_kernels.h>
+#include <ember/core/cpu/gemm_kernels.h>
 #include <ember/core/dispatch.h>
 #include <ember/core/element_functions.h>
 #include <ember/core/parallel.h>
@@ -105,6 +108,14 @@ inline bool windows_inside(const Pool2dPlan& p) {
          (p.out_h - 1) * p.stride_h + p.kernel_h <= p.in_h && (p.out_w - 1) * p.stride_w + p.kernel_w <= p.in_w;
 }
 
+// Whether core/cpu/max_pool_2x2_avx512.cpp serves p: MaxPool2d(2) windows inside the plane
+// (windows_inside with a 2-row window and stride 2), row offsets that fit its int32 lanes,
+// and a CPU with AVX-512 (the GEMM's choice, so EMBER_GEMM_KERNEL=avx2|portable turns it off).
+inline bool max_2x2_avx512(const Pool2dPlan& p) {
+  return windows_inside(p) && p.kernel_h == 2 && p.stride_h == 2 &&
+         p.in_w < std::numeric_limits<std::int32_t>::max() / 3 && active_gemm_kernel_name() == "avx512";
+}
+
 template <class T>
 void avg_plane(const Pool2dPlan& p, const T* in, T* out) {
   for (std::int64_t y = 0; y < p.out_h; ++y) {
@@ -147,6 +158,7 @@ void pool2d_typed(const Pool2dPlan& p) {
   T* output = static_cast<T*>(p.output);
   const std::int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
   const bool inside = windows_inside(p);
+  const bool wide_2x2 = p.mode == PoolMode::Max && std::is_same_v<Compute, float> && max_2x2_avx512(p);
   parallel_for(0, p.planes, plane_grain(p), [&](std::int64_t begin, std::int64_t end) {
     std::vector<std::int32_t> which(static_cast<std::size_t>(inside ? p.out_w : 0));
     std::vector<Compute> wide_in(widen ? in_plane : 0), wide_out(widen ? out_plane : 0);
@@ -162,7 +174,9 @@ void pool2d_typed(const Pool2dPlan& p) {
         out = output + plane * out_plane;
       }
       std::int64_t* indices = p.indices + plane * out_plane;
-      if (p.mode == PoolMode::Max && inside) {
+      if (wide_2x2) {
+        if constexpr (std::is_same_v<Compute, float>) max_pool_2x2_plane_avx512(in, p.in_w, p.out_h, p.out_w, out, indices);
+      } else if (p.mode == PoolMode::Max && inside) {
         max_plane_inside<Compute, 2>(p, in, out, indices, which.data());
       } else if (p.mode == PoolMode::Max) {
         max_plane(p, in, out, indices);

@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <ember/autograd/gradcheck.h>
@@ -396,23 +397,26 @@ TEST_CASE("max_pool2d's gradient goes to the first maximum, or to the last NaN, 
 }
 
 // The CPU's vectorised max pooling (windows two columns wide side by side, wholly inside the
-// plane: core/cpu/pool_kernels.cpp) against the reference loops, on planes full of ties,
-// NaNs and -infs, with widths that leave a vector remainder and windows 1 to 3 rows high:
-// the same maxima, and the gradient at the same positions (the same argmax).
+// plane: core/cpu/pool_kernels.cpp, and MaxPool2d(2)'s AVX-512 kernel,
+// core/cpu/max_pool_2x2_avx512.cpp, where the CPU has it) against the reference loops, on
+// planes full of ties, NaNs and -infs, with widths that leave a vector remainder (34: 16 + 1
+// windows, 65: two full steps and a column left over) and windows 1 to 3 rows high: the same
+// maxima, and the gradient at the same positions (the same argmax).
 TEST_CASE("max_pool2d's vectorised 2-wide path picks the reference path's maxima and argmaxes", "[pool]") {
   const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
   const std::vector<double> palette = {0.0, 1.0, 1.0, -inf, nan, 2.0, -1.0, 0.0};
-  for (const DType dtype : {DType::Float32, DType::Float64}) {
-    for (const std::int64_t kernel_h : {1, 2, 3}) {
-      for (const std::int64_t width : {2, 9, 34}) {
+  const std::vector<std::pair<std::int64_t, std::int64_t>> kernel_and_stride_h = {{1, 1}, {2, 1}, {3, 1}, {2, 2}};
+  for (const DType dtype : {DType::Float32, DType::Float64, DType::BFloat16}) {
+    for (const auto& [kernel_h, stride_h] : kernel_and_stride_h) {
+      for (const std::int64_t width : {2, 9, 34, 65}) {
         std::vector<double> values(static_cast<std::size_t>(2 * 3 * 7 * width));
         for (std::size_t i = 0; i < values.size(); ++i) values[i] = palette[(i * 7 + i / 5) % palette.size()];
         const Tensor x = ember::from_blob(values.data(), {2, 3, 7, width}, TensorOptions().dtype(DType::Float64))
                              .to(dtype);
-        INFO(dtype << " kernel (" << kernel_h << ", 2) width " << width);
+        INFO(dtype << " kernel (" << kernel_h << ", 2) stride (" << stride_h << ", 2) width " << width);
         require_same_in_reference_mode([&] {
           Tensor input = x.clone().requires_grad_();
-          Tensor out = F::max_pool2d(input, {kernel_h, 2}, {1, 2});
+          Tensor out = F::max_pool2d(input, {kernel_h, 2}, {stride_h, 2});
           out.backward(ember::ones_like(out));
           return std::vector<Tensor>{out, input.grad()};
         });

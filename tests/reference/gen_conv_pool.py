@@ -28,6 +28,10 @@ CONV = [
     ("mnist_layer", 2, 1, 14, 14, 4, 3, 3, 1, 1, 1, 1, True),
     ("empty_batch", 0, 3, 5, 5, 4, 3, 3, 1, 1, 1, 1, True),
     ("big_kernel", 2, 2, 5, 5, 3, 5, 5, 1, 0, 1, 1, True),
+    # same-width rows (stride 1, out_w == in_w: core/cpu/conv_kernels.cpp's shifted rows) with
+    # out_h != in_h and taps that read mostly padding
+    ("same_width_rows", 2, 2, 4, 3, 3, 3, 5, 1, (2, 2), 1, 1, True),
+    ("same_width_valid_rows", 1, 3, 6, 5, 2, 3, 3, 1, (0, 1), 1, 1, False),
     ("large_channels", 2, 16, 7, 7, 12, 3, 3, 1, 1, 1, 4, True),
 ]
 
