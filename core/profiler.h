@@ -229,10 +229,14 @@ std::optional<double> cpu_fp32_peak_flops(int threads);
 // fp32 peak where the CPU has AVX512-BF16 (vdpbf16ps: a pair of products per float lane);
 // nullopt without either (ember then multiplies bfloat16 in float32, at the fp32 peak).
 std::optional<double> cpu_bf16_peak_flops(int threads);
-// The higher of the clock the OS reports (sysfs, else /proc/cpuinfo) and the one measured on
-// the calling core (a dependent chain of register adds, one per cycle, about 20 ms the first
-// time).
+// The highest clock seen: the higher of the clock the OS reports (sysfs, else /proc/cpuinfo)
+// and the one measured on the calling core (a dependent chain of register adds, one per
+// cycle, about 20 ms the first time), raised by every remeasure_cpu_clock_hz().
 std::optional<double> cpu_clock_hz();
+// Measures the clock again now (about 20 ms) and keeps the higher of it and every earlier
+// figure; returns the new cpu_clock_hz(). For the end of a long run (ember-bench, ember
+// train's summary): a VM's cores change speed during it, and the peak must stay a ceiling.
+std::optional<double> remeasure_cpu_clock_hz();
 
 }  // namespace ember::profiler
 

@@ -41,6 +41,7 @@ std::string ModelFlops::mfu_text(double samples_per_second, Device device, const
   const std::optional<double> per_sample = per_sample_;
   if (!per_sample || samples_per_second <= 0 || !device.is_cpu()) return "";
   const int threads = get_num_threads();
+  profiler::remeasure_cpu_clock_hz();  // the clock now, after the run: the highest seen makes the peak
   std::optional<double> peak = precision == "bf16" ? profiler::cpu_bf16_peak_flops(threads) : std::nullopt;
   const char* peak_name = "bf16";
   if (!peak) {
