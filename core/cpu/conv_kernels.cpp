@@ -142,6 +142,12 @@ void add_kept(const T* __restrict src, const std::uint32_t* __restrict keep, T* 
 EMBER_WIDE_CLONES void copy_kept_float(const float* src, const std::uint32_t* keep, float* dst, std::int64_t n) {
   copy_kept(src, keep, dst, n);
 }
+// 16-bit floats are copied as their bits (all-zero bits are +0.0 in bfloat16 and float16):
+// the select then vectorises, which it does not on the BFloat16 / Half classes.
+EMBER_WIDE_CLONES void copy_kept_16_bit(const std::uint16_t* src, const std::uint32_t* keep, std::uint16_t* dst,
+                                        std::int64_t n) {
+  copy_kept(src, keep, dst, n);
+}
 EMBER_WIDE_CLONES void add_kept_float(const float* src, const std::uint32_t* keep, float* dst, std::int64_t n) {
   add_kept(src, keep, dst, n);
 }
@@ -164,8 +170,14 @@ void im2col(const Conv2dPlan& p, const T* in, std::int64_t channels, T* cols) {
           std::fill(row, row + r.first, T(0));
           if (r.last > r.first) {  // plane + shift + e lies in the plane for every e in [first, last)
             const T* src = plane + (r.first + r.shift);
-            if constexpr (std::is_same_v<T, float>) copy_kept_float(src, keep_j + r.first, row + r.first, r.last - r.first);
-            else copy_kept(src, keep_j + r.first, row + r.first, r.last - r.first);
+            if constexpr (std::is_same_v<T, float>) {
+              copy_kept_float(src, keep_j + r.first, row + r.first, r.last - r.first);
+            } else if constexpr (sizeof(T) == 2) {
+              copy_kept_16_bit(reinterpret_cast<const std::uint16_t*>(src), keep_j + r.first,
+                               reinterpret_cast<std::uint16_t*>(row + r.first), r.last - r.first);
+            } else {
+              copy_kept(src, keep_j + r.first, row + r.first, r.last - r.first);
+            }
           }
           std::fill(row + r.last, row + l, T(0));
           continue;
