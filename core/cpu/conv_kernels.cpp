@@ -334,19 +334,36 @@ void conv2d_backward_input_typed(const Conv2dPlan& p) {
   const T* weight = static_cast<const T*>(p.weight);
   T* grad_in = static_cast<T*>(p.input);
   const std::int64_t in_plane = p.in_h * p.in_w;
+  // W_gᵀ is read through swapped strides (row stride 1, column stride K). The bfloat16 GEMM's
+  // AMX path packs A by rows, a scalar gather for that layout, and did it for every sample:
+  // for bfloat16, Wᵀ is transposed once per call into row-major [K, O_g] blocks instead.
+  std::vector<T> weight_t;
+  std::int64_t wt_row = 1, wt_col = g.k;  // strides of W_gᵀ's element (k, o)
+  if constexpr (!std::is_same_v<T, Acc>) {
+    weight_t.resize(static_cast<std::size_t>(p.out_channels * g.k));
+    for (std::int64_t group = 0; group < p.groups; ++group) {
+      const T* w_g = weight + group * g.out_channels * g.k;
+      T* wt_g = weight_t.data() + group * g.out_channels * g.k;
+      for (std::int64_t o = 0; o < g.out_channels; ++o)
+        for (std::int64_t k = 0; k < g.k; ++k) wt_g[k * g.out_channels + o] = w_g[o * g.k + k];
+    }
+    weight = weight_t.data();
+    wt_row = g.out_channels;
+    wt_col = 1;
+  }
   for_each_sample<Acc>(p, pointwise ? 0 : g.k * g.l, [&](std::int64_t n, Acc* cols) {
     for (std::int64_t group = 0; group < p.groups; ++group) {
       T* in_g = grad_in + (n * p.in_channels + group * g.in_channels) * in_plane;
       Acc* sums = nullptr;  // where this group's input gradient is summed
       if constexpr (std::is_same_v<T, Acc>) sums = in_g;
       else sums = planes_buffer(g.in_channels * in_plane);
-      const T* w_g = weight + group * g.out_channels * g.k;
+      const T* wt_g = weight + group * g.out_channels * g.k;
       const T* out_g = grad_out + (n * p.out_channels + group * g.out_channels) * g.l;
-      // d cols[K, L] = W_gᵀ · d out_g: Wᵀ read through swapped strides.
+      // d cols[K, L] = W_gᵀ · d out_g.
       if (pointwise) {
-        matmul<T, Acc>(g.k, g.l, g.out_channels, w_g, 1, g.k, out_g, g.l, 1, sums, g.l, 0.0);
+        matmul<T, Acc>(g.k, g.l, g.out_channels, wt_g, wt_row, wt_col, out_g, g.l, 1, sums, g.l, 0.0);
       } else {
-        matmul<T, Acc>(g.k, g.l, g.out_channels, w_g, 1, g.k, out_g, g.l, 1, cols, g.l, 0.0);
+        matmul<T, Acc>(g.k, g.l, g.out_channels, wt_g, wt_row, wt_col, out_g, g.l, 1, cols, g.l, 0.0);
         std::fill(sums, sums + g.in_channels * in_plane, Acc(0));
         col2im(p, cols, g.in_channels, sums);
       }
