@@ -152,35 +152,70 @@ def plot_training(report, records, out, formats):
     save(figure, out, "bench_training", formats)
 
 
-def plot_roofline(report, records, out, formats):
-    """ember's figures that do both arithmetic and memory traffic (GEMMs, convolutions,
-    attention), placed by arithmetic intensity (FLOPs per byte of their minimal traffic,
-    work_per_call) against the CPU's roofline: the computed fp32 peak (flat) and the measured
-    copy bandwidth (the slope). A point can only lie under the roof."""
-    peak = report["machine"].get("cpu_fp32_peak_gflops")
-    # The slope: the largest copy measured (the one least served from cache), by ember or memcpy.
+def roofline_series(report, records):
+    """What the roofline chart draws, without drawing it: the roofs and the points under each.
+
+    A figure is placed by arithmetic intensity (FLOPs per byte of its minimal traffic,
+    work_per_call) under the roof of its own precision: float32 figures under the computed fp32
+    peak, bfloat16 ones under the computed bfloat16 peak (machine.cpu_bf16_peak_gflops: AMX
+    tiles or vdpbf16ps), never a bfloat16 point under the fp32 roof, where it would seem to
+    break a ceiling. A precision whose peak the report lacks is left off the chart. The slope
+    is the largest copy measured (the one least served from cache), by ember or memcpy.
+    Returns None when there is nothing to draw, else a dict: bandwidth (GB/s), copy_size,
+    roofs [(precision, peak GFLOP/s)] and points [(precision, group, intensity, GFLOP/s, id)]."""
+    machine = report.get("machine", {})
+    peaks = {"fp32": machine.get("cpu_fp32_peak_gflops"), "bf16": machine.get("cpu_bf16_peak_gflops")}
+    peaks = {precision: float(peak) for precision, peak in peaks.items() if peak}
     copies = [r for r in records if r["group"] == "copy" and r["device"] == "cpu" and r["unit"] == "GB/s"]
     largest = max((r["size"] for r in copies), default=None)
-    copies = [r["rate"] for r in copies if r["size"] == largest]
-    chosen = [r for r in records if r["implementation"] == "ember" and r["device"] == "cpu" and r.get("gflops")
-              and r["work_per_call"]["flops"] > 0 and r["work_per_call"]["bytes"] > 0]
-    if not peak or not copies or not chosen:
+    copy_rates = [r["rate"] for r in copies if r["size"] == largest]
+    points = []
+    for r in records:
+        if r["implementation"] != "ember" or r["device"] != "cpu" or not r.get("gflops"):
+            continue
+        work = r["work_per_call"]
+        # Reports written before 2026-12-06 labelled the gemm_bf16 figures "fp32".
+        precision = "bf16" if r["group"] == "gemm_bf16" else (r.get("precision") or "fp32")
+        if work["flops"] <= 0 or work["bytes"] <= 0 or precision not in peaks:
+            continue
+        points.append((precision, r["group"], work["flops"] / work["bytes"], r["gflops"], r["id"]))
+    if "fp32" not in peaks or not copy_rates or not points:
+        return None
+    roofs = [(precision, peaks[precision]) for precision in ("fp32", "bf16")
+             if any(p[0] == precision for p in points)]
+    return {"bandwidth": max(copy_rates), "copy_size": largest, "roofs": roofs, "points": points}
+
+
+def plot_roofline(report, records, out, formats):
+    """ember's figures that do both arithmetic and memory traffic (GEMMs, convolutions,
+    attention) against the CPU's roofline (roofline_series): each computed peak flat, the
+    measured copy bandwidth the slope. A point can only lie under its roof."""
+    series = roofline_series(report, records)
+    if series is None:
         return False
-    peak, bandwidth = float(peak), max(copies)
-    intensities = [r["work_per_call"]["flops"] / r["work_per_call"]["bytes"] for r in chosen]
-    low, high = min(intensities + [peak / bandwidth]) / 4, max(intensities + [peak / bandwidth]) * 4
+    bandwidth, points = series["bandwidth"], series["points"]
+    intensities = [p[2] for p in points] + [peak / bandwidth for _, peak in series["roofs"]]
+    low, high = min(intensities) / 4, max(intensities) * 4
     figure, ax = plt.subplots(figsize=(7.5, 5))
     xs = [low * (high / low) ** (i / 200) for i in range(201)]
-    ax.plot(xs, [min(peak, bandwidth * x) for x in xs], "--", color="grey", linewidth=1.3,
-            label="roof: fp32 peak %.0f GFLOP/s (computed), copy %.0f GB/s (measured, %s elements)"
-            % (peak, bandwidth, "{:,}".format(int(largest))))
-    markers = {"gemm": "o", "conv2d": "s", "attention": "^"}
-    for group in sorted({r["group"] for r in chosen}):
-        points = [(i, r["gflops"]) for i, r in zip(intensities, chosen) if r["group"] == group]
-        ax.plot([p[0] for p in points], [p[1] for p in points], markers.get(group, "x"), linestyle="none",
-                label="ember %s" % group, markersize=5)
+    names = {"fp32": "fp32", "bf16": "bfloat16"}
+    styles = {"fp32": ("--", "grey"), "bf16": (":", "dimgrey")}
+    for precision, peak in series["roofs"]:
+        line, colour = styles[precision]
+        ax.plot(xs, [min(peak, bandwidth * x) for x in xs], line, color=colour, linewidth=1.3,
+                label="roof: %s peak %.0f GFLOP/s (computed), copy %.0f GB/s (measured, %s elements)"
+                % (names[precision], peak, bandwidth, "{:,}".format(int(series["copy_size"]))))
+    markers = {"gemm": "o", "gemm_bf16": "o", "conv2d": "s", "attention": "^"}
+    for precision in ("fp32", "bf16"):
+        for group in sorted({p[1] for p in points if p[0] == precision}):
+            chosen = [p for p in points if p[0] == precision and p[1] == group]
+            label = "ember %s" % group if precision == "fp32" else "ember %s (bfloat16)" % group.replace("_bf16", "")
+            ax.plot([p[2] for p in chosen], [p[3] for p in chosen], markers.get(group, "x"), linestyle="none",
+                    label=label, markersize=5, fillstyle="full" if precision == "fp32" else "none")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    # Room below the lowest point for the legend, so that it hides none.
+    ax.set_ylim(bottom=min(p[3] for p in points) / 4, top=max(peak for _, peak in series["roofs"]) * 1.6)
     ax.set_xlabel("arithmetic intensity (FLOPs per byte of minimal memory traffic)")
     ax.set_ylabel("GFLOP/s achieved")
     ax.grid(True, which="both", alpha=0.3)

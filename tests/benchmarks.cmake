@@ -35,6 +35,13 @@ if(EMBER_BUILD_BENCHMARKS AND EXISTS ${CMAKE_SOURCE_DIR}/benchmarks/ember_bench/
       -DOUT=${CMAKE_BINARY_DIR}/ember-bench-openblas-core.json
       -P ${CMAKE_CURRENT_SOURCE_DIR}/benchmarks/check_bench_openblas_core.cmake)
   set_tests_properties("benchmarks: ember-bench measures OpenBLAS with its kernels for this CPU" PROPERTIES TIMEOUT 120)
+  # plot.py's roofline: each figure under the roof of its own precision (python3 only, no matplotlib).
+  find_package(Python3 COMPONENTS Interpreter)
+  if(Python3_Interpreter_FOUND)
+    add_test(NAME "benchmarks: plot.py puts each figure under the roof of its own precision"
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/benchmarks/test_plot_roofline.py
+              ${CMAKE_SOURCE_DIR}/benchmarks/plot.py)
+  endif()
   add_test(NAME "benchmarks: ember-bench rejects a filter that matches nothing"
     COMMAND ember-bench --quick --filter "^no-such-figure$")
   set_tests_properties("benchmarks: ember-bench rejects a filter that matches nothing" PROPERTIES

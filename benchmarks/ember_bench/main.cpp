@@ -261,6 +261,13 @@ int main(int argc, char** argv) {
       std::snprintf(text, sizeof text, "%.2f", ember::profiler::cpu_clock_hz().value_or(0) / 1e9);
       info.machine["cpu_clock_ghz"] = text;
     }
+    // The bfloat16 figures' roof: the peak of the kernel ember's bfloat16 GEMM runs (AMX tiles
+    // or vdpbf16ps); absent on a CPU with neither.
+    if (const std::optional<double> peak = ember::profiler::cpu_bf16_peak_flops(threads)) {
+      char text[64];
+      std::snprintf(text, sizeof text, "%.1f", *peak / 1e9);
+      info.machine["cpu_bf16_peak_gflops"] = text;
+    }
   };
   record_cpu_peak();
   info.gpus = describe_gpus();

@@ -45,6 +45,7 @@ Workload gemm(const std::string& family, std::int64_t m, std::int64_t k, std::in
   w.bytes = (group == "gemm_bf16" ? 2.0 : kFloat) * (m * k + k * n + m * n);
   w.footprint_bytes = w.bytes;
   w.unit = "GFLOP/s";
+  if (group == "gemm_bf16") w.precision = "bf16";  // its roof is the bfloat16 peak (plot.py)
   return w;
 }
 
