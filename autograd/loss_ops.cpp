@@ -253,18 +253,17 @@ namespace {
 // number(count)) gives (the count cast to the sum's dtype, one IEEE division), computed in
 // place on the CPU without building a divisor tensor and a plan for one element. The
 // training step's loss is this value; on other devices it is that native::div.
+template <class T>
+void divide_in_place(const Tensor& sum, std::int64_t count) {
+  T* value = sum.data_ptr<T>();
+  *value = *value / static_cast<T>(static_cast<double>(count));  // the count as number() casts it
+}
 Tensor divide_fresh_scalar(const Tensor& sum, std::int64_t count) {
-  if (sum.device().is_cpu() && sum.dtype() == kFloat32) {
-    float* value = sum.data_ptr<float>();
-    *value = *value / static_cast<float>(static_cast<double>(count));
-    return sum;
-  }
-  if (sum.device().is_cpu() && sum.dtype() == kFloat64) {
-    double* value = sum.data_ptr<double>();
-    *value = *value / static_cast<double>(count);
-    return sum;
-  }
-  return native::div(sum, number(static_cast<double>(count), sum));
+  if (!sum.device().is_cpu() || (sum.dtype() != kFloat32 && sum.dtype() != kFloat64))
+    return native::div(sum, number(static_cast<double>(count), sum));
+  if (sum.dtype() == kFloat32) divide_in_place<float>(sum, count);
+  else divide_in_place<double>(sum, count);
+  return sum;
 }
 
 // cross_entropy for [N, C] logits and [N] class indices, fused (issue 8): one backend pass
