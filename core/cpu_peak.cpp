@@ -8,9 +8,10 @@
 // (sysfs cpuinfo_max_freq, else the largest "cpu MHz" in /proc/cpuinfo, in a VM the nominal
 // one) and the one measured on the calling core with turbo (cpu_clock_hz), so the peak is a
 // ceiling: all cores at one core's turbo clock. A long run measures again at its end
-// (remeasure_cpu_clock_hz) and keeps the highest clock seen, since a VM's core changes speed. The bfloat16 peak is that of the kernel
-// core/cpu/gemm_kernel_bf16_avx512.cpp runs: AMX tiles' 1024 FLOPs a cycle per core where it
-// uses them, else twice the float32 peak (AVX512-BF16's vdpbf16ps).
+// (remeasure_cpu_clock_hz) and keeps the highest clock seen, since a VM's core changes speed.
+// The bfloat16 peak is that of the kernel core/cpu/gemm_kernel_bf16_avx512.cpp runs: AMX
+// tiles' 1024 FLOPs a cycle per core where it uses them, else twice the float32 peak
+// (AVX512-BF16's vdpbf16ps).
 #include <ember/core/profiler.h>
 
 #include <ember/core/cpu/gemm_kernels.h>
