@@ -334,9 +334,9 @@ void conv2d_backward_input_typed(const Conv2dPlan& p) {
   const T* weight = static_cast<const T*>(p.weight);
   T* grad_in = static_cast<T*>(p.input);
   const std::int64_t in_plane = p.in_h * p.in_w;
-  // W_gᵀ is read through swapped strides (row stride 1, column stride K). The bfloat16 GEMM's
-  // AMX path packs A by rows, a scalar gather for that layout, and did it for every sample:
-  // for bfloat16, Wᵀ is transposed once per call into row-major [K, O_g] blocks instead.
+  // W_gᵀ read through swapped strides (row stride 1, column stride K) makes the bfloat16
+  // GEMM's AMX path transpose it while packing, again for every sample; for bfloat16, Wᵀ is
+  // transposed once per call into row-major [K, O_g] blocks instead, which its pack copies.
   std::vector<T> weight_t;
   std::int64_t wt_row = 1, wt_col = g.k;  // strides of W_gᵀ's element (k, o)
   if constexpr (!std::is_same_v<T, Acc>) {

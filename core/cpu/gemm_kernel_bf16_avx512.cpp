@@ -297,6 +297,16 @@ void configure_tiles() {
 void pack_a_rows(const Matrix16& a, std::int64_t row0, std::int64_t rows, std::int64_t k, std::int64_t padded_pairs,
                  std::uint16_t* out) {
   const std::int64_t row_halves = 2 * padded_pairs;
+  // Column-major A (a transposed operand, e.g. the convolution's Wᵀ): walk column by column,
+  // so the reads stream down each column and the block's rows are filled side by side. Row by
+  // row, every element read would be a cache line of its own.
+  const bool column_major = a.row_stride == 1 && a.col_stride != 1;
+  if (column_major) {
+    for (std::int64_t p = 0; p < k; ++p) {
+      const std::uint16_t* column = a.data + row0 + p * a.col_stride;
+      for (std::int64_t i = 0; i < rows; ++i) out[i * row_halves + p] = column[i];
+    }
+  }
   for (std::int64_t i = 0; i < kAmxRows; ++i) {
     std::uint16_t* row_out = out + i * row_halves;
     if (i >= rows) {
@@ -306,7 +316,7 @@ void pack_a_rows(const Matrix16& a, std::int64_t row0, std::int64_t rows, std::i
     const std::uint16_t* row = a.data + (row0 + i) * a.row_stride;
     if (a.col_stride == 1) {
       std::memcpy(row_out, row, static_cast<std::size_t>(k) * sizeof(std::uint16_t));
-    } else {
+    } else if (!column_major) {
       for (std::int64_t p = 0; p < k; ++p) row_out[p] = row[p * a.col_stride];
     }
     std::fill(row_out + k, row_out + row_halves, std::uint16_t{0});
