@@ -14,6 +14,7 @@
 
 namespace ember::detail {
 
+#ifndef EMBER_POOL_DISABLED  // under AddressSanitizer every block goes to operator new and delete
 namespace {
 
 constexpr std::size_t kClassBytes = 16;     // size classes 16, 32, ..., 512 bytes
@@ -53,6 +54,7 @@ struct Releaser {
 std::size_t class_of(std::size_t nbytes) { return (nbytes + kClassBytes - 1) / kClassBytes - 1; }
 
 }  // namespace
+#endif
 
 void* pool_allocate(std::size_t nbytes) {
 #ifndef EMBER_POOL_DISABLED
@@ -69,7 +71,7 @@ void* pool_allocate(std::size_t nbytes) {
   return ::operator new(nbytes);
 }
 
-void pool_deallocate(void* block, std::size_t nbytes) noexcept {
+void pool_deallocate(void* block, [[maybe_unused]] std::size_t nbytes) noexcept {
 #ifndef EMBER_POOL_DISABLED
   if (nbytes != 0 && nbytes <= kMaxPooledBytes && !lists.closed) {
     if (!lists.registered) {
@@ -88,6 +90,14 @@ void pool_deallocate(void* block, std::size_t nbytes) noexcept {
   }
 #endif
   ::operator delete(block);
+}
+
+bool pool_enabled() noexcept {
+#ifdef EMBER_POOL_DISABLED
+  return false;
+#else
+  return true;
+#endif
 }
 
 }  // namespace ember::detail

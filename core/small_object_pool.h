@@ -25,6 +25,8 @@ namespace ember::detail {
 
 void* pool_allocate(std::size_t nbytes);
 void pool_deallocate(void* block, std::size_t nbytes) noexcept;
+// False under AddressSanitizer, where every block goes straight to operator new and delete.
+bool pool_enabled() noexcept;
 
 template <class T>
 struct PoolAllocator {

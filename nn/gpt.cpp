@@ -99,7 +99,7 @@ Tensor MLP::forward(const Tensor& x) {
 
 namespace {
 std::shared_ptr<LayerNorm> layer_norm(const GPTConfig& config) {
-  return std::make_shared<LayerNorm>(LayerNormOptions({config.n_embd}).bias(config.bias));
+  return std::make_shared<LayerNorm>(LayerNormOptions(config.n_embd).bias(config.bias));
 }
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include <ember/core/error.h>
 #include <ember/nn/serialize.h>
 
+#include "json_field.h"
 #include "metadata_text.h"
 #include "monitor.h"
 
@@ -83,19 +84,19 @@ std::int64_t whole_number_field(const std::string& text, const char* name, const
 // their defaults.
 void read_schedule_options(const nlohmann::json& train, TrainOptions& options) {
   const TrainOptions defaults;
-  options.lr_schedule = train.value("lr_schedule", defaults.lr_schedule);
-  options.lr_step_size = train.value("lr_step_size", defaults.lr_step_size);
-  options.lr_gamma = train.value("lr_gamma", defaults.lr_gamma);
-  options.lr_milestones = train.value("lr_milestones", defaults.lr_milestones);
-  options.lr_min = train.value("lr_min", defaults.lr_min);
-  options.lr_patience = train.value("lr_patience", defaults.lr_patience);
-  options.warmup_steps = train.value("warmup_steps", defaults.warmup_steps);
-  options.monitor = parse_monitor(train.value("monitor", std::string(monitor_name(defaults.monitor))))
+  options.lr_schedule = json_value(train, "lr_schedule", defaults.lr_schedule);
+  options.lr_step_size = json_value(train, "lr_step_size", defaults.lr_step_size);
+  options.lr_gamma = json_value(train, "lr_gamma", defaults.lr_gamma);
+  options.lr_milestones = json_value(train, "lr_milestones", defaults.lr_milestones);
+  options.lr_min = json_value(train, "lr_min", defaults.lr_min);
+  options.lr_patience = json_value(train, "lr_patience", defaults.lr_patience);
+  options.warmup_steps = json_value(train, "warmup_steps", defaults.warmup_steps);
+  options.monitor = parse_monitor(json_value(train, "monitor", std::string(monitor_name(defaults.monitor))))
                         .value_or(defaults.monitor);
-  options.clip_grad_norm = train.value("clip_grad_norm", defaults.clip_grad_norm);
-  options.clip_grad_value = train.value("clip_grad_value", defaults.clip_grad_value);
-  options.grad_accum = train.value("grad_accum", defaults.grad_accum);
-  options.precision = train.value("precision", defaults.precision);  // fp32 before --precision
+  options.clip_grad_norm = json_value(train, "clip_grad_norm", defaults.clip_grad_norm);
+  options.clip_grad_value = json_value(train, "clip_grad_value", defaults.clip_grad_value);
+  options.grad_accum = json_value(train, "grad_accum", defaults.grad_accum);
+  options.precision = json_value(train, "precision", defaults.precision);  // fp32 before --precision
 }
 
 }  // namespace
@@ -161,46 +162,46 @@ Checkpoint load_checkpoint(const std::string& path) {
     checkpoint.epoch = whole_number_field(field("epoch"), "epoch", path);
     checkpoint.step = whole_number_field(field("step"), "step", path);
     nlohmann::json config = nlohmann::json::parse(field("config"));
-    checkpoint.model.in_features = config.at("in_features").get<std::int64_t>();
-    checkpoint.model.kind = config.value("model", std::string("mlp"));  // absent before --model
+    checkpoint.model.in_features = json_get<std::int64_t>(config.at("in_features"));
+    checkpoint.model.kind = json_value(config, "model", std::string("mlp"));  // absent before --model
     if (checkpoint.model.kind == "cnn") {
-      checkpoint.model.channels = config.at("channels").get<std::vector<std::int64_t>>();
-      checkpoint.model.input_shape = config.at("input_shape").get<std::vector<std::int64_t>>();
+      checkpoint.model.channels = json_get<std::vector<std::int64_t>>(config.at("channels"));
+      checkpoint.model.input_shape = json_get<std::vector<std::int64_t>>(config.at("input_shape"));
     }
     if (checkpoint.model.kind == "spec") {
       checkpoint.model.spec = config.at("spec").dump();
-      checkpoint.model.input_shape = config.value("input_shape", std::vector<std::int64_t>{});
+      checkpoint.model.input_shape = json_value(config, "input_shape", std::vector<std::int64_t>{});
     }
-    checkpoint.model.hidden = config.at("hidden").get<std::vector<std::int64_t>>();
-    checkpoint.model.num_classes = config.at("num_classes").get<std::int64_t>();
-    checkpoint.model.dropout = config.at("dropout").get<double>();
-    checkpoint.data_spec = config.at("data").get<std::string>();
-    checkpoint.class_names = config.at("class_names").get<std::vector<std::string>>();
+    checkpoint.model.hidden = json_get<std::vector<std::int64_t>>(config.at("hidden"));
+    checkpoint.model.num_classes = json_get<std::int64_t>(config.at("num_classes"));
+    checkpoint.model.dropout = json_get<double>(config.at("dropout"));
+    checkpoint.data_spec = json_get<std::string>(config.at("data"));
+    checkpoint.class_names = json_get<std::vector<std::string>>(config.at("class_names"));
     const nlohmann::json& train = config.at("train");
     checkpoint.train.data.spec = checkpoint.data_spec;
-    checkpoint.train.data.csv_label_column = train.at("csv_label_column").get<std::int64_t>();
-    checkpoint.train.data.csv_header = train.at("csv_header").get<bool>() ? CsvHeader::Yes : CsvHeader::No;
-    checkpoint.train.model = checkpoint.model.kind == "spec" ? config.at("spec_model").get<std::string>()
+    checkpoint.train.data.csv_label_column = json_get<std::int64_t>(train.at("csv_label_column"));
+    checkpoint.train.data.csv_header = json_get<bool>(train.at("csv_header")) ? CsvHeader::Yes : CsvHeader::No;
+    checkpoint.train.model = checkpoint.model.kind == "spec" ? json_get<std::string>(config.at("spec_model"))
                                                              : checkpoint.model.kind;
     checkpoint.train.channels = checkpoint.model.channels;
     checkpoint.train.input_shape = checkpoint.model.input_shape;
     checkpoint.train.hidden = checkpoint.model.hidden;
     checkpoint.train.dropout = checkpoint.model.dropout;
-    checkpoint.train.epochs = train.at("epochs").get<std::int64_t>();
-    checkpoint.train.batch_size = train.at("batch_size").get<std::int64_t>();
-    checkpoint.train.hyperparameters.lr = train.at("lr").get<double>();
-    checkpoint.train.hyperparameters.momentum = train.at("momentum").get<double>();
-    checkpoint.train.hyperparameters.weight_decay = train.at("weight_decay").get<double>();
-    checkpoint.train.hyperparameters.nesterov = train.at("nesterov").get<bool>();
-    checkpoint.train.optimizer = train.at("optimizer").get<std::string>();
-    checkpoint.train.seed = train.at("seed").get<std::uint64_t>();
-    checkpoint.train.drop_last = train.at("drop_last").get<bool>();
-    checkpoint.train.val_split = train.at("val_split").get<double>();
-    checkpoint.train.workers = train.value("workers", std::int64_t{0});  // informative; absent in older files
-    checkpoint.train.world_size = train.value("world_size", std::int64_t{1});  // absent before issue 16
+    checkpoint.train.epochs = json_get<std::int64_t>(train.at("epochs"));
+    checkpoint.train.batch_size = json_get<std::int64_t>(train.at("batch_size"));
+    checkpoint.train.hyperparameters.lr = json_get<double>(train.at("lr"));
+    checkpoint.train.hyperparameters.momentum = json_get<double>(train.at("momentum"));
+    checkpoint.train.hyperparameters.weight_decay = json_get<double>(train.at("weight_decay"));
+    checkpoint.train.hyperparameters.nesterov = json_get<bool>(train.at("nesterov"));
+    checkpoint.train.optimizer = json_get<std::string>(train.at("optimizer"));
+    checkpoint.train.seed = json_get<std::uint64_t>(train.at("seed"));
+    checkpoint.train.drop_last = json_get<bool>(train.at("drop_last"));
+    checkpoint.train.val_split = json_get<double>(train.at("val_split"));
+    checkpoint.train.workers = json_value(train, "workers", std::int64_t{0});  // informative; absent in older files
+    checkpoint.train.world_size = json_value(train, "world_size", std::int64_t{1});  // absent before issue 16
     read_schedule_options(train, checkpoint.train);
     // Absent before issue 16: the rule those versions applied (toy data as given, else / 255).
-    checkpoint.input_scale = config.contains("input_scale") ? config.at("input_scale").get<double>()
+    checkpoint.input_scale = config.contains("input_scale") ? json_get<double>(config.at("input_scale"))
                              : checkpoint.data_spec == "toy" ? 1.0
                                                              : 1.0 / 255.0;
     checkpoint.train.data.input_scale = checkpoint.input_scale;

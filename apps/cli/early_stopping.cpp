@@ -10,6 +10,7 @@
 
 #include <ember/core/error.h>
 
+#include "json_field.h"
 #include "metadata_text.h"
 
 namespace ember::cli {
@@ -54,11 +55,11 @@ EarlyStoppingState early_stopping_from_text(const std::string& text, const std::
   EarlyStoppingState state;
   try {
     nlohmann::json json = nlohmann::json::parse(text);
-    state.monitor = json.at("monitor").get<std::string>();
-    const std::string best = json.at("best").get<std::string>();
+    state.monitor = json_get<std::string>(json.at("monitor"));
+    const std::string best = json_get<std::string>(json.at("best"));
     state.best = number_from_text(best, path, "early_stopping best value");
-    state.best_epoch = json.at("best_epoch").get<std::int64_t>();
-    state.wait = json.at("wait").get<std::int64_t>();
+    state.best_epoch = json_get<std::int64_t>(json.at("best_epoch"));
+    state.wait = json_get<std::int64_t>(json.at("wait"));
   } catch (const nlohmann::json::exception& error) {
     throw IOError(path + ": the checkpoint's early_stopping metadata is damaged (" + error.what() + ")");
   }

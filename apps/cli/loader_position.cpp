@@ -9,6 +9,7 @@
 #include <ember/core/error.h>
 #include <ember/core/random.h>
 
+#include "json_field.h"
 #include "metadata_text.h"
 #include "resume_check.h"
 
@@ -43,12 +44,12 @@ LoaderPosition position_from_text(const std::string& text, const std::string& pa
   LoaderPosition position;
   try {
     nlohmann::json json = nlohmann::json::parse(text);
-    position.batches_done = json.at("batches_done").get<std::int64_t>();
-    position.batches_in_epoch = json.at("batches_in_epoch").get<std::int64_t>();
-    position.epoch_start_generator = from_hex(json.at("epoch_start_generator").get<std::string>(), path, "epoch-start generator state");
+    position.batches_done = json_get<std::int64_t>(json.at("batches_done"));
+    position.batches_in_epoch = json_get<std::int64_t>(json.at("batches_in_epoch"));
+    position.epoch_start_generator = from_hex(json_get<std::string>(json.at("epoch_start_generator")), path, "epoch-start generator state");
     for (const auto& sum : json.at("loss_sums")) position.loss_sums.push_back(number_from_text(sum.get<std::string>(), path, "position's loss sum"));
-    position.correct = json.at("correct").get<std::vector<std::int64_t>>();
-    position.seen = json.at("seen").get<std::vector<std::int64_t>>();
+    position.correct = json_get<std::vector<std::int64_t>>(json.at("correct"));
+    position.seen = json_get<std::vector<std::int64_t>>(json.at("seen"));
   } catch (const nlohmann::json::exception& error) {
     throw IOError(path + ": the checkpoint's position metadata is damaged (" + error.what() + ")");
   }

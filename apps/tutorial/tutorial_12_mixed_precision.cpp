@@ -49,8 +49,11 @@ std::string bits(const Tensor& t) {
     pattern = dense.data_ptr<ember::Half>()->bits;
   }
   std::string text;
-  for (int bit = exponent_bits + mantissa_bits; bit >= 0; --bit) text += (pattern >> bit) & 1 ? '1' : '0';
-  return text.substr(0, 1) + " " + text.substr(1, exponent_bits) + " " + text.substr(1 + exponent_bits);
+  for (int bit = exponent_bits + mantissa_bits; bit >= 0; --bit) {
+    text += (pattern >> bit) & 1 ? '1' : '0';
+    if (bit == exponent_bits + mantissa_bits || bit == mantissa_bits) text += ' ';  // sign | exponent | mantissa
+  }
+  return text;
 }
 
 std::string padded(const std::string& text, std::size_t width) {

@@ -60,7 +60,9 @@ struct Zmm64 {
 // "used uninitialized" (a false positive: every lane is overwritten); silence it here only.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#ifndef __clang__  // a GCC-only warning
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 // Transposes 16 rows of 16 floats in registers: afterwards r[q] holds element q of every row.
 // Four rounds of two-source shuffles: 32-bit pairs, 64-bit pairs, then 128-bit lanes twice.

@@ -59,7 +59,9 @@ namespace {
 // (a false positive, as in gemm_kernel_avx512.cpp); silence it here only.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#ifndef __clang__  // a GCC-only warning
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 constexpr int kMR = 12;                 // rows of a tile
 constexpr int kNR = 32;                 // columns of a tile: two zmm of floats

@@ -24,7 +24,9 @@ namespace ember::cpu {
 // as "used uninitialized" (a false positive: every lane is written); silence it here only.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#ifndef __clang__  // a GCC-only warning
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 void max_pool_2x2_plane_avx512(const float* in, std::int64_t in_w, std::int64_t out_h, std::int64_t out_w,
                                float* out, std::int64_t* indices) {

@@ -22,8 +22,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -145,6 +147,35 @@ TEST_CASE("ember: a checkpoint's config is checked against its tensors before an
   REQUIRE(code == 0);
   run_ember("eval --checkpoint " + scratch / "dropout1.st", &code);
   CHECK(code == 0);
+}
+
+// checkpoint_fuzzer found "in_features": 5.55556e+48: nlohmann's get<int64_t>() cast it with
+// undefined behaviour, and a 2.5 would have become 2 silently (apps/cli/json_field.h).
+TEST_CASE("ember: a checkpoint's whole-number config fields refuse fractions, huge floats and wrong signs", "[cli][hostile]") {
+  ScratchDir scratch("hostile_whole_numbers");
+  int code = -1;
+  run_ember("train --data toy --hidden 8 --epochs 2 --quiet --save " + scratch / "ck.st", &code);
+  REQUIRE(code == 0);
+  const std::vector<std::pair<std::string, std::function<void(nlohmann::json&)>>> damages = {
+      {"5.55556e+48 is not a whole number", [](nlohmann::json& c) { c["in_features"] = 5.55556e48; }},
+      {"2.5 is not a whole number", [](nlohmann::json& c) { c["train"]["epochs"] = 2.5; }},
+      {"8.0 is not a whole number", [](nlohmann::json& c) { c["hidden"] = {8.0}; }},
+      {"-1 is not a non-negative whole number", [](nlohmann::json& c) { c["train"]["seed"] = -1; }},
+      {"18446744073709551615 is not a whole number", [](nlohmann::json& c) { c["num_classes"] = ~0ULL; }},
+      {"3.0 is not a whole number", [](nlohmann::json& c) { c["train"]["grad_accum"] = 3.0; }},
+  };
+  for (const auto& [message, damage] : damages) {
+    edit_checkpoint(scratch / "ck.st", scratch / "bad.st", [&](ember::nn::StateDict&, ember::Metadata& metadata) {
+      nlohmann::json config = nlohmann::json::parse(metadata.at("config"));
+      damage(config);
+      metadata["config"] = config.dump();
+    });
+    std::string output = run_ember("eval --checkpoint " + scratch / "bad.st", &code);
+    INFO(output);
+    CHECK(code == 1);
+    CHECK_THAT(output, Catch::Contains(scratch / "bad.st" + ": the checkpoint's config metadata is damaged"));
+    CHECK_THAT(output, Catch::Contains(message));
+  }
 }
 
 TEST_CASE("ember: checkpoint metadata is validated (epoch, step, tensor dtypes)", "[cli][hostile]") {

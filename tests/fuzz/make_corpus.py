@@ -98,6 +98,9 @@ def main():
     del adam["train"]["workers"]
     write("checkpoint", "config-adam", json.dumps(adam, indent=1))
     write("checkpoint", "config-bad-epoch", json.dumps(config) + "\0" + "2abc\0" + "-5")
+    float_width = json.loads(json.dumps(config))  # a float where a whole number goes (a finding)
+    float_width["in_features"], float_width["train"]["epochs"] = 5.55556e48, 2.5
+    write("checkpoint", "finding-float-width", json.dumps(float_width))
     write("checkpoint", "config-other-format", json.dumps(config) + "\0\0\0\0" + "ember-cli-checkpoint/2")
 
     rng = random.Random(16)  # programs for api_fuzzer: any bytes are a program
