@@ -111,11 +111,37 @@ void run_reduce(ReduceOp op, const ReductionLayout& layout, const Tensor& output
   reduce_kernel(layout.input.device(), op, plan);
 }
 
+// The last run of adjacent reduced dims, when the reduced dims form more than one run
+// ({0, 2, 3} of [N, C, H, W]: the run {2, 3}); empty when they form one run or none.
+std::vector<bool> last_run_if_scattered(const std::vector<bool>& mask) {
+  std::vector<bool> run(mask.size(), false);
+  std::size_t d = mask.size();
+  while (d > 0 && !mask[d - 1]) --d;
+  while (d > 0 && mask[d - 1]) run[--d] = true;
+  if (std::find(mask.begin(), mask.begin() + static_cast<std::ptrdiff_t>(d), true) == mask.begin() + static_cast<std::ptrdiff_t>(d))
+    return {};
+  return run;
+}
+
 // sum/prod/mean: cast to the result dtype first, so the kernel reads and writes one dtype.
+// A sum over scattered dims runs in stages, the last run of reduced dims first (kept as size
+// 1): each stage reads its input in place, where one pass would first copy the whole input
+// into a permuted contiguous layout (a convolution's bias gradient, the sum of d out over
+// {0, 2, 3}, spent more time in that copy than in the sum).
 Tensor accumulate(ReduceOp op, const Tensor& self, IntArrayRef dims, bool keepdim, DType dtype) {
   Tensor input = to_dtype(self, dtype);
   std::vector<bool> mask = reduced_dims_mask(input, dims);
-  Tensor output = empty(reduced_sizes(input, mask, keepdim), TensorOptions().dtype(dtype).device(self.device()));
+  const TensorOptions options = TensorOptions().dtype(dtype).device(self.device());
+  Tensor output = empty(reduced_sizes(input, mask, keepdim), options);
+  // (Not for bfloat16 / float16, whose partial sums would be rounded to 16 bits between stages.)
+  if (op == ReduceOp::Sum && output.numel() != 0 && !is_reduced_floating_point(dtype)) {
+    for (std::vector<bool> run = last_run_if_scattered(mask); !run.empty(); run = last_run_if_scattered(mask)) {
+      Tensor partial = empty(reduced_sizes(input, run, /*keepdim=*/true), options);
+      run_reduce(op, reduction_layout(input, run), partial);
+      input = partial;
+      for (std::size_t d = 0; d < mask.size(); ++d) mask[d] = mask[d] && !run[d];
+    }
+  }
   run_reduce(op, reduction_layout(input, mask), output);
   return output;
 }
