@@ -5,7 +5,8 @@
 // Issue 8 ("bias + ReLU"): nn::Sequential runs Linear followed by ReLU as addmm and then
 // one in-place ReLU pass over addmm's still-hot output (nn/linear.cpp, Linear::forward_relu),
 // recording exactly PyTorch's tape: AddmmBackward0 (saving mat1, mat2) then ReluBackward0
-// (saving the result). docs/performance.md ("Fused ops").
+// (saving the result); Conv2d followed by ReLU likewise (nn/conv.cpp, Conv2d::forward_relu:
+// ConvolutionBackward0 saves the input and the weight). docs/performance.md ("Fused ops").
 #pragma once
 
 #include <ember/core/tensor.h>

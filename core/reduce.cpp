@@ -8,7 +8,8 @@
 //   - reduced dims that sit next to each other (dims {1, 2} of a 4-d tensor) already are a
 //     middle block: outer = product of the dims before, inner = product of the dims after;
 //   - scattered dims ({0, 2}) are first moved to the end by a permuted view and copied
-//     contiguous, giving [kept..., reduced...] = [outer, reduce, 1].
+//     contiguous, giving [kept..., reduced...] = [outer, reduce, 1]; a sum avoids that copy
+//     by reducing in stages, the last run of reduced dims first (accumulate below).
 // Either way the output's elements come out in the kept dims' order, so the output is just
 // a fresh contiguous tensor of the kept sizes (with 1s for keepdim).
 #include <ember/core/native.h>

@@ -3,8 +3,10 @@
 
 #include <cmath>
 
+#include <ember/autograd/fused_ops.h>
 #include <ember/autograd/ops.h>
 #include <ember/core/factories.h>
+#include <ember/core/kernel_mode.h>
 #include <ember/nn/init.h>
 
 namespace ember::nn {
@@ -52,6 +54,14 @@ void Conv2d::reset_parameters() {
 
 Tensor Conv2d::forward(const Tensor& input) {
   return ember::conv2d(input, weight, bias, stride, padding, dilation, groups);
+}
+
+Tensor Conv2d::forward_relu(const Tensor& input) {
+  // The convolution's output is fresh and ConvolutionBackward0 saves only the input and the
+  // weight, so the ReLU may overwrite it in place (autograd/fused_ops.h): one tensor and one
+  // pass over memory fewer. Reference mode keeps the two steps apart.
+  if (kernel_mode() == KernelMode::Fast) return ember::relu_of_fresh(forward(input));
+  return ember::relu(forward(input));
 }
 
 std::string Conv2d::extra_repr() const {

@@ -33,6 +33,9 @@ class Conv2d : public Module {
          const Conv2dOptions& options = {});
 
   Tensor forward(const Tensor& input) override;
+  // relu(forward(input)) with the ReLU written over the convolution's fresh output (as
+  // Linear::forward_relu; nn::Sequential calls it for a Conv2d followed by a ReLU).
+  Tensor forward_relu(const Tensor& input);
   std::string extra_repr() const override;
   void reset_parameters();
 

@@ -1,5 +1,6 @@
-// nn/sequential.cpp — nn::Sequential (see sequential.h). Its forward fuses a Linear directly
-// followed by a ReLU (bias + ReLU, issue 8) without changing values or the tape.
+// nn/sequential.cpp — nn::Sequential (see sequential.h). Its forward fuses a Linear (bias +
+// ReLU, issue 8) or a Conv2d (issue 19) directly followed by a ReLU without changing values
+// or the tape.
 #include <ember/nn/sequential.h>
 
 #include <string>
@@ -7,6 +8,7 @@
 
 #include <ember/core/kernel_mode.h>
 #include <ember/nn/activation.h>
+#include <ember/nn/conv.h>
 #include <ember/nn/linear.h>
 
 namespace ember::nn {
@@ -34,6 +36,7 @@ std::shared_ptr<Module> Sequential::operator[](std::int64_t index) const {
 namespace {
 // Exactly nn::Linear / nn::ReLU, not a subclass that may override forward.
 bool is_exactly_linear(const Module& module) { return typeid(module) == typeid(Linear); }
+bool is_exactly_conv2d(const Module& module) { return typeid(module) == typeid(Conv2d); }
 bool is_exactly_relu(const Module& module) { return typeid(module) == typeid(ReLU); }
 }  // namespace
 
@@ -46,6 +49,11 @@ Tensor Sequential::forward(const Tensor& input) {
     // same tape, one tensor and one pass fewer.
     if (fuse && i + 1 < modules_.size() && is_exactly_linear(*modules_[i]) && is_exactly_relu(*modules_[i + 1])) {
       output = static_cast<Linear&>(*modules_[i]).forward_relu(output);
+      ++i;
+      continue;
+    }
+    if (fuse && i + 1 < modules_.size() && is_exactly_conv2d(*modules_[i]) && is_exactly_relu(*modules_[i + 1])) {
+      output = static_cast<Conv2d&>(*modules_[i]).forward_relu(output);  // likewise, Conv2d::forward_relu
       ++i;
       continue;
     }

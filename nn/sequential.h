@@ -7,8 +7,9 @@
 //   auto layers = nn::sequential({std::make_shared<nn::Linear>(50, 30), std::make_shared<nn::ReLU>(), ...});
 //   layers->at<nn::Linear>(0).weight     // typed access
 //   (*layers)[0]                         // std::shared_ptr<Module>
-// forward() runs a Linear directly followed by a ReLU as one fused step (Linear::forward_relu):
-// the same values and the same tape, one intermediate tensor fewer (not in reference mode,
+// forward() runs a Linear or a Conv2d directly followed by a ReLU as one fused step
+// (Linear::forward_relu, Conv2d::forward_relu): the same values and the same tape, one
+// intermediate tensor fewer (not in reference mode,
 // core/kernel_mode.h, where each module runs its own forward).
 #pragma once
 

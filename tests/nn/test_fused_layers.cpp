@@ -2,7 +2,8 @@
 //   * bias + ReLU: nn::Sequential runs Linear followed by ReLU as addmm and one in-place
 //     ReLU pass (Linear::forward_relu). Same values, same gradients, the same tape as the
 //     unfused layers (autograd::dump, saved tensors and versions included), PyTorch's
-//     values and grad_fn tree; only exactly Linear then ReLU is fused.
+//     values and grad_fn tree; only exactly Linear then ReLU is fused. Conv2d then ReLU
+//     likewise (Conv2d::forward_relu).
 //   * the fused SGD step: bit-identical to the composite mul_/add_ sequence
 //     (SGDOptions::fused = false) for every option, on odd sizes and on several threads,
 //     and PyTorch's trajectories (tests/reference/fused.json, from gen_fused.py).
@@ -105,6 +106,33 @@ TEST_CASE("the fused Linear + ReLU gives the unfused values, gradients and tape 
   NoGradGuard no_grad;
   REQUIRE((*model)(x).equal(unfused));
   REQUIRE_FALSE((*model)(x).requires_grad());
+}
+
+TEST_CASE("the fused Conv2d + ReLU gives the unfused values, gradients and tape exactly", "[nn][fused][conv_relu]") {
+  // Issue 19's network in small: each Conv2d followed by a ReLU runs Conv2d::forward_relu.
+  ember::manual_seed(11);
+  auto model = nn::sequential({std::make_shared<nn::Conv2d>(2, 4, 3, nn::Conv2dOptions{.padding = 1}),
+                               std::make_shared<nn::ReLU>(), std::make_shared<nn::MaxPool2d>(2),
+                               std::make_shared<nn::Conv2d>(4, 3, 3, nn::Conv2dOptions{.bias = false}),
+                               std::make_shared<nn::ReLU>(), std::make_shared<nn::Flatten>()});
+  Tensor x = ember::randn({3, 2, 8, 8});
+  Tensor fused = (*model)(x);
+  Tensor unfused = unfused_forward(*model, x);
+  REQUIRE(fused.equal(unfused));
+  REQUIRE(autograd::dump(fused) == autograd::dump(unfused));
+  REQUIRE_THAT(autograd::dump(fused), Catch::Contains("ReluBackward0  saved: result (output): [3, 4, 8, 8]"));
+  fused.sum().backward();
+  std::vector<Tensor> fused_grads;
+  for (const auto& [name, parameter] : model->named_parameters()) fused_grads.push_back(parameter.grad().clone());
+  model->zero_grad();
+  unfused.sum().backward();
+  std::size_t k = 0;
+  for (const auto& [name, parameter] : model->named_parameters()) {
+    INFO(name);
+    REQUIRE(parameter.grad().equal(fused_grads[k++]));
+  }
+  // Half the pre-activations are negative: the fusion did apply a ReLU.
+  REQUIRE(fused.min().item<float>() == 0.0f);
 }
 
 TEST_CASE("only exactly Linear then ReLU is fused; the model looks the same", "[nn][fused][linear_relu]") {
