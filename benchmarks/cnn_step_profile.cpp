@@ -7,7 +7,9 @@
 // and one step is zero_grad, forward, cross-entropy, backward, SGD (momentum 0 here).
 // It prints examples/s for whole steps, then the forward time of every module and the
 // backward + step remainder, from the median of the timed steps.
-// Usage: cnn_step_profile [steps=30] [batch=32] [warm-up steps=5] [threads=all]
+// Usage: cnn_step_profile [steps=30] [batch=32] [warm-up steps=5] [threads=all] [fp32|bf16]
+// (bf16: each forward and loss under ember::AutocastGuard(CPU, bfloat16), as `ember train
+// --precision bf16` runs them; the backward runs in the dtypes the forward recorded.)
 // Under callgrind: valgrind --tool=callgrind --toggle-collect='run_steps*' bin/cnn_step_profile 3 32 1
 #include <algorithm>
 #include <chrono>
@@ -15,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,11 +55,20 @@ std::shared_ptr<nn::Sequential> make_cnn() {
 }
 
 // Not inlined, so that callgrind's --toggle-collect can name it.
+bool bf16 = false;  // the fifth argument
+
+// The forward and the loss, under autocast for bf16.
+ember::Tensor forward_loss(nn::Sequential& model, const ember::Tensor& images, const ember::Tensor& labels) {
+  std::optional<ember::AutocastGuard> autocast;
+  if (bf16) autocast.emplace(ember::DeviceType::CPU, ember::kBFloat16);
+  return F::cross_entropy(model(images), labels);
+}
+
 [[gnu::noinline]] void run_steps(int steps, nn::Sequential& model, ember::optim::SGD& optimizer,
                                  const ember::Tensor& images, const ember::Tensor& labels) {
   for (int i = 0; i < steps; ++i) {
     optimizer.zero_grad();
-    ember::Tensor loss = F::cross_entropy(model(images), labels);
+    ember::Tensor loss = forward_loss(model, images, labels);
     loss.backward();
     optimizer.step();
   }
@@ -69,6 +81,7 @@ int main(int argc, char** argv) {
   const std::int64_t batch = argc > 2 ? std::atoll(argv[2]) : 32;
   const int warm_up = argc > 3 ? std::atoi(argv[3]) : 5;
   if (argc > 4) ember::set_num_threads(std::atoi(argv[4]));
+  bf16 = argc > 5 && std::string(argv[5]) == "bf16";
   ember::manual_seed(0);
   auto model = make_cnn();
   ember::optim::SGD optimizer(model->parameters(), {.lr = 0.01});
@@ -84,8 +97,8 @@ int main(int argc, char** argv) {
   }
   const double step = median(step_seconds);
   const double fastest = *std::min_element(step_seconds.begin(), step_seconds.end());
-  std::printf("CNN step, batch %lld, %d threads: median %.3f ms (%.0f examples/s), fastest %.3f ms (%.0f examples/s)\n",
-              static_cast<long long>(batch), ember::get_num_threads(), step * 1e3, batch / step, fastest * 1e3,
+  std::printf("CNN step (%s), batch %lld, %d threads: median %.3f ms (%.0f examples/s), fastest %.3f ms (%.0f examples/s)\n",
+              bf16 ? "bf16 autocast" : "fp32", static_cast<long long>(batch), ember::get_num_threads(), step * 1e3, batch / step, fastest * 1e3,
               batch / fastest);
 
   // Per module: the forward alone (with autograd recording, as in training), median of steps.
@@ -94,13 +107,17 @@ int main(int argc, char** argv) {
   for (int i = 0; i < steps; ++i) {
     optimizer.zero_grad();
     ember::Tensor x = images;
+    std::optional<ember::AutocastGuard> autocast;
+    if (bf16) autocast.emplace(ember::DeviceType::CPU, ember::kBFloat16);
     for (std::size_t m = 0; m < model->size(); ++m) {
       const auto start = Clock::now();
       x = (*model)[m]->forward(x);
       module_seconds[m].push_back(seconds_since(start));
     }
     const auto start = Clock::now();
-    F::cross_entropy(x, labels).backward();
+    ember::Tensor loss = F::cross_entropy(x, labels);
+    autocast.reset();
+    loss.backward();
     optimizer.step();
     backward_seconds.push_back(seconds_since(start));
   }

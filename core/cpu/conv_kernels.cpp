@@ -285,6 +285,19 @@ T* cols_buffer(std::int64_t size) {
   return buffer.data();
 }
 
+// row[0, n) = value. A bfloat16 value is filled as its 16 bits: std::fill over the BFloat16
+// class ran one scalar 2-byte store per element (6 % of the bfloat16 CNN step).
+template <class T>
+void fill_row(T* row, std::int64_t n, T value) {
+  if constexpr (sizeof(T) == 2) {
+    std::uint16_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    std::fill_n(reinterpret_cast<std::uint16_t*>(row), n, bits);  // NOLINT: the same bytes
+  } else {
+    std::fill_n(row, n, value);
+  }
+}
+
 // Runs body(n, cols_buffer) for every sample: split among the threads for a batch of two or
 // more (each chunk with its own buffer), on this thread for one (its GEMMs then use the pool).
 template <class T, class Body>
@@ -309,7 +322,7 @@ void conv2d_forward_typed(const Conv2dPlan& p) {
   for_each_sample<T>(p, pointwise ? 0 : g.k * g.l, [&](std::int64_t n, T* cols) {
     T* out_n = output + n * p.out_channels * g.l;
     if (bias != nullptr) {
-      for (std::int64_t o = 0; o < p.out_channels; ++o) std::fill(out_n + o * g.l, out_n + (o + 1) * g.l, bias[o]);
+      for (std::int64_t o = 0; o < p.out_channels; ++o) fill_row(out_n + o * g.l, g.l, bias[o]);
     }
     for (std::int64_t group = 0; group < p.groups; ++group) {
       const T* in_g = input + (n * p.in_channels + group * g.in_channels) * in_plane;

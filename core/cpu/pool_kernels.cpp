@@ -150,6 +150,51 @@ void avg_plane_backward(const Pool2dPlan& p, const T* grad_out, T* grad_in) {
 // A 16-bit plane is widened to float in a per-thread buffer (exact) and pooled by the float
 // loops, which vectorise where 16-bit compares would not; the outputs round back exactly
 // (each is one of the inputs).
+// The 16-bit planes' conversions, as loops the compiler vectorises. bfloat16 widens by a
+// shift and narrows exactly (each pooled value is one of the inputs), NaN to 0x7FC0 as every
+// bfloat16 rounding in ember; float16 goes through its conversion functions.
+template <class T>
+void widen_plane(const T* in, std::int64_t n, float* out) {
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    const auto* bits = reinterpret_cast<const std::uint16_t*>(in);  // NOLINT: the element's bits
+    auto* wide = reinterpret_cast<std::uint32_t*>(out);             // NOLINT: written as bits
+    for (std::int64_t i = 0; i < n; ++i) wide[i] = std::uint32_t{bits[i]} << 16;
+  } else {
+    std::copy(in, in + n, out);
+  }
+}
+
+template <class T>
+void narrow_plane(const float* in, std::int64_t n, T* out) {
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    const auto* wide = reinterpret_cast<const std::uint32_t*>(in);  // NOLINT: read as bits
+    auto* bits = reinterpret_cast<std::uint16_t*>(out);             // NOLINT: the element's bits
+    for (std::int64_t i = 0; i < n; ++i)
+      bits[i] = (wide[i] & 0x7FFFFFFFu) > 0x7F800000u ? std::uint16_t{0x7FC0} : static_cast<std::uint16_t>(wide[i] >> 16);
+  } else {
+    std::copy(in, in + n, out);
+  }
+}
+
+// plane[0, n) = +0.0, by bits for the 16-bit floats (std::fill over their classes stores one
+// element at a time).
+template <class T>
+void zero_plane(T* plane, std::int64_t n) {
+  if constexpr (sizeof(T) == 2) std::fill_n(reinterpret_cast<std::uint16_t*>(plane), n, std::uint16_t{0});  // NOLINT
+  else std::fill_n(plane, n, T(0));
+}
+
+// No input element lies in two windows: each receives at most one gradient.
+inline bool windows_disjoint(const Pool2dPlan& p) {
+  return p.stride_h >= (p.kernel_h - 1) * p.dilation_h + 1 && p.stride_w >= (p.kernel_w - 1) * p.dilation_w + 1;
+}
+
+// +0.0 + g rounded to bfloat16, by bits: g itself, except -0.0 (gives +0.0) and NaN (0x7FC0).
+inline std::uint16_t bfloat16_plus_zero(std::uint16_t g) {
+  const std::uint16_t magnitude = g & 0x7FFF;
+  return magnitude > 0x7F80 ? std::uint16_t{0x7FC0} : magnitude == 0 ? std::uint16_t{0} : g;
+}
+
 template <class T>
 void pool2d_typed(const Pool2dPlan& p) {
   constexpr bool widen = is_reduced_float_v<T>;
@@ -166,7 +211,7 @@ void pool2d_typed(const Pool2dPlan& p) {
       const Compute* in;
       Compute* out;
       if constexpr (widen) {
-        std::copy(input + plane * in_plane, input + (plane + 1) * in_plane, wide_in.begin());
+        widen_plane(input + plane * in_plane, in_plane, wide_in.data());
         in = wide_in.data();
         out = wide_out.data();
       } else {
@@ -183,7 +228,7 @@ void pool2d_typed(const Pool2dPlan& p) {
       } else if constexpr (!widen) {
         avg_plane(p, in, out);
       }
-      if constexpr (widen) std::copy(wide_out.begin(), wide_out.end(), output + plane * out_plane);
+      if constexpr (widen) narrow_plane(wide_out.data(), out_plane, output + plane * out_plane);
     }
   });
 }
@@ -193,11 +238,19 @@ void pool2d_backward_typed(const Pool2dPlan& p) {
   const T* grad_out = static_cast<const T*>(p.output);
   T* grad_in = static_cast<T*>(p.input);
   const std::int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
+  const bool disjoint = windows_disjoint(p);
   parallel_for(0, p.planes, plane_grain(p), [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t plane = begin; plane < end; ++plane) {
       T* gi = grad_in + plane * in_plane;
       const T* go = grad_out + plane * out_plane;
-      std::fill(gi, gi + in_plane, T(0));
+      zero_plane(gi, in_plane);
+      if constexpr (std::is_same_v<T, BFloat16>) {
+        if (p.mode == PoolMode::Max && disjoint) {  // the one addition below, by bits
+          const std::int64_t* index = p.indices + plane * out_plane;
+          for (std::int64_t o = 0; o < out_plane; ++o) gi[index[o]].bits = bfloat16_plus_zero(go[o].bits);
+          continue;
+        }
+      }
       if (p.mode == PoolMode::Max) {
         // 16-bit floats: one rounding per addition, in output order, as PyTorch's (overlapping
         // windows only: otherwise each input element receives at most one gradient).

@@ -6,9 +6,13 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <ember/core/layer_norm.h>
 #include <ember/ember.h>
@@ -321,6 +325,40 @@ TEST_CASE("16-bit floats: max pooling with overlapping windows, and its gradient
       CHECK(pooled.to(ember::kFloat32).equal(testing::tensor_from_json(c["pooled"]).to(ember::kFloat32)));
       pooled.backward(testing::tensor_from_json(c["upstream"]));
       CHECK(x.grad().to(ember::kFloat32).equal(testing::tensor_from_json(c["grad"]).to(ember::kFloat32)));
+    }
+  });
+}
+
+namespace {
+std::vector<std::uint16_t> bfloat16_bits(const Tensor& t) {
+  const Tensor dense = t.contiguous();
+  std::vector<std::uint16_t> bits;
+  for (std::int64_t i = 0; i < dense.numel(); ++i) bits.push_back(dense.data_ptr<ember::BFloat16>()[i].bits);
+  return bits;
+}
+}  // namespace
+
+TEST_CASE("16-bit floats: bfloat16 max pooling with disjoint windows keeps the float32 path's bits, special values too",
+          "[reduced_float][autograd]") {
+  // The fast path widens and narrows bfloat16 planes by bits and, with disjoint windows,
+  // writes each gradient without an addition (core/cpu/pool_kernels.cpp): NaN must still
+  // become 0x7FC0 and a -0.0 gradient +0.0 (= 0 + g), as the float32 computation rounded.
+  namespace F = ember::nn::functional;
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const Tensor x32 = ember::tensor({1.0f, nan, -2.0f, 3.0f, -0.0f, 0.0f, 5.0f, -inf, 9e-41f, -1.0f, 2.0f, 2.0f, 7.0f, -7.0f, 2.0f, 2.0f})
+                         .reshape({1, 1, 4, 4});
+  const Tensor upstream = ember::tensor({-0.0f, nan, 9e-41f, -inf}).reshape({1, 1, 2, 2}).to(ember::kBFloat16);
+  testing::on_both_paths([&] {
+    for (const auto& [kernel, stride] : {std::pair<int, int>{2, 2}, {2, 3}}) {
+      INFO("kernel " << kernel << ", stride " << stride);
+      const Tensor x = x32.to(ember::kBFloat16).requires_grad_(true);
+      const Tensor wide = x32.to(ember::kBFloat16).to(ember::kFloat32).requires_grad_(true);
+      const Tensor pooled = F::max_pool2d(x, kernel, stride), pooled_wide = F::max_pool2d(wide, kernel, stride);
+      CHECK(bfloat16_bits(pooled) == bfloat16_bits(pooled_wide.to(ember::kBFloat16)));
+      const Tensor g = upstream.slice(2, 0, pooled.size(2)).slice(3, 0, pooled.size(3));
+      pooled.backward(g);
+      pooled_wide.backward(g.to(ember::kFloat32));
+      CHECK(bfloat16_bits(x.grad()) == bfloat16_bits(wide.grad().to(ember::kBFloat16)));
     }
   });
 }
