@@ -54,6 +54,38 @@ EMBER_BFLOAT16_CLONES void binary_run_bfloat16(const BFloat16* x, std::int64_t x
   }
 }
 
+// ReLU and its backward on bfloat16 bits: selects that never widen. Each gives the bits of
+// the float function rounded back (every NaN to 0x7FC0, as bfloat16_bits_from_float), so the
+// results equal the loops above (tests/core/test_reduced_float.cpp checks every bit pattern);
+// those ran at about one element per cycle, bound by the rounding, on the CNN's activations.
+// (Written with bitwise operations, not && and ?:, so that the loops vectorise: with
+// branches, the backward ran one mispredicted element at a time.)
+inline std::uint16_t canonical_bfloat16(std::uint16_t bits) {
+  const std::uint16_t nan = (bits & 0x7FFF) > 0x7F80 ? 0xFFFF : 0;
+  return static_cast<std::uint16_t>((bits & ~nan) | (0x7FC0 & nan));
+}
+// x < 0 ? 0 : x: negative non-NaN values (not -0.0) become +0.0.
+EMBER_BFLOAT16_CLONES inline void relu_bfloat16_bits(const std::uint16_t* x, std::uint16_t* out, std::int64_t count) {
+  for (std::int64_t i = 0; i < count; ++i) {
+    const std::uint16_t magnitude = x[i] & 0x7FFF;
+    const std::uint16_t negative =
+        static_cast<std::uint16_t>(-static_cast<int>((x[i] >> 15) & (magnitude != 0) & (magnitude <= 0x7F80)));
+    out[i] = static_cast<std::uint16_t>(canonical_bfloat16(x[i]) & ~negative);
+  }
+}
+// result <= 0 ? 0 : grad: ±0.0 and negative non-NaN results give +0.0.
+EMBER_BFLOAT16_CLONES inline void relu_backward_bfloat16_bits(const std::uint16_t* grad, const std::uint16_t* result,
+                                                               std::uint16_t* out, std::int64_t count) {
+  for (std::int64_t i = 0; i < count; ++i) {
+    const std::uint16_t magnitude = result[i] & 0x7FFF;
+    const std::uint16_t not_positive = static_cast<std::uint16_t>(
+        -static_cast<int>((magnitude == 0) | ((result[i] >> 15) & (magnitude <= 0x7F80))));
+    out[i] = static_cast<std::uint16_t>(canonical_bfloat16(grad[i]) & ~not_positive);
+  }
+}
+inline const std::uint16_t* bits_of(const BFloat16* x) { return reinterpret_cast<const std::uint16_t*>(x); }  // NOLINT
+inline std::uint16_t* bits_of(BFloat16* x) { return reinterpret_cast<std::uint16_t*>(x); }                    // NOLINT
+
 template <class F>
 struct Opmath16 {
   static constexpr bool applies = false;
@@ -78,7 +110,9 @@ void widen_block(float* out, const T* x, std::int64_t count) {
 // f = InOpmath<T, G>: the run of f(x[i]) for a 16-bit T.
 template <class T, class F>
 void unary_run(const T* x, T* out, std::int64_t count, const F& f) {
-  if constexpr (std::is_same_v<T, BFloat16> && kBfloat16Clones && !wide::has_wide_run<decltype(f.f)>) {
+  if constexpr (std::is_same_v<T, BFloat16> && std::is_same_v<std::decay_t<decltype(f.f)>, element::Relu<float>>) {
+    relu_bfloat16_bits(bits_of(x), bits_of(out), count);
+  } else if constexpr (std::is_same_v<T, BFloat16> && kBfloat16Clones && !wide::has_wide_run<decltype(f.f)>) {
     unary_run_bfloat16(x, out, count, f);
   } else {
     const auto& g = f.f;
@@ -99,6 +133,12 @@ void unary_run(const T* x, T* out, std::int64_t count, const F& f) {
 template <class T, class F>
 void binary_run(const T* x, std::int64_t x_step, const T* y, std::int64_t y_step, T* out, std::int64_t count,
                        const F& f) {
+  if constexpr (std::is_same_v<T, BFloat16> && std::is_same_v<std::decay_t<decltype(f.f)>, element::ReluBackward<float>>) {
+    if (x_step != 0 && y_step != 0) {
+      relu_backward_bfloat16_bits(bits_of(x), bits_of(y), bits_of(out), count);
+      return;
+    }
+  }
   if constexpr (std::is_same_v<T, BFloat16> && kBfloat16Clones && !wide::has_wide_run<decltype(f.f)>) {
     binary_run_bfloat16(x, x_step, y, y_step, out, count, f);
   } else {

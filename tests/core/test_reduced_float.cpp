@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <ember/core/backend.h>
+#include <ember/core/element_functions.h>
 #include <ember/core/factories.h>
 #include <ember/core/kernel_mode.h>
 #include <ember/core/layer_norm.h>
@@ -159,6 +160,36 @@ TEST_CASE("16-bit floats: tensor casts (the F16C runs) give the element function
   for (std::int64_t i = 0; i < kCount; ++i)
     differ += narrowed[static_cast<std::size_t>(i)] != bits_of(Half(floats.data_ptr<float>()[i])) ? 1 : 0;
   CHECK(differ == 0);
+}
+
+TEST_CASE("16-bit floats: bfloat16 relu and its backward on every bit pattern give the element functions' bits",
+          "[reduced_float]") {
+  // The fast loops select bfloat16 bits without widening (core/cpu/elementwise_16_bit_runs.h):
+  // every pattern (NaN payloads, -0.0, subnormals, ±inf) against the float function rounded.
+  Tensor every = empty({65536}, kBFloat16);
+  for (std::uint32_t bits = 0; bits < 65536; ++bits)
+    static_cast<std::uint16_t*>(every.data_ptr())[bits] = static_cast<std::uint16_t>(bits);
+  const auto rounded = [](float value) { return bits_of(BFloat16(value)); };
+  // A few grads against every result, and every grad against a few results.
+  const std::vector<std::uint16_t> probes = {0x0000, 0x8000, 0x3F80, 0xBF80, 0x0001, 0x8001, 0x7F80, 0xFF80, 0x7FC1, 0xFFC0};
+  on_both_paths([&] {
+    const std::vector<std::uint16_t> relu = bits16(native::relu(every));
+    for (std::uint32_t bits = 0; bits < 65536; ++bits) {
+      INFO("relu of 0x" << std::hex << bits);
+      REQUIRE(relu[bits] == rounded(element::Relu<float>{}(BFloat16::from_bits(static_cast<std::uint16_t>(bits)))));
+    }
+    for (std::uint16_t probe : probes) {
+      const Tensor constant = native::contiguous(native::expand(native::reshape(every.slice(0, probe, probe + 1), {1}), {65536}));
+      const std::vector<std::uint16_t> by_result = bits16(native::relu_backward(constant, every));
+      const std::vector<std::uint16_t> by_grad = bits16(native::relu_backward(every, constant));
+      for (std::uint32_t bits = 0; bits < 65536; ++bits) {
+        INFO("relu_backward, probe 0x" << std::hex << probe << ", pattern 0x" << bits);
+        const float pattern = BFloat16::from_bits(static_cast<std::uint16_t>(bits)), other = BFloat16::from_bits(probe);
+        REQUIRE(by_result[bits] == rounded(element::ReluBackward<float>{}(other, pattern)));
+        REQUIRE(by_grad[bits] == rounded(element::ReluBackward<float>{}(pattern, other)));
+      }
+    }
+  });
 }
 
 TEST_CASE("16-bit floats: float64 and int64 round through float32, as c10 does", "[reduced_float]") {
