@@ -403,9 +403,16 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
   // Work is claimed from atomic counters, first the panels to pack, then the units, so a
   // thread that starts late finds less to do and no thread waits for work nobody started:
   // after the last panel is claimed, threads wait only for panels being packed right now.
+  // A participant given the whole range runs alone (one thread, or a call nested in another
+  // parallel region, which runs inline: the convolution's per-sample products): it counts
+  // in plain integers, since a locked add per panel and per unit cost a few percent there.
   std::atomic<std::int64_t> next_panel{0}, panels_done{0}, next_unit{0};
-  const auto participant = [&](std::int64_t, std::int64_t) {
-    for (std::int64_t panel; (panel = next_panel.fetch_add(1, std::memory_order_relaxed)) < panels;) {
+  const auto participant = [&](std::int64_t first, std::int64_t last) {
+    const bool alone = last - first >= threads;
+    std::int64_t own_panel = 0, own_unit = 0;
+    const auto claim_panel = [&] { return alone ? own_panel++ : next_panel.fetch_add(1, std::memory_order_relaxed); };
+    const auto claim_unit = [&] { return alone ? own_unit++ : next_unit.fetch_add(1, std::memory_order_relaxed); };
+    for (std::int64_t panel; (panel = claim_panel()) < panels;) {
       if (panel < row_panels && amx) {
         pack_a_rows(a, panel * kAmxRows, std::min<std::int64_t>(kAmxRows, m - panel * kAmxRows), k, pairs,
                     reinterpret_cast<std::uint16_t*>(packed_a + panel * a_panel_words));  // NOLINT: bits
@@ -419,14 +426,14 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
         const std::int64_t packed_halves = (k + 1) / 2 * 2 * kNR;
         std::fill(panel_out + packed_halves, panel_out + b_panel_halves, std::uint16_t{0});
       }
-      panels_done.fetch_add(1, std::memory_order_release);
+      if (!alone) panels_done.fetch_add(1, std::memory_order_release);
     }
-    while (panels_done.load(std::memory_order_acquire) < panels) cpu_relax();
+    while (!alone && panels_done.load(std::memory_order_acquire) < panels) cpu_relax();
     if (amx) {
       // Tile state is per thread: configured here, released before the thread leaves.
       configure_tiles();
       alignas(64) float out[4][16][16];
-      for (std::int64_t unit; (unit = next_unit.fetch_add(1, std::memory_order_relaxed)) < units;) {
+      for (std::int64_t unit; (unit = claim_unit()) < units;) {
         const std::int64_t block = unit / col_panels, q = unit % col_panels;
         const std::int64_t panel_end = std::min(row_panels, (block + 1) * panels_per_unit);
         for (std::int64_t r = block * panels_per_unit; r < panel_end; ++r) {
@@ -440,7 +447,7 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
       return;
     }
     __m512 acc[kMR][2];
-    for (std::int64_t unit; (unit = next_unit.fetch_add(1, std::memory_order_relaxed)) < units;) {
+    for (std::int64_t unit; (unit = claim_unit()) < units;) {
       const std::int64_t block = unit / col_panels, q = unit % col_panels;
       const std::int64_t panel_end = std::min(row_panels, (block + 1) * panels_per_unit);
       for (std::int64_t r = block * panels_per_unit; r < panel_end; ++r) {
