@@ -152,6 +152,19 @@ EMBER_WIDE_CLONES void add_kept_float(const float* src, const std::uint32_t* kee
   add_kept(src, keep, dst, n);
 }
 
+// row[0, n) = value. A bfloat16 value is filled as its 16 bits: std::fill over the BFloat16
+// class ran one scalar 2-byte store per element (6 % of the bfloat16 CNN step).
+template <class T>
+void fill_row(T* row, std::int64_t n, T value) {
+  if constexpr (sizeof(T) == 2) {
+    std::uint16_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    std::fill_n(reinterpret_cast<std::uint16_t*>(row), n, bits);  // NOLINT: the same bytes
+  } else {
+    std::fill_n(row, n, value);
+  }
+}
+
 // cols[K, L] from the C_g planes of one sample and group starting at `in`.
 template <class T>
 void im2col(const Conv2dPlan& p, const T* in, std::int64_t channels, T* cols) {
@@ -167,7 +180,7 @@ void im2col(const Conv2dPlan& p, const T* in, std::int64_t channels, T* cols) {
         if (keep != nullptr) {
           const ShiftedRow r = shifted_row(p, i, w_offset, inside);
           const std::uint32_t* keep_j = keep + j * l;
-          std::fill(row, row + r.first, T(0));
+          fill_row(row, r.first, T(0));
           if (r.last > r.first) {  // plane + shift + e lies in the plane for every e in [first, last)
             const T* src = plane + (r.first + r.shift);
             if constexpr (std::is_same_v<T, float>) {
@@ -179,7 +192,7 @@ void im2col(const Conv2dPlan& p, const T* in, std::int64_t channels, T* cols) {
               copy_kept(src, keep_j + r.first, row + r.first, r.last - r.first);
             }
           }
-          std::fill(row + r.last, row + l, T(0));
+          fill_row(row + r.last, l - r.last, T(0));
           continue;
         }
         for (std::int64_t y = 0; y < p.out_h; ++y) {
@@ -283,19 +296,6 @@ T* cols_buffer(std::int64_t size) {
   thread_local std::vector<T> buffer;
   if (buffer.size() < static_cast<std::size_t>(size)) buffer.resize(static_cast<std::size_t>(size));
   return buffer.data();
-}
-
-// row[0, n) = value. A bfloat16 value is filled as its 16 bits: std::fill over the BFloat16
-// class ran one scalar 2-byte store per element (6 % of the bfloat16 CNN step).
-template <class T>
-void fill_row(T* row, std::int64_t n, T value) {
-  if constexpr (sizeof(T) == 2) {
-    std::uint16_t bits;
-    std::memcpy(&bits, &value, sizeof bits);
-    std::fill_n(reinterpret_cast<std::uint16_t*>(row), n, bits);  // NOLINT: the same bytes
-  } else {
-    std::fill_n(row, n, value);
-  }
 }
 
 // Runs body(n, cols_buffer) for every sample: split among the threads for a batch of two or
