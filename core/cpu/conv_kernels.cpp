@@ -27,9 +27,12 @@
 // For the common "same" convolution (stride 1, output as wide as the input) a cols row is the
 // input plane shifted by a constant, so im2col and col2im run one masked loop per row instead
 // of one short copy per output row (shifted_row below; the CNN's step was spending a fifth of
-// its time in those short copies and their memset/memmove calls).
+// its time in those short copies and their memset/memmove calls). A bfloat16 forward writes
+// those rows straight into the bfloat16 GEMM's packed panels (im2col_bfloat16_panels).
 #include <algorithm>
 #include <array>
+#include <memory>
+#include <new>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -120,6 +123,23 @@ const std::uint32_t* column_masks(const Conv2dPlan& p) {
   }
   built_for = shape;
   return keep.data();
+}
+
+// column_masks as bits: bit e % 32 of word [j * ceil(L / 32) + e / 32] (the bfloat16 packed
+// im2col's lane masks, one word per 32 entries).
+const std::uint32_t* column_mask_bits(const Conv2dPlan& p) {
+  thread_local std::vector<std::uint32_t> bits;
+  thread_local std::array<std::int64_t, 6> built_for{};
+  const std::array<std::int64_t, 6> shape{p.kernel_w, p.dilation_w, p.pad_w, p.in_w, p.out_w, p.out_h};
+  if (shape == built_for && !bits.empty()) return bits.data();
+  const std::int64_t l = p.out_h * p.out_w, words = (l + 31) / 32;
+  const std::uint32_t* keep = column_masks(p);
+  bits.assign(static_cast<std::size_t>(p.kernel_w * words), 0);
+  for (std::int64_t j = 0; j < p.kernel_w; ++j)
+    for (std::int64_t e = 0; e < l; ++e)
+      if (keep[j * l + e] != 0) bits[static_cast<std::size_t>(j * words + e / 32)] |= std::uint32_t{1} << (e % 32);
+  built_for = shape;
+  return bits.data();
 }
 
 // The two masked row loops (performance: float rows are compiled for wide vectors too,
@@ -257,8 +277,9 @@ void col2im(const Conv2dPlan& p, const T* cols, std::int64_t channels, T* in) {
 // operands' type, or float32 for bfloat16 operands (Acc = float: the gradients' products,
 // kept unrounded until their sums are complete; core/cpu/gemm_kernel_bf16_avx512.cpp).
 template <class T, class Acc = T>
-void matmul(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int64_t a_row, std::int64_t a_col,
-            const T* b, std::int64_t b_row, std::int64_t b_col, Acc* c, std::int64_t c_row, double beta) {
+GemmPlan matmul_plan(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int64_t a_row,
+                     std::int64_t a_col, const T* b, std::int64_t b_row, std::int64_t b_col, Acc* c, std::int64_t c_row,
+                     double beta) {
   GemmPlan plan;
   plan.m = m;
   plan.n = n;
@@ -275,8 +296,57 @@ void matmul(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int
   plan.beta = beta;
   plan.dtype = dtype_of_v<T>;
   plan.device = -1;
+  return plan;
+}
+
+template <class T, class Acc = T>
+void matmul(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int64_t a_row, std::int64_t a_col,
+            const T* b, std::int64_t b_row, std::int64_t b_col, Acc* c, std::int64_t c_row, double beta) {
+  const GemmPlan plan = matmul_plan<T, Acc>(m, n, k, a, a_row, a_col, b, b_row, b_col, c, c_row, beta);
   if constexpr (std::is_same_v<T, Acc>) gemm(plan);
   else gemm_bfloat16_to_float32_avx512(plan);
+}
+
+// im2col for bfloat16 same-width rows written straight into the bfloat16 GEMM's packed B
+// panels (BFloat16PanelLayout, core/cpu/gemm_kernels.h), two cols rows at a time: the GEMM
+// would otherwise read the cols buffer back and interleave its row pairs itself, so this
+// saves writing and reading cols. Same values in the same places, so the same bits.
+void im2col_bfloat16_panels(const Conv2dPlan& p, const BFloat16* in, std::int64_t channels,
+                            const BFloat16PanelLayout& layout, std::uint16_t* packed) {
+  const std::int64_t l = p.out_h * p.out_w, k = channels * p.kernel_h * p.kernel_w;
+  const std::uint32_t* keep_bits = column_mask_bits(p);
+  const std::int64_t words = (l + 31) / 32;
+  const auto row_at = [&](std::int64_t row) {  // cols row (c, i, j) as a masked view of plane c
+    BFloat16MaskedRow view;
+    if (row >= k) return view;  // past k: zeros
+    const std::int64_t c = row / (p.kernel_h * p.kernel_w), i = row / p.kernel_w % p.kernel_h, j = row % p.kernel_w;
+    const std::int64_t w_offset = j * p.dilation_w - p.pad_w;
+    const ShiftedRow r = shifted_row(p, i, w_offset, inside_columns(w_offset, p.stride_w, p.in_w, p.out_w));
+    view.plane = reinterpret_cast<const std::uint16_t*>(in + c * p.in_h * p.in_w);  // NOLINT: the bits
+    view.shift = r.shift;
+    view.first = r.first;
+    view.last = r.last;
+    view.keep_bits = keep_bits + j * words;
+    return view;
+  };
+  for (std::int64_t pair = 0; pair < layout.pairs; ++pair)
+    pack_bfloat16_row_pair(row_at(2 * pair), row_at(2 * pair + 1), l, layout, pair, packed);
+}
+
+// This thread's packed-panel buffer for im2col_bfloat16_panels (64-byte aligned: the panels
+// are read by AMX tile loads and zmm loads).
+std::uint16_t* panels_buffer(std::int64_t size) {
+  struct Aligned {
+    void operator()(std::uint16_t* p) const { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  thread_local std::unique_ptr<std::uint16_t[], Aligned> buffer;
+  thread_local std::int64_t capacity = 0;
+  if (capacity < size) {
+    buffer.reset(static_cast<std::uint16_t*>(
+        ::operator new[](static_cast<std::size_t>(size) * sizeof(std::uint16_t), std::align_val_t{64})));
+    capacity = size;
+  }
+  return buffer.get();
 }
 
 // A second per-thread buffer (the input-gradient planes of a bfloat16 convolution, summed in
@@ -319,13 +389,26 @@ void conv2d_forward_typed(const Conv2dPlan& p) {
   const T* bias = static_cast<const T*>(p.bias);
   T* output = static_cast<T*>(p.output);
   const std::int64_t in_plane = p.in_h * p.in_w;
-  for_each_sample<T>(p, pointwise ? 0 : g.k * g.l, [&](std::int64_t n, T* cols) {
+  // bfloat16 same-width rows: im2col writes the GEMM's packed panels (im2col_bfloat16_panels).
+  const bool panels = std::is_same_v<T, BFloat16> && !pointwise && same_width_rows(p);
+  const BFloat16PanelLayout layout = panels ? bfloat16_panel_layout(g.k, g.l) : BFloat16PanelLayout{};
+  for_each_sample<T>(p, pointwise || panels ? 0 : g.k * g.l, [&](std::int64_t n, T* cols) {
     T* out_n = output + n * p.out_channels * g.l;
     if (bias != nullptr) {
       for (std::int64_t o = 0; o < p.out_channels; ++o) fill_row(out_n + o * g.l, g.l, bias[o]);
     }
     for (std::int64_t group = 0; group < p.groups; ++group) {
       const T* in_g = input + (n * p.in_channels + group * g.in_channels) * in_plane;
+      if constexpr (std::is_same_v<T, BFloat16>) {
+        if (panels) {
+          std::uint16_t* packed = panels_buffer(layout.panels * layout.panel_halves);
+          im2col_bfloat16_panels(p, in_g, g.in_channels, layout, packed);
+          const GemmPlan plan = matmul_plan<T>(g.out_channels, g.l, g.k, weight + group * g.out_channels * g.k, g.k, 1, nullptr,
+                                               0, 0, out_n + group * g.out_channels * g.l, g.l, bias != nullptr ? 1.0 : 0.0);
+          gemm_bfloat16_packed_b_avx512(plan, packed);
+          continue;
+        }
+      }
       const T* b = in_g;
       if (!pointwise) {
         im2col(p, in_g, g.in_channels, cols);

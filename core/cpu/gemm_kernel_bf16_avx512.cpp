@@ -30,8 +30,9 @@
 // k needs no slicing. A unit of work is one B panel against up to 8 A panels (96 rows); the
 // units of one row block are consecutive, so a thread's A block stays in L2 while the B
 // panels pass. All of A and B is packed once per batch entry, by all threads, before the
-// tiles run; every C element is one tile's dot product in the order of k, so the result does
-// not depend on the thread count.
+// tiles run (B may come packed already: gemm_bfloat16_packed_b_avx512, for the convolution's
+// im2col, which writes its rows in this layout); every C element is one tile's dot product in
+// the order of k, so the result does not depend on the thread count.
 //
 // Rounding differs from the float32 path (widen, float32 GEMM, round): the pairs are summed
 // in another order, and vdpbf16ps treats subnormal inputs and results as zero (as oneDNN's
@@ -384,18 +385,25 @@ struct PackBuffer {
   }
 };
 
+// k pairs per packed panel: on AMX every panel's k is padded to whole tiles.
+std::int64_t packed_pairs(std::int64_t k, bool amx) {
+  return amx ? ((k + 1) / 2 + kAmxTilePairs - 1) / kAmxTilePairs * kAmxTilePairs : (k + 1) / 2;
+}
+
+// `prepacked_b`: B already in the packed layout (bfloat16_panel_layout), or null to pack b.
 void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& e, std::int64_t m, std::int64_t n,
-                          std::int64_t k, int threads, bool amx) {
-  // On AMX, A's panels are 32-row blocks and every panel's k is padded to whole tiles.
-  const std::int64_t pairs = amx ? ((k + 1) / 2 + kAmxTilePairs - 1) / kAmxTilePairs * kAmxTilePairs : (k + 1) / 2;
+                          std::int64_t k, int threads, bool amx, const std::uint16_t* prepacked_b = nullptr) {
+  // On AMX, A's panels are 32-row blocks.
+  const std::int64_t pairs = packed_pairs(k, amx);
   const std::int64_t rows_per_panel = amx ? kAmxRows : kMR;
   const std::int64_t row_panels = (m + rows_per_panel - 1) / rows_per_panel, col_panels = (n + kNR - 1) / kNR;
   const std::int64_t a_panel_words = pairs * rows_per_panel, b_panel_halves = pairs * 2 * kNR;
   thread_local PackBuffer buffer;
-  std::uint16_t* packed = buffer.ensure(row_panels * a_panel_words * 2 + col_panels * b_panel_halves);
+  std::uint16_t* packed = buffer.ensure(row_panels * a_panel_words * 2 + (prepacked_b ? 0 : col_panels * b_panel_halves));
   Word* packed_a = reinterpret_cast<Word*>(packed);  // NOLINT: 32-bit words of pairs
-  std::uint16_t* packed_b = packed + row_panels * a_panel_words * 2;
-  const std::int64_t panels = row_panels + col_panels;
+  std::uint16_t* packing_b = packed + row_panels * a_panel_words * 2;
+  const std::uint16_t* packed_b = prepacked_b ? prepacked_b : packing_b;
+  const std::int64_t panels = row_panels + (prepacked_b ? 0 : col_panels);
   const std::int64_t panels_per_unit = kRowPanelsPerUnit;  // 12-row panels, or 32-row blocks on AMX
   const std::int64_t row_blocks = (row_panels + panels_per_unit - 1) / panels_per_unit;
   const std::int64_t units = row_blocks * col_panels;
@@ -420,7 +428,7 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
         pack_a_panel(a, panel * kMR, std::min<std::int64_t>(kMR, m - panel * kMR), k, packed_a + panel * a_panel_words);
       } else {
         const std::int64_t q = panel - row_panels;
-        std::uint16_t* panel_out = packed_b + q * b_panel_halves;
+        std::uint16_t* panel_out = packing_b + q * b_panel_halves;
         pack_b_panel(b, q * kNR, std::min<std::int64_t>(kNR, n - q * kNR), k, panel_out);
         // The pair rows past k up to whole tiles (AMX only; none otherwise) are zeros.
         const std::int64_t packed_halves = (k + 1) / 2 * 2 * kNR;
@@ -481,6 +489,57 @@ void run_bfloat16_gemm(const GemmPlan& plan, bool float32_c) {
 }
 
 }  // namespace
+
+BFloat16PanelLayout bfloat16_panel_layout(std::int64_t k, std::int64_t n) {
+  BFloat16PanelLayout layout;
+  layout.pairs = packed_pairs(k, amx_bfloat16_usable());
+  layout.panel_halves = layout.pairs * 2 * kNR;
+  layout.panels = (n + kNR - 1) / kNR;
+  return layout;
+}
+
+namespace {
+
+// Entries [l0, l0 + count) of a masked row as 32 lanes (count <= 32), zeros past count.
+__m512i masked_row_lanes(const BFloat16MaskedRow& row, std::int64_t l0, std::int64_t count) {
+  const std::int64_t begin = std::max(l0, row.first), end = std::min(l0 + count, row.last);
+  if (row.plane == nullptr || end <= begin) return _mm512_setzero_si512();
+  // Lanes [begin - l0, end - l0) of the 32, and of those the ones keep_bits marks (l0 is a
+  // multiple of 32: one word).
+  const std::uint64_t range = ((std::uint64_t{1} << (end - l0)) - 1) & ~((std::uint64_t{1} << (begin - l0)) - 1);
+  const auto lanes = static_cast<__mmask32>(range & row.keep_bits[l0 / 32]);
+  // The 32 lanes start at plane[l0 + shift], which may lie outside the plane: the masked-off
+  // lanes are neither read nor faulted on, so the address is formed as an integer.
+  const auto* first = reinterpret_cast<const std::uint16_t*>(  // NOLINT: see above
+      reinterpret_cast<std::uintptr_t>(row.plane) + static_cast<std::uintptr_t>((l0 + row.shift) * 2));
+  return _mm512_maskz_loadu_epi16(lanes, first);
+}
+
+}  // namespace
+
+void pack_bfloat16_row_pair(const BFloat16MaskedRow& even, const BFloat16MaskedRow& odd, std::int64_t n,
+                            const BFloat16PanelLayout& layout, std::int64_t pair, std::uint16_t* packed) {
+  const __m512i low = _mm512_load_si512(kInterleaveLow);
+  const __m512i high = _mm512_add_epi16(low, _mm512_set1_epi16(16));
+  for (std::int64_t q = 0; q < layout.panels; ++q) {
+    const std::int64_t l0 = q * kNR, count = std::min<std::int64_t>(kNR, n - l0);
+    const __m512i even_lanes = masked_row_lanes(even, l0, count), odd_lanes = masked_row_lanes(odd, l0, count);
+    std::uint16_t* out = packed + q * layout.panel_halves + pair * 2 * kNR;
+    _mm512_storeu_si512(out, _mm512_permutex2var_epi16(even_lanes, low, odd_lanes));
+    _mm512_storeu_si512(out + kNR, _mm512_permutex2var_epi16(even_lanes, high, odd_lanes));
+  }
+}
+
+void gemm_bfloat16_packed_b_avx512(const GemmPlan& plan, const std::uint16_t* packed_b) {
+  if (plan.m == 0 || plan.n == 0) return;
+  const bool amx = amx_bfloat16_usable();
+  const std::int64_t work = plan.m * plan.n * std::max<std::int64_t>(plan.k, 1);
+  const int threads = work >= kParallelMinWork ? get_num_threads() : 1;
+  const Epilogue e{static_cast<float>(plan.alpha), static_cast<float>(plan.beta), plan.beta != 0.0,
+                   static_cast<std::uint16_t*>(plan.c), plan.row_stride_c, plan.col_stride_c};
+  gemm_one_batch_entry({static_cast<const std::uint16_t*>(plan.a), plan.row_stride_a, plan.col_stride_a},
+                       {nullptr, 0, 0}, e, plan.m, plan.n, plan.k, threads, amx, packed_b);
+}
 
 void gemm_bfloat16_avx512(const GemmPlan& plan) { run_bfloat16_gemm(plan, false); }
 void gemm_bfloat16_to_float32_avx512(const GemmPlan& plan) { run_bfloat16_gemm(plan, true); }

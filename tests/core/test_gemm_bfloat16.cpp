@@ -165,6 +165,13 @@ std::vector<float> values(const Tensor& tensor) {
   return {data, data + dense.numel()};
 }
 
+// A bfloat16 tensor's elements as their bits, in row-major order.
+std::vector<std::uint16_t> bits16(const Tensor& tensor) {
+  const Tensor dense = native::contiguous(tensor);
+  const auto* data = static_cast<const std::uint16_t*>(dense.data_ptr());
+  return {data, data + dense.numel()};
+}
+
 Tensor from_values(const std::vector<float>& data, Shape sizes) {
   Tensor out = empty(sizes, TensorOptions().dtype(kFloat32));
   std::copy(data.begin(), data.end(), static_cast<float*>(out.data_ptr()));
@@ -349,6 +356,66 @@ TEST_CASE("bfloat16 convolution on the bfloat16 GEMM: forward and both gradients
         same += direct[i] == plain[i] ? 1 : 0;
       }
       CHECK(same > direct.size() / 2);  // mostly the same bits: the sums differ only in order
+    }
+  }
+}
+
+TEST_CASE("bfloat16 convolution: im2col written into the GEMM's packed panels gives the bits of im2col then mm",
+          "[gemm][reduced_float][conv]") {
+  if (!cpu_has_avx512_bf16()) return;
+  // Same-width ("same") convolutions pack their cols rows straight into the bfloat16 GEMM's
+  // B panels (core/cpu/conv_kernels.cpp, im2col_bfloat16_panels): the same values in the same
+  // places, so the output must be, bit for bit, ember::mm(W as [O, K], cols) with cols built
+  // here by the definition. Odd K (a half-empty last pair), L across 32-column panels and not,
+  // dilation, padding larger than the kernel's reach on one side, groups; AMX and vdpbf16ps.
+  struct ConvCase {
+    Shape input, weight;
+    native::Conv2dArgs args;
+  };
+  const ConvCase cases[] = {
+      {{2, 3, 7, 7}, {5, 3, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},   // K 27, L 49
+      {{1, 2, 6, 9}, {4, 2, 5, 5}, {{1, 1}, {2, 2}, {1, 1}, 1}},   // K 50, L 54
+      {{1, 4, 8, 8}, {3, 4, 3, 3}, {{1, 1}, {2, 2}, {2, 2}, 1}},   // K 36, L 64: two whole panels
+      {{2, 4, 5, 4}, {6, 2, 3, 1}, {{1, 1}, {3, 0}, {1, 1}, 2}},   // out_h 9 > in_h, groups 2
+      {{1, 32, 14, 14}, {64, 32, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},  // the CNN's second layer
+  };
+  for (const char* amx : {"1", "0"}) {
+    AmxSetting setting(amx);
+    if (std::string(amx) == "1" && !cpu::amx_bfloat16_usable()) continue;
+    for (const ConvCase& c : cases) {
+      INFO("EMBER_AMX=" << amx << ", input [" << c.input[0] << ", " << c.input[1] << ", " << c.input[2] << ", "
+                        << c.input[3] << "], weight [" << c.weight[0] << ", " << c.weight[1] << ", " << c.weight[2]
+                        << ", " << c.weight[3] << "]");
+      const Tensor input = native::to_dtype(randn(c.input), kBFloat16);
+      const Tensor weight = native::to_dtype(randn(c.weight), kBFloat16);
+      const Tensor output = native::conv2d(input, weight, Tensor(), c.args);
+      const std::int64_t groups = c.args.groups, in_per_group = c.input[1] / groups, out_per_group = c.weight[0] / groups;
+      const std::int64_t kh = c.weight[2], kw = c.weight[3], out_h = output.size(2), out_w = output.size(3);
+      const std::int64_t k = in_per_group * kh * kw, l = out_h * out_w;
+      const std::vector<float> x = values(input);
+      for (std::int64_t n = 0; n < c.input[0]; ++n) {
+        for (std::int64_t g = 0; g < groups; ++g) {
+          std::vector<float> cols(static_cast<std::size_t>(k * l), 0.0f);
+          for (std::int64_t ch = 0; ch < in_per_group; ++ch)
+            for (std::int64_t i = 0; i < kh; ++i)
+              for (std::int64_t j = 0; j < kw; ++j)
+                for (std::int64_t y = 0; y < out_h; ++y)
+                  for (std::int64_t xo = 0; xo < out_w; ++xo) {
+                    const std::int64_t h = y - c.args.padding[0] + i * c.args.dilation[0];
+                    const std::int64_t w = xo - c.args.padding[1] + j * c.args.dilation[1];
+                    if (h < 0 || h >= c.input[2] || w < 0 || w >= c.input[3]) continue;
+                    cols[static_cast<std::size_t>(((ch * kh + i) * kw + j) * l + y * out_w + xo)] =
+                        x[static_cast<std::size_t>(((n * c.input[1] + g * in_per_group + ch) * c.input[2] + h) * c.input[3] + w)];
+                  }
+          const Tensor w_g = native::reshape(native::slice(weight, 0, g * out_per_group, (g + 1) * out_per_group, 1),
+                                             {out_per_group, k});
+          const Tensor expected = native::mm(native::contiguous(w_g), native::to_dtype(from_values(cols, {k, l}), kBFloat16));
+          const Tensor got = native::reshape(
+              native::slice(native::select(output, 0, n), 0, g * out_per_group, (g + 1) * out_per_group, 1),
+              {out_per_group, l});
+          REQUIRE(bits16(got) == bits16(expected));
+        }
+      }
     }
   }
 }
