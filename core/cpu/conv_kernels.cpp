@@ -24,23 +24,18 @@
 // The bound: im2col copies the input kH*kW times (K*L elements per sample and group), so
 // small-channel layers (the first layer of a CNN: C_in = 1) are bound by that copy and by
 // a GEMM whose K is only 9; larger layers are GEMM-bound. Memory: one K x L buffer per thread.
-// For the common "same" convolution (stride 1, output as wide as the input) a cols row is the
-// input plane shifted by a constant, so im2col and col2im run one masked loop per row instead
-// of one short copy per output row (shifted_row below; the CNN's step was spending a fifth of
-// its time in those short copies and their memset/memmove calls). A bfloat16 forward writes
-// those rows straight into the bfloat16 GEMM's packed panels (im2col_bfloat16_panels).
+// im2col and col2im themselves (and the bfloat16 forward's im2col straight into the GEMM's
+// packed panels) are in core/cpu/im2col.cpp.
 #include <algorithm>
-#include <array>
 #include <memory>
 #include <new>
-#include <cstring>
 #include <type_traits>
 #include <vector>
 
 #include <ember/core/backend.h>
 #include <ember/core/cpu/cpu_kernels.h>
 #include <ember/core/cpu/gemm_kernels.h>
-#include <ember/core/cpu/wide_clones.h>
+#include <ember/core/cpu/im2col.h>
 #include <ember/core/dispatch.h>
 #include <ember/core/error.h>
 #include <ember/core/parallel.h>
@@ -65,212 +60,6 @@ GroupShape group_shape(const Conv2dPlan& p) {
 // The input plane is already cols: a 1x1 kernel, stride 1, no padding.
 bool is_pointwise(const Conv2dPlan& p) {
   return p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0;
-}
-
-// The output columns x whose input column w = x * stride + offset lies inside [0, width):
-// [begin, end). Everything left of begin and right of end reads the zero padding, so the
-// loops below copy (or add) the middle without a bounds check per element.
-struct ColumnRange {
-  std::int64_t begin, end;
-};
-inline ColumnRange inside_columns(std::int64_t offset, std::int64_t stride, std::int64_t width,
-                                  std::int64_t out_width) {
-  const auto ceil_div = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
-  const std::int64_t begin = offset >= 0 ? 0 : std::min(out_width, ceil_div(-offset, stride));
-  const std::int64_t end = width - offset <= 0 ? 0 : std::min(out_width, ceil_div(width - offset, stride));
-  return {begin, std::max(begin, end)};
-}
-
-// Same-width rows: stride 1 and out_w == in_w (a "same" convolution, e.g. 3x3 with padding 1).
-// Then output pixel (y, x) of the cols row for kernel tap (i, j) reads the input pixel at a
-// fixed distance `shift` from its own position in the plane, so the part of the row that reads
-// the image is one loop over consecutive entries, not one short copy per output row. Inside
-// it, the entries whose column x reads the left or right padding (x outside
-// inside_columns(j)) are masked out by `keep`, which depends on the tap's column j only.
-struct ShiftedRow {
-  std::int64_t first, last;  // [first, last): the cols entries that may read the plane
-  std::int64_t shift;        // plane index - cols index
-};
-inline bool same_width_rows(const Conv2dPlan& p) {
-  return p.stride_h == 1 && p.stride_w == 1 && p.out_w == p.in_w;
-}
-inline ShiftedRow shifted_row(const Conv2dPlan& p, std::int64_t i, std::int64_t w_offset, ColumnRange inside) {
-  const std::int64_t h_offset = i * p.dilation_h - p.pad_h;
-  const std::int64_t y0 = std::clamp<std::int64_t>(-h_offset, 0, p.out_h);
-  const std::int64_t y1 = std::clamp<std::int64_t>(p.in_h - h_offset, y0, p.out_h);
-  ShiftedRow r{0, 0, h_offset * p.in_w + w_offset};
-  if (y1 > y0 && inside.end > inside.begin) {  // the first and one past the last entry that reads the image
-    r.first = y0 * p.out_w + inside.begin;
-    r.last = (y1 - 1) * p.out_w + inside.end;
-  }
-  return r;
-}
-
-// keep[j * L + e] = 1 where entry e of a cols row of tap column j reads inside the image's
-// width, else 0: a per-thread table of kernel_w * L entries, rebuilt when the shape changes.
-const std::uint32_t* column_masks(const Conv2dPlan& p) {
-  thread_local std::vector<std::uint32_t> keep;
-  thread_local std::array<std::int64_t, 6> built_for{};
-  const std::array<std::int64_t, 6> shape{p.kernel_w, p.dilation_w, p.pad_w, p.in_w, p.out_w, p.out_h};
-  if (shape == built_for && !keep.empty()) return keep.data();
-  const std::int64_t l = p.out_h * p.out_w;
-  keep.resize(static_cast<std::size_t>(p.kernel_w * l));
-  for (std::int64_t j = 0; j < p.kernel_w; ++j) {
-    const ColumnRange inside = inside_columns(j * p.dilation_w - p.pad_w, p.stride_w, p.in_w, p.out_w);
-    for (std::int64_t y = 0; y < p.out_h; ++y)
-      for (std::int64_t x = 0; x < p.out_w; ++x)
-        keep[static_cast<std::size_t>(j * l + y * p.out_w + x)] = x >= inside.begin && x < inside.end ? 1 : 0;
-  }
-  built_for = shape;
-  return keep.data();
-}
-
-// column_masks as bits: bit e % 32 of word [j * ceil(L / 32) + e / 32] (the bfloat16 packed
-// im2col's lane masks, one word per 32 entries).
-const std::uint32_t* column_mask_bits(const Conv2dPlan& p) {
-  thread_local std::vector<std::uint32_t> bits;
-  thread_local std::array<std::int64_t, 6> built_for{};
-  const std::array<std::int64_t, 6> shape{p.kernel_w, p.dilation_w, p.pad_w, p.in_w, p.out_w, p.out_h};
-  if (shape == built_for && !bits.empty()) return bits.data();
-  const std::int64_t l = p.out_h * p.out_w, words = (l + 31) / 32;
-  const std::uint32_t* keep = column_masks(p);
-  bits.assign(static_cast<std::size_t>(p.kernel_w * words), 0);
-  for (std::int64_t j = 0; j < p.kernel_w; ++j)
-    for (std::int64_t e = 0; e < l; ++e)
-      if (keep[j * l + e] != 0) bits[static_cast<std::size_t>(j * words + e / 32)] |= std::uint32_t{1} << (e % 32);
-  built_for = shape;
-  return bits.data();
-}
-
-// The two masked row loops (performance: float rows are compiled for wide vectors too,
-// core/cpu/wide_clones.h; the mask becomes a masked load or a blend).
-//   copy: dst[e] = keep[e] ? src[e] : 0        add: dst[e] += keep[e] ? src[e] : 0
-template <class T>
-void copy_kept(const T* __restrict src, const std::uint32_t* __restrict keep, T* __restrict dst, std::int64_t n) {
-  for (std::int64_t e = 0; e < n; ++e) {
-    const T value = src[e];
-    dst[e] = keep[e] != 0 ? value : T(0);
-  }
-}
-template <class T>
-void add_kept(const T* __restrict src, const std::uint32_t* __restrict keep, T* __restrict dst, std::int64_t n) {
-  for (std::int64_t e = 0; e < n; ++e) {
-    const T sum = dst[e] + src[e];
-    dst[e] = keep[e] != 0 ? sum : dst[e];
-  }
-}
-EMBER_WIDE_CLONES void copy_kept_float(const float* src, const std::uint32_t* keep, float* dst, std::int64_t n) {
-  copy_kept(src, keep, dst, n);
-}
-// 16-bit floats are copied as their bits (all-zero bits are +0.0 in bfloat16 and float16):
-// the select then vectorises, which it does not on the BFloat16 / Half classes.
-EMBER_WIDE_CLONES void copy_kept_16_bit(const std::uint16_t* src, const std::uint32_t* keep, std::uint16_t* dst,
-                                        std::int64_t n) {
-  copy_kept(src, keep, dst, n);
-}
-EMBER_WIDE_CLONES void add_kept_float(const float* src, const std::uint32_t* keep, float* dst, std::int64_t n) {
-  add_kept(src, keep, dst, n);
-}
-
-// row[0, n) = value. A bfloat16 value is filled as its 16 bits: std::fill over the BFloat16
-// class ran one scalar 2-byte store per element (6 % of the bfloat16 CNN step).
-template <class T>
-void fill_row(T* row, std::int64_t n, T value) {
-  if constexpr (sizeof(T) == 2) {
-    std::uint16_t bits;
-    std::memcpy(&bits, &value, sizeof bits);
-    std::fill_n(reinterpret_cast<std::uint16_t*>(row), n, bits);  // NOLINT: the same bytes
-  } else {
-    std::fill_n(row, n, value);
-  }
-}
-
-// cols[K, L] from the C_g planes of one sample and group starting at `in`.
-template <class T>
-void im2col(const Conv2dPlan& p, const T* in, std::int64_t channels, T* cols) {
-  const std::int64_t l = p.out_h * p.out_w;
-  const std::uint32_t* keep = same_width_rows(p) ? column_masks(p) : nullptr;
-  for (std::int64_t c = 0; c < channels; ++c) {
-    const T* plane = in + c * p.in_h * p.in_w;
-    for (std::int64_t i = 0; i < p.kernel_h; ++i) {
-      for (std::int64_t j = 0; j < p.kernel_w; ++j) {
-        T* row = cols + ((c * p.kernel_h + i) * p.kernel_w + j) * l;
-        const std::int64_t w_offset = j * p.dilation_w - p.pad_w;
-        const ColumnRange inside = inside_columns(w_offset, p.stride_w, p.in_w, p.out_w);
-        if (keep != nullptr) {
-          const ShiftedRow r = shifted_row(p, i, w_offset, inside);
-          const std::uint32_t* keep_j = keep + j * l;
-          fill_row(row, r.first, T(0));
-          if (r.last > r.first) {  // plane + shift + e lies in the plane for every e in [first, last)
-            const T* src = plane + (r.first + r.shift);
-            if constexpr (std::is_same_v<T, float>) {
-              copy_kept_float(src, keep_j + r.first, row + r.first, r.last - r.first);
-            } else if constexpr (sizeof(T) == 2) {
-              copy_kept_16_bit(reinterpret_cast<const std::uint16_t*>(src), keep_j + r.first,
-                               reinterpret_cast<std::uint16_t*>(row + r.first), r.last - r.first);
-            } else {
-              copy_kept(src, keep_j + r.first, row + r.first, r.last - r.first);
-            }
-          }
-          fill_row(row + r.last, l - r.last, T(0));
-          continue;
-        }
-        for (std::int64_t y = 0; y < p.out_h; ++y) {
-          T* dst = row + y * p.out_w;
-          const std::int64_t h = y * p.stride_h - p.pad_h + i * p.dilation_h;
-          if (h < 0 || h >= p.in_h) {
-            std::fill(dst, dst + p.out_w, T(0));
-            continue;
-          }
-          const T* src = plane + h * p.in_w;
-          std::fill(dst, dst + inside.begin, T(0));
-          if (p.stride_w == 1) {  // one contiguous run: a vectorised copy
-            std::copy(src + inside.begin + w_offset, src + inside.end + w_offset, dst + inside.begin);
-          } else {
-            for (std::int64_t x = inside.begin; x < inside.end; ++x) dst[x] = src[x * p.stride_w + w_offset];
-          }
-          std::fill(dst + inside.end, dst + p.out_w, T(0));
-        }
-      }
-    }
-  }
-}
-
-// The adjoint of im2col: in[c, h, w] += cols[(c, i, j), (y, x)] for every entry read from
-// (h, w). `in` must start zeroed. One thread owns these planes, so no atomics. With
-// same-width rows, each cols row is added in one masked loop (an entry that im2col took from
-// the padding adds nothing).
-template <class T>
-void col2im(const Conv2dPlan& p, const T* cols, std::int64_t channels, T* in) {
-  const std::int64_t l = p.out_h * p.out_w;
-  const std::uint32_t* keep = same_width_rows(p) ? column_masks(p) : nullptr;
-  for (std::int64_t c = 0; c < channels; ++c) {
-    T* plane = in + c * p.in_h * p.in_w;
-    for (std::int64_t i = 0; i < p.kernel_h; ++i) {
-      for (std::int64_t j = 0; j < p.kernel_w; ++j) {
-        const T* row = cols + ((c * p.kernel_h + i) * p.kernel_w + j) * l;
-        const std::int64_t w_offset = j * p.dilation_w - p.pad_w;
-        const ColumnRange inside = inside_columns(w_offset, p.stride_w, p.in_w, p.out_w);
-        if (keep != nullptr) {
-          const ShiftedRow r = shifted_row(p, i, w_offset, inside);
-          const std::uint32_t* keep_j = keep + j * l;
-          if (r.last > r.first) {
-            T* dst = plane + (r.first + r.shift);
-            if constexpr (std::is_same_v<T, float>) add_kept_float(row + r.first, keep_j + r.first, dst, r.last - r.first);
-            else add_kept(row + r.first, keep_j + r.first, dst, r.last - r.first);
-          }
-          continue;
-        }
-        for (std::int64_t y = 0; y < p.out_h; ++y) {
-          const std::int64_t h = y * p.stride_h - p.pad_h + i * p.dilation_h;
-          if (h < 0 || h >= p.in_h) continue;
-          const T* src = row + y * p.out_w;
-          T* dst = plane + h * p.in_w;
-          for (std::int64_t x = inside.begin; x < inside.end; ++x) dst[x * p.stride_w + w_offset] += src[x];
-        }
-      }
-    }
-  }
 }
 
 // C[m, n] = A · B + beta * C, every operand given by its row and column strides. C is of the
@@ -305,32 +94,6 @@ void matmul(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int
   const GemmPlan plan = matmul_plan<T, Acc>(m, n, k, a, a_row, a_col, b, b_row, b_col, c, c_row, beta);
   if constexpr (std::is_same_v<T, Acc>) gemm(plan);
   else gemm_bfloat16_to_float32_avx512(plan);
-}
-
-// im2col for bfloat16 same-width rows written straight into the bfloat16 GEMM's packed B
-// panels (BFloat16PanelLayout, core/cpu/gemm_kernels.h), two cols rows at a time: the GEMM
-// would otherwise read the cols buffer back and interleave its row pairs itself, so this
-// saves writing and reading cols. Same values in the same places, so the same bits.
-void im2col_bfloat16_panels(const Conv2dPlan& p, const BFloat16* in, std::int64_t channels,
-                            const BFloat16PanelLayout& layout, std::uint16_t* packed) {
-  const std::int64_t l = p.out_h * p.out_w, k = channels * p.kernel_h * p.kernel_w;
-  const std::uint32_t* keep_bits = column_mask_bits(p);
-  const std::int64_t words = (l + 31) / 32;
-  const auto row_at = [&](std::int64_t row) {  // cols row (c, i, j) as a masked view of plane c
-    BFloat16MaskedRow view;
-    if (row >= k) return view;  // past k: zeros
-    const std::int64_t c = row / (p.kernel_h * p.kernel_w), i = row / p.kernel_w % p.kernel_h, j = row % p.kernel_w;
-    const std::int64_t w_offset = j * p.dilation_w - p.pad_w;
-    const ShiftedRow r = shifted_row(p, i, w_offset, inside_columns(w_offset, p.stride_w, p.in_w, p.out_w));
-    view.plane = reinterpret_cast<const std::uint16_t*>(in + c * p.in_h * p.in_w);  // NOLINT: the bits
-    view.shift = r.shift;
-    view.first = r.first;
-    view.last = r.last;
-    view.keep_bits = keep_bits + j * words;
-    return view;
-  };
-  for (std::int64_t pair = 0; pair < layout.pairs; ++pair)
-    pack_bfloat16_row_pair(row_at(2 * pair), row_at(2 * pair + 1), l, layout, pair, packed);
 }
 
 // This thread's packed-panel buffer for im2col_bfloat16_panels (64-byte aligned: the panels

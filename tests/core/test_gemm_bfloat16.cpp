@@ -23,6 +23,7 @@
 #include <limits>
 #include <algorithm>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -299,6 +300,22 @@ TEST_CASE("bfloat16 GEMM: inf and NaN propagate as in float32", "[gemm][reduced_
   for (std::int64_t j = 0; j < n; ++j) CHECK(std::isnan(c[4 * n + j]));
 }
 
+namespace {
+
+// A convolution's shapes and arguments, and how a failing case names itself.
+struct ConvCase {
+  Shape input, weight;
+  native::Conv2dArgs args;
+};
+std::string describe(const ConvCase& c) {
+  std::ostringstream text;
+  text << "input [" << c.input[0] << ", " << c.input[1] << ", " << c.input[2] << ", " << c.input[3] << "] weight ["
+       << c.weight[0] << ", " << c.weight[1] << ", " << c.weight[2] << ", " << c.weight[3] << "] groups " << c.args.groups;
+  return text.str();
+}
+
+}  // namespace
+
 TEST_CASE("bfloat16 convolution on the bfloat16 GEMM: forward and both gradients within a unit of the float32 path",
           "[gemm][reduced_float][conv]") {
   if (!cpu_has_avx512_bf16()) return;
@@ -307,10 +324,6 @@ TEST_CASE("bfloat16 convolution on the bfloat16 GEMM: forward and both gradients
   // each element within a bfloat16 unit of the scale of its terms (sums of products of size
   // ~1 that cancel). Shapes: padding and stride, a pointwise 1x1, groups, dilation, and a batch
   // of 19 (the weight gradient's blocks of 8 samples, added in float32).
-  struct ConvCase {
-    Shape input, weight;
-    native::Conv2dArgs args;
-  };
   const ConvCase cases[] = {
       {{3, 4, 9, 9}, {6, 4, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},
       {{2, 5, 10, 7}, {4, 5, 3, 2}, {{2, 1}, {0, 1}, {1, 1}, 1}},
@@ -319,9 +332,7 @@ TEST_CASE("bfloat16 convolution on the bfloat16 GEMM: forward and both gradients
       {{19, 3, 7, 7}, {5, 3, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},
   };
   for (const ConvCase& c : cases) {
-    INFO("input [" << c.input[0] << ", " << c.input[1] << ", " << c.input[2] << ", " << c.input[3] << "] weight ["
-                   << c.weight[0] << ", " << c.weight[1] << ", " << c.weight[2] << ", " << c.weight[3] << "] groups "
-                   << c.args.groups);
+    INFO(describe(c));
     const Tensor input = native::to_dtype(randn(c.input), kBFloat16);
     const Tensor weight = native::to_dtype(randn(c.weight), kBFloat16);
     const Tensor bias = native::to_dtype(randn({c.weight[0]}), kBFloat16);
@@ -368,10 +379,6 @@ TEST_CASE("bfloat16 convolution: im2col written into the GEMM's packed panels gi
   // places, so the output must be, bit for bit, ember::mm(W as [O, K], cols) with cols built
   // here by the definition. Odd K (a half-empty last pair), L across 32-column panels and not,
   // dilation, padding larger than the kernel's reach on one side, groups; AMX and vdpbf16ps.
-  struct ConvCase {
-    Shape input, weight;
-    native::Conv2dArgs args;
-  };
   const ConvCase cases[] = {
       {{2, 3, 7, 7}, {5, 3, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},   // K 27, L 49
       {{1, 2, 6, 9}, {4, 2, 5, 5}, {{1, 1}, {2, 2}, {1, 1}, 1}},   // K 50, L 54
@@ -383,9 +390,7 @@ TEST_CASE("bfloat16 convolution: im2col written into the GEMM's packed panels gi
     AmxSetting setting(amx);
     if (std::string(amx) == "1" && !cpu::amx_bfloat16_usable()) continue;
     for (const ConvCase& c : cases) {
-      INFO("EMBER_AMX=" << amx << ", input [" << c.input[0] << ", " << c.input[1] << ", " << c.input[2] << ", "
-                        << c.input[3] << "], weight [" << c.weight[0] << ", " << c.weight[1] << ", " << c.weight[2]
-                        << ", " << c.weight[3] << "]");
+      INFO("EMBER_AMX=" << amx << ", " << describe(c));
       const Tensor input = native::to_dtype(randn(c.input), kBFloat16);
       const Tensor weight = native::to_dtype(randn(c.weight), kBFloat16);
       const Tensor output = native::conv2d(input, weight, Tensor(), c.args);

@@ -1,0 +1,60 @@
+// core/cpu/im2col.h — im2col and col2im, the data movement of the CPU convolution
+// (core/cpu/conv_kernels.cpp multiplies what they lay out; core/cpu/im2col.cpp has them).
+//
+// A convolution of one sample and one group is one matrix product once the input patches
+// are laid out as columns:
+//   cols[K = C_g * kH * kW, L = oH * oW]     cols[(c, i, j), (y, x)] = in[c, y*sH - pH + i*dH, x*sW - pW + j*dW]
+// (zero where that reads the padding), and the input gradient folds d cols back by the
+// adjoint, col2im.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include <ember/core/conv_plans.h>
+#include <ember/core/cpu/gemm_kernels.h>
+#include <ember/core/reduced_float.h>
+
+namespace ember::cpu {
+
+// Same-width rows: stride 1 and out_w == in_w (a "same" convolution, e.g. 3x3 with padding 1),
+// where every cols row is the input plane shifted by a constant (im2col.cpp).
+inline bool same_width_rows(const Conv2dPlan& p) {
+  return p.stride_h == 1 && p.stride_w == 1 && p.out_w == p.in_w;
+}
+
+// cols[K, L] from the C_g planes (`channels`) of one sample and group starting at `in`.
+// T: float, double, BFloat16.
+template <class T>
+void im2col(const Conv2dPlan& p, const T* in, std::int64_t channels, T* cols);
+
+// The adjoint of im2col: in[c, h, w] += cols[(c, i, j), (y, x)] for every entry read from
+// (h, w). `in` must start zeroed. One thread owns these planes, so no atomics. With
+// same-width rows, each cols row is added in one masked loop (an entry that im2col took from
+// the padding adds nothing).
+// T: float, double (bfloat16 gradients are folded in float32).
+template <class T>
+void col2im(const Conv2dPlan& p, const T* cols, std::int64_t channels, T* in);
+
+// im2col for bfloat16 same-width rows written straight into the bfloat16 GEMM's packed B
+// panels (BFloat16PanelLayout, core/cpu/gemm_kernels.h), two cols rows at a time: the GEMM
+// would otherwise read the cols buffer back and interleave its row pairs itself, so this
+// saves writing and reading cols. Same values in the same places, so the same bits.
+void im2col_bfloat16_panels(const Conv2dPlan& p, const BFloat16* in, std::int64_t channels,
+                            const BFloat16PanelLayout& layout, std::uint16_t* packed);
+
+// row[0, n) = value. A bfloat16 value is filled as its 16 bits: std::fill over the BFloat16
+// class ran one scalar 2-byte store per element (6 % of the bfloat16 CNN step).
+template <class T>
+void fill_row(T* row, std::int64_t n, T value) {
+  if constexpr (sizeof(T) == 2) {
+    std::uint16_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    std::fill_n(reinterpret_cast<std::uint16_t*>(row), n, bits);  // NOLINT: the same bytes
+  } else {
+    std::fill_n(row, n, value);
+  }
+}
+
+}  // namespace ember::cpu
