@@ -168,7 +168,7 @@ void conv2d_forward_typed(const Conv2dPlan& p) {
           im2col_bfloat16_panels(p, in_g, g.in_channels, layout, packed);
           const GemmPlan plan = matmul_plan<T>(g.out_channels, g.l, g.k, weight + group * g.out_channels * g.k, g.k, 1, nullptr,
                                                0, 0, out_n + group * g.out_channels * g.l, g.l, bias != nullptr ? 1.0 : 0.0);
-          gemm_bfloat16_packed_b_avx512(plan, packed);
+          gemm_bfloat16_packed_b_avx512(plan, layout, packed);
           continue;
         }
       }

@@ -492,7 +492,8 @@ void run_bfloat16_gemm(const GemmPlan& plan, bool float32_c) {
 
 BFloat16PanelLayout bfloat16_panel_layout(std::int64_t k, std::int64_t n) {
   BFloat16PanelLayout layout;
-  layout.pairs = packed_pairs(k, amx_bfloat16_usable());
+  layout.amx = amx_bfloat16_usable();
+  layout.pairs = packed_pairs(k, layout.amx);
   layout.panel_halves = layout.pairs * 2 * kNR;
   layout.panels = (n + kNR - 1) / kNR;
   return layout;
@@ -530,15 +531,15 @@ void pack_bfloat16_row_pair(const BFloat16MaskedRow& even, const BFloat16MaskedR
   }
 }
 
-void gemm_bfloat16_packed_b_avx512(const GemmPlan& plan, const std::uint16_t* packed_b) {
+void gemm_bfloat16_packed_b_avx512(const GemmPlan& plan, const BFloat16PanelLayout& layout,
+                                   const std::uint16_t* packed_b) {
   if (plan.m == 0 || plan.n == 0) return;
-  const bool amx = amx_bfloat16_usable();
   const std::int64_t work = plan.m * plan.n * std::max<std::int64_t>(plan.k, 1);
   const int threads = work >= kParallelMinWork ? get_num_threads() : 1;
   const Epilogue e{static_cast<float>(plan.alpha), static_cast<float>(plan.beta), plan.beta != 0.0,
                    static_cast<std::uint16_t*>(plan.c), plan.row_stride_c, plan.col_stride_c};
   gemm_one_batch_entry({static_cast<const std::uint16_t*>(plan.a), plan.row_stride_a, plan.col_stride_a},
-                       {nullptr, 0, 0}, e, plan.m, plan.n, plan.k, threads, amx, packed_b);
+                       {nullptr, 0, 0}, e, plan.m, plan.n, plan.k, threads, layout.amx, packed_b);
 }
 
 void gemm_bfloat16_avx512(const GemmPlan& plan) { run_bfloat16_gemm(plan, false); }

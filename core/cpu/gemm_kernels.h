@@ -98,12 +98,14 @@ void gemm_bfloat16_avx512(const GemmPlan& plan);
 // for sums of several products that round once at the end (the convolution's gradients).
 void gemm_bfloat16_to_float32_avx512(const GemmPlan& plan);
 // The bfloat16 GEMM's packed B, for a producer that writes B in it directly instead of a
-// row-major B the GEMM would pack (the convolution's im2col, core/cpu/conv_kernels.cpp):
+// row-major B the GEMM would pack (the convolution's im2col, core/cpu/im2col.cpp):
 // `panels` panels of 32 columns, panel q at q * panel_halves; in it, pair p (rows 2p and
 // 2p + 1 of k) at p * 64, the two rows' 32 values interleaved column by column. `pairs`
-// covers k, rounded up to whole AMX tiles when the GEMM runs on AMX (those pairs are zeros).
+// covers k, rounded up to whole AMX tiles when the GEMM runs on AMX (those pairs are zeros);
+// `amx` says which kernel the layout is for, and the product runs on that one.
 struct BFloat16PanelLayout {
   std::int64_t pairs = 0, panel_halves = 0, panels = 0;
+  bool amx = false;
 };
 BFloat16PanelLayout bfloat16_panel_layout(std::int64_t k, std::int64_t n);
 // A row of B given as a masked, shifted view: entry e is plane[e + shift] where
@@ -117,8 +119,9 @@ struct BFloat16MaskedRow {
 // Writes pair `pair` (rows `even` and `odd`, n entries each) into every panel of `packed`.
 void pack_bfloat16_row_pair(const BFloat16MaskedRow& even, const BFloat16MaskedRow& odd, std::int64_t n,
                             const BFloat16PanelLayout& layout, std::int64_t pair, std::uint16_t* packed);
-// gemm_bfloat16_avx512 with B given packed in that layout (plan.b is not read; batch 1).
-void gemm_bfloat16_packed_b_avx512(const GemmPlan& plan, const std::uint16_t* packed_b);
+// gemm_bfloat16_avx512 with B given packed in `layout` (plan.b is not read; batch 1).
+void gemm_bfloat16_packed_b_avx512(const GemmPlan& plan, const BFloat16PanelLayout& layout,
+                                   const std::uint16_t* packed_b);
 // Whether a bfloat16 GEMM reads its 16-bit operands directly right now: the CPU has
 // AVX512-BF16 and EMBER_GEMM_KERNEL does not force a kernel without it (portable, avx2).
 // Otherwise core/linalg.cpp widens them to float32.
