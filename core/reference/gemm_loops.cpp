@@ -69,9 +69,9 @@ void gemm_typed(const GemmPlan& plan) {
 
 }  // namespace
 
-// GemmPlan::bias is never set here: neither the CPU nor the reference loops register an
-// addmm_kernel (core/backend.h), so core/linalg.cpp's addmm copies the bias into C first and
-// asks for beta * C.
+// GemmPlan::bias is never set here: the reference loops register no addmm_kernel
+// (core/backend.h), so in reference mode the CPU's addmm kernel serves (the dispatch's
+// fallback, core/dispatch.h): it copies the bias into C and asks these loops for beta * C.
 void gemm(const GemmPlan& plan) {
   switch (plan.dtype) {
     case DType::Float32: gemm_typed<float>(plan); break;

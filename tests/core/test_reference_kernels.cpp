@@ -419,6 +419,28 @@ TEST_CASE("reference kernels: the triple-loop GEMM gives the FMA kernels' bits f
   }
 }
 
+TEST_CASE("reference kernels: addmm in reference mode is the triple loop, bias included", "[core][reference]") {
+  // Reference mode has no addmm kernel of its own: the CPU's serves (the dispatch's fallback),
+  // copying the bias into C and handing the product to the reference loops. So the result
+  // must be theirs exactly, out = fma(beta, bias, alpha * dot) with dot one fma chain in order
+  // of p, for a k past the fast kernels' slices (where their sums round differently: the same
+  // check in fast mode fails).
+  const std::int64_t m = 5, k = 3000, n = 7;
+  const Tensor a = values({m, k}, kFloat32, 0.1, false), b = values({k, n}, kFloat32, 0.5, false);
+  const Tensor bias = values({n}, kFloat32, 0.9, false);
+  KernelModeGuard mode(KernelMode::Reference);
+  const Tensor out = native::addmm(bias, a, b, 0.5, 2.0);
+  for (std::int64_t i = 0; i < m; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      float dot = 0.0f;
+      for (std::int64_t p = 0; p < k; ++p) dot = std::fma(a.data_ptr<float>()[i * k + p], b.data_ptr<float>()[p * n + j], dot);
+      const float expected = std::fma(0.5f, bias.data_ptr<float>()[j], 2.0f * dot);
+      INFO("element (" << i << ", " << j << ")");
+      REQUIRE(out.data_ptr<float>()[i * n + j] == expected);
+    }
+  }
+}
+
 TEST_CASE("reference kernels: index_select, index_add, gather and scatter_add give the fast bits", "[core][reference]") {
   for (DType dtype : kAllDTypes) {
     Tensor self = values({5, 6, 7}, dtype, 0.3);
