@@ -48,11 +48,17 @@
 #include <memory>
 #include <new>
 
+#include <ember/core/cpu/gemm_bf16_layout.h>
 #include <ember/core/cpu/gemm_kernels.h>
 #include <ember/core/parallel.h>
 #include <ember/core/strided_index.h>
 
 namespace ember::cpu {
+
+using bf16_panels::kAmxTilePairs;
+using bf16_panels::kInterleaveLow;
+using bf16_panels::kNR;
+using bf16_panels::packed_pairs;
 
 namespace {
 
@@ -64,8 +70,7 @@ namespace {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
-constexpr int kMR = 12;                 // rows of a tile
-constexpr int kNR = 32;                 // columns of a tile: two zmm of floats
+constexpr int kMR = 12;                 // rows of a tile (kNR columns: gemm_bf16_layout.h)
 constexpr std::int64_t kRowPanelsPerUnit = 4;
 // Below this many multiply-adds the product runs on the calling thread (as the float32 GEMM).
 constexpr std::int64_t kParallelMinWork = 64 * 64 * 64;
@@ -80,12 +85,6 @@ struct Matrix16 {
 };
 
 inline Word pair(std::uint16_t even, std::uint16_t odd) { return Word{even} | (Word{odd} << 16); }
-
-// The interleaving permutes: word j of the first output holds (even[j], odd[j]) for j < 16,
-// of the second output for j + 16.
-alignas(64) constexpr std::uint16_t kInterleaveLow[32] = {0,  32, 1,  33, 2,  34, 3,  35, 4,  36, 5,
-                                                         37, 6,  38, 7,  39, 8,  40, 9,  41, 10, 42,
-                                                         11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
 
 // The float32 kernel's transposing packs (core/cpu/gemm_kernel_avx512.cpp: out[p * W + i] =
 // src[i * stride + p] for W = 12 and W = 32, 16 x 16 blocks transposed in registers) move
@@ -275,8 +274,7 @@ inline void tile(const Word* a_panel, const std::uint16_t* b_panel, std::int64_t
 // tmm0-3), two A tiles (tmm4-5) and two B tiles (tmm6-7); each 16-pair step loads 4 tiles for 4
 // tdpbf16ps. The C tiles are stored to a float buffer at the end and go through the same
 // epilogue (alpha, beta, rounding) as the vdpbf16ps tiles.
-constexpr std::int64_t kAmxRows = 32;       // rows of C per unit: two A tiles
-constexpr std::int64_t kAmxTilePairs = 16;  // k pairs in one tile
+constexpr std::int64_t kAmxRows = 32;       // rows of C per unit: two A tiles (kAmxTilePairs deep)
 
 // The tile configuration LDTILECFG reads (palette 1): every tile 16 rows of 64 bytes.
 struct TileConfig {
@@ -385,11 +383,6 @@ struct PackBuffer {
   }
 };
 
-// k pairs per packed panel: on AMX every panel's k is padded to whole tiles.
-std::int64_t packed_pairs(std::int64_t k, bool amx) {
-  return amx ? ((k + 1) / 2 + kAmxTilePairs - 1) / kAmxTilePairs * kAmxTilePairs : (k + 1) / 2;
-}
-
 // `prepacked_b`: B already in the packed layout (bfloat16_panel_layout), or null to pack b.
 void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& e, std::int64_t m, std::int64_t n,
                           std::int64_t k, int threads, bool amx, const std::uint16_t* prepacked_b = nullptr) {
@@ -489,47 +482,6 @@ void run_bfloat16_gemm(const GemmPlan& plan, bool float32_c) {
 }
 
 }  // namespace
-
-BFloat16PanelLayout bfloat16_panel_layout(std::int64_t k, std::int64_t n) {
-  BFloat16PanelLayout layout;
-  layout.amx = amx_bfloat16_usable();
-  layout.pairs = packed_pairs(k, layout.amx);
-  layout.panel_halves = layout.pairs * 2 * kNR;
-  layout.panels = (n + kNR - 1) / kNR;
-  return layout;
-}
-
-namespace {
-
-// Entries [l0, l0 + count) of a masked row as 32 lanes (count <= 32), zeros past count.
-__m512i masked_row_lanes(const BFloat16MaskedRow& row, std::int64_t l0, std::int64_t count) {
-  const std::int64_t begin = std::max(l0, row.first), end = std::min(l0 + count, row.last);
-  if (row.plane == nullptr || end <= begin) return _mm512_setzero_si512();
-  // Lanes [begin - l0, end - l0) of the 32, and of those the ones keep_bits marks (l0 is a
-  // multiple of 32: one word).
-  const std::uint64_t range = ((std::uint64_t{1} << (end - l0)) - 1) & ~((std::uint64_t{1} << (begin - l0)) - 1);
-  const auto lanes = static_cast<__mmask32>(range & row.keep_bits[l0 / 32]);
-  // The 32 lanes start at plane[l0 + shift], which may lie outside the plane: the masked-off
-  // lanes are neither read nor faulted on, so the address is formed as an integer.
-  const auto* first = reinterpret_cast<const std::uint16_t*>(  // NOLINT: see above
-      reinterpret_cast<std::uintptr_t>(row.plane) + static_cast<std::uintptr_t>((l0 + row.shift) * 2));
-  return _mm512_maskz_loadu_epi16(lanes, first);
-}
-
-}  // namespace
-
-void pack_bfloat16_row_pair(const BFloat16MaskedRow& even, const BFloat16MaskedRow& odd, std::int64_t n,
-                            const BFloat16PanelLayout& layout, std::int64_t pair, std::uint16_t* packed) {
-  const __m512i low = _mm512_load_si512(kInterleaveLow);
-  const __m512i high = _mm512_add_epi16(low, _mm512_set1_epi16(16));
-  for (std::int64_t q = 0; q < layout.panels; ++q) {
-    const std::int64_t l0 = q * kNR, count = std::min<std::int64_t>(kNR, n - l0);
-    const __m512i even_lanes = masked_row_lanes(even, l0, count), odd_lanes = masked_row_lanes(odd, l0, count);
-    std::uint16_t* out = packed + q * layout.panel_halves + pair * 2 * kNR;
-    _mm512_storeu_si512(out, _mm512_permutex2var_epi16(even_lanes, low, odd_lanes));
-    _mm512_storeu_si512(out + kNR, _mm512_permutex2var_epi16(even_lanes, high, odd_lanes));
-  }
-}
 
 void gemm_bfloat16_packed_b_avx512(const GemmPlan& plan, const BFloat16PanelLayout& layout,
                                    const std::uint16_t* packed_b) {
