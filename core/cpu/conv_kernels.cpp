@@ -155,6 +155,7 @@ void conv2d_forward_typed(const Conv2dPlan& p) {
   // bfloat16 same-width rows: im2col writes the GEMM's packed panels (im2col_bfloat16_panels).
   const bool panels = std::is_same_v<T, BFloat16> && !pointwise && same_width_rows(p);
   const BFloat16PanelLayout layout = panels ? bfloat16_panel_layout(g.k, g.l) : BFloat16PanelLayout{};
+  const BFloat16ColsRows cols_rows = panels ? bfloat16_cols_rows(p, g.in_channels, layout) : BFloat16ColsRows{};
   for_each_sample<T>(p, pointwise || panels ? 0 : g.k * g.l, [&](std::int64_t n, T* cols) {
     T* out_n = output + n * p.out_channels * g.l;
     if (bias != nullptr) {
@@ -165,7 +166,7 @@ void conv2d_forward_typed(const Conv2dPlan& p) {
       if constexpr (std::is_same_v<T, BFloat16>) {
         if (panels) {
           std::uint16_t* packed = panels_buffer(layout.panels * layout.panel_halves);
-          im2col_bfloat16_panels(p, in_g, g.in_channels, layout, packed);
+          im2col_bfloat16_panels(in_g, cols_rows, layout, packed);
           const GemmPlan plan = matmul_plan<T>(g.out_channels, g.l, g.k, weight + group * g.out_channels * g.k, g.k, 1, nullptr,
                                                0, 0, out_n + group * g.out_channels * g.l, g.l, bias != nullptr ? 1.0 : 0.0);
           gemm_bfloat16_packed_b_avx512(plan, layout, packed);
@@ -229,6 +230,46 @@ void conv2d_backward_input_typed(const Conv2dPlan& p) {
       if constexpr (!std::is_same_v<T, Acc>) std::copy(sums, sums + g.in_channels * in_plane, in_g);  // rounds once
     }
   });
+}
+
+// The input gradient of a stride-1 convolution is itself a convolution: of d out, with the
+// weights' two channel dims swapped and each kernel flipped, padded by dH * (kH - 1) - pH:
+//   d in[c, h, w] = Σ_{o, i, j} d out[o, h + pH - i*dH, w + pW - j*dW] · W[o, c, i, j]
+//                 = conv2d(d out, W')[c, h, w]   with W'[c, o, i', j'] = W[o, c, kH-1-i', kW-1-j'].
+// For bfloat16 same-width rows this runs the forward's path (im2col straight into the GEMM's
+// packed panels, K' = O_g * kH * kW, one rounding from the float32 sums), where the product
+// d cols = Wᵀ · d out would write float32 cols (K * L per sample) for col2im to read back.
+bool input_gradient_as_convolution(const Conv2dPlan& p) {
+  return p.dtype == DType::BFloat16 && same_width_rows(p) && p.stride_h == 1 && !is_pointwise(p) &&
+         p.pad_h <= p.dilation_h * (p.kernel_h - 1) && p.pad_w <= p.dilation_w * (p.kernel_w - 1);
+}
+
+void conv2d_backward_input_as_convolution(const Conv2dPlan& p) {
+  const GroupShape g = group_shape(p);
+  const auto* weight = static_cast<const BFloat16*>(p.weight);
+  const std::int64_t taps = p.kernel_h * p.kernel_w;
+  std::vector<BFloat16> flipped(static_cast<std::size_t>(p.out_channels * g.k));  // W' [C_in, O_g, kH, kW]
+  for (std::int64_t group = 0; group < p.groups; ++group)
+    for (std::int64_t c = 0; c < g.in_channels; ++c)
+      for (std::int64_t o = 0; o < g.out_channels; ++o) {
+        const BFloat16* from = weight + ((group * g.out_channels + o) * g.in_channels + c) * taps;
+        BFloat16* to = flipped.data() + ((group * g.in_channels + c) * g.out_channels + o) * taps;
+        std::reverse_copy(from, from + taps, to);  // (i, j) -> (kH-1-i, kW-1-j): the taps in reverse
+      }
+  Conv2dPlan transposed = p;
+  transposed.in_channels = p.out_channels;
+  transposed.out_channels = p.in_channels;
+  transposed.in_h = p.out_h;
+  transposed.in_w = p.out_w;
+  transposed.out_h = p.in_h;
+  transposed.out_w = p.in_w;
+  transposed.pad_h = p.dilation_h * (p.kernel_h - 1) - p.pad_h;
+  transposed.pad_w = p.dilation_w * (p.kernel_w - 1) - p.pad_w;
+  transposed.input = p.output;  // d out
+  transposed.weight = flipped.data();
+  transposed.bias = nullptr;
+  transposed.output = p.input;  // d in
+  conv2d_forward_typed<BFloat16>(transposed);
 }
 
 // Samples per block of the weight gradient: each block sums its samples into a partial
@@ -300,6 +341,7 @@ void conv2d(const Conv2dPlan& p) {
 
 void conv2d_backward_input(const Conv2dPlan& p) {
   if (p.dtype == DType::Float64) conv2d_backward_input_typed<double>(p);
+  else if (input_gradient_as_convolution(p)) conv2d_backward_input_as_convolution(p);
   else if (p.dtype == DType::BFloat16) conv2d_backward_input_typed<BFloat16, float>(p);
   else conv2d_backward_input_typed<float>(p);
 }

@@ -30,33 +30,33 @@ BFloat16PanelLayout bfloat16_panel_layout(std::int64_t k, std::int64_t n) {
 
 namespace {
 
-// Entries [l0, l0 + count) of a masked row as 32 lanes (count <= 32), zeros past count.
-__m512i masked_row_lanes(const BFloat16MaskedRow& row, std::int64_t l0, std::int64_t count) {
-  const std::int64_t begin = std::max(l0, row.first), end = std::min(l0 + count, row.last);
-  if (row.plane == nullptr || end <= begin) return _mm512_setzero_si512();
-  // Lanes [begin - l0, end - l0) of the 32, and of those the ones keep_bits marks (l0 is a
-  // multiple of 32: one word).
-  const std::uint64_t range = ((std::uint64_t{1} << (end - l0)) - 1) & ~((std::uint64_t{1} << (begin - l0)) - 1);
-  const auto lanes = static_cast<__mmask32>(range & row.keep_bits[l0 / 32]);
-  // The 32 lanes start at plane[l0 + shift], which may lie outside the plane: the masked-off
+// Entries [32q, 32q + 32) of a masked row over `base` as 32 lanes.
+__m512i masked_row_lanes(const std::uint16_t* base, const BFloat16MaskedRow& row, std::int64_t q) {
+  const __mmask32 lanes = row.lane_masks[q];
+  if (lanes == 0) return _mm512_setzero_si512();
+  // The 32 lanes start at base[offset + 32q], which may lie outside the source: the masked-off
   // lanes are neither read nor faulted on, so the address is formed as an integer.
   const auto* first = reinterpret_cast<const std::uint16_t*>(  // NOLINT: see above
-      reinterpret_cast<std::uintptr_t>(row.plane) + static_cast<std::uintptr_t>((l0 + row.shift) * 2));
+      reinterpret_cast<std::uintptr_t>(base) + static_cast<std::uintptr_t>((row.offset + q * kNR) * 2));
   return _mm512_maskz_loadu_epi16(lanes, first);
 }
 
 }  // namespace
 
-void pack_bfloat16_row_pair(const BFloat16MaskedRow& even, const BFloat16MaskedRow& odd, std::int64_t n,
-                            const BFloat16PanelLayout& layout, std::int64_t pair, std::uint16_t* packed) {
+// Panel by panel, so the stores run through each panel in order (the source, one sample's
+// planes, stays in L1 meanwhile).
+void pack_bfloat16_rows(const std::uint16_t* base, const BFloat16MaskedRow* rows, const BFloat16PanelLayout& layout,
+                        std::uint16_t* packed) {
   const __m512i low = _mm512_load_si512(kInterleaveLow);
   const __m512i high = _mm512_add_epi16(low, _mm512_set1_epi16(16));
   for (std::int64_t q = 0; q < layout.panels; ++q) {
-    const std::int64_t l0 = q * kNR, count = std::min<std::int64_t>(kNR, n - l0);
-    const __m512i even_lanes = masked_row_lanes(even, l0, count), odd_lanes = masked_row_lanes(odd, l0, count);
-    std::uint16_t* out = packed + q * layout.panel_halves + pair * 2 * kNR;
-    _mm512_storeu_si512(out, _mm512_permutex2var_epi16(even_lanes, low, odd_lanes));
-    _mm512_storeu_si512(out + kNR, _mm512_permutex2var_epi16(even_lanes, high, odd_lanes));
+    std::uint16_t* out = packed + q * layout.panel_halves;
+    for (std::int64_t pair = 0; pair < layout.pairs; ++pair, out += 2 * kNR) {
+      const __m512i even_lanes = masked_row_lanes(base, rows[2 * pair], q);
+      const __m512i odd_lanes = masked_row_lanes(base, rows[2 * pair + 1], q);
+      _mm512_store_si512(out, _mm512_permutex2var_epi16(even_lanes, low, odd_lanes));
+      _mm512_store_si512(out + kNR, _mm512_permutex2var_epi16(even_lanes, high, odd_lanes));
+    }
   }
 }
 

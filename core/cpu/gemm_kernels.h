@@ -108,17 +108,18 @@ struct BFloat16PanelLayout {
   bool amx = false;
 };
 BFloat16PanelLayout bfloat16_panel_layout(std::int64_t k, std::int64_t n);
-// A row of B given as a masked, shifted view: entry e is plane[e + shift] where
-// first <= e < last and bit e % 32 of keep_bits[e / 32] is set, else +0.0 (a null plane: the
-// whole row is zeros).
+// A row of B given as a masked, shifted view of memory at `base` (the producer's source, given
+// with each call): entry e is base[offset + e] where bit e % 32 of lane_masks[e / 32] is set,
+// else +0.0 (a mask is zero past the row's n entries). Views do not depend on `base`, so a
+// convolution builds them once per call and packs every sample with them.
 struct BFloat16MaskedRow {
-  const std::uint16_t* plane = nullptr;
-  std::int64_t shift = 0, first = 0, last = 0;
-  const std::uint32_t* keep_bits = nullptr;
+  std::int64_t offset = 0;
+  const std::uint32_t* lane_masks = nullptr;  // one per panel
 };
-// Writes pair `pair` (rows `even` and `odd`, n entries each) into every panel of `packed`.
-void pack_bfloat16_row_pair(const BFloat16MaskedRow& even, const BFloat16MaskedRow& odd, std::int64_t n,
-                            const BFloat16PanelLayout& layout, std::int64_t pair, std::uint16_t* packed);
+// Writes rows[0, 2 * layout.pairs) (over `base`) into the panels of `packed`, rows 2p and
+// 2p + 1 as pair p.
+void pack_bfloat16_rows(const std::uint16_t* base, const BFloat16MaskedRow* rows, const BFloat16PanelLayout& layout,
+                        std::uint16_t* packed);
 // gemm_bfloat16_avx512 with B given packed in `layout` (plan.b is not read; batch 1).
 void gemm_bfloat16_packed_b_avx512(const GemmPlan& plan, const BFloat16PanelLayout& layout,
                                    const std::uint16_t* packed_b);

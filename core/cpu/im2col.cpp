@@ -212,26 +212,36 @@ void col2im(const Conv2dPlan& p, const T* cols, std::int64_t channels, T* in) {
 // panels (BFloat16PanelLayout, core/cpu/gemm_kernels.h), two cols rows at a time: the GEMM
 // would otherwise read the cols buffer back and interleave its row pairs itself, so this
 // saves writing and reading cols. Same values in the same places, so the same bits.
-void im2col_bfloat16_panels(const Conv2dPlan& p, const BFloat16* in, std::int64_t channels,
-                            const BFloat16PanelLayout& layout, std::uint16_t* packed) {
+BFloat16ColsRows bfloat16_cols_rows(const Conv2dPlan& p, std::int64_t channels, const BFloat16PanelLayout& layout) {
   const std::int64_t l = p.out_h * p.out_w, k = channels * p.kernel_h * p.kernel_w;
   const std::uint32_t* keep_bits = column_mask_bits(p);
   const std::int64_t words = (l + 31) / 32;
-  const auto row_at = [&](std::int64_t row) {  // cols row (c, i, j) as a masked view of plane c
-    BFloat16MaskedRow view;
-    if (row >= k) return view;  // past k: zeros
+  BFloat16ColsRows result;
+  result.rows.resize(static_cast<std::size_t>(2 * layout.pairs));
+  result.lane_masks.assign(static_cast<std::size_t>(2 * layout.pairs * layout.panels), 0);  // past k: zeros
+  for (std::int64_t row = 0; row < std::min(k, 2 * layout.pairs); ++row) {  // (c, i, j): a view of plane c
     const std::int64_t c = row / (p.kernel_h * p.kernel_w), i = row / p.kernel_w % p.kernel_h, j = row % p.kernel_w;
     const std::int64_t w_offset = j * p.dilation_w - p.pad_w;
     const ShiftedRow r = shifted_row(p, i, w_offset, inside_columns(w_offset, p.stride_w, p.in_w, p.out_w));
-    view.plane = reinterpret_cast<const std::uint16_t*>(in + c * p.in_h * p.in_w);  // NOLINT: the bits
-    view.shift = r.shift;
-    view.first = r.first;
-    view.last = r.last;
-    view.keep_bits = keep_bits + j * words;
-    return view;
-  };
-  for (std::int64_t pair = 0; pair < layout.pairs; ++pair)
-    pack_bfloat16_row_pair(row_at(2 * pair), row_at(2 * pair + 1), l, layout, pair, packed);
+    std::uint32_t* masks = result.lane_masks.data() + row * layout.panels;
+    for (std::int64_t q = 0; q < layout.panels && q < words; ++q) {
+      // Entries [first, last) of panel q's 32, and of those the ones inside the width.
+      const std::int64_t begin = std::max(32 * q, r.first) - 32 * q, end = std::min(32 * q + 32, r.last) - 32 * q;
+      if (end <= begin) continue;
+      const std::uint64_t range = ((std::uint64_t{1} << end) - 1) & ~((std::uint64_t{1} << begin) - 1);
+      masks[q] = static_cast<std::uint32_t>(range) & keep_bits[j * words + q];
+    }
+    result.rows[static_cast<std::size_t>(row)] = {c * p.in_h * p.in_w + r.shift, masks};
+  }
+  for (std::int64_t row = k; row < 2 * layout.pairs; ++row)
+    result.rows[static_cast<std::size_t>(row)] = {0, result.lane_masks.data() + row * layout.panels};
+  return result;
+}
+
+void im2col_bfloat16_panels(const BFloat16* in, const BFloat16ColsRows& cols_rows, const BFloat16PanelLayout& layout,
+                            std::uint16_t* packed) {
+  pack_bfloat16_rows(reinterpret_cast<const std::uint16_t*>(in), cols_rows.rows.data(), layout,  // NOLINT: the bits
+                     packed);
 }
 
 template void im2col<float>(const Conv2dPlan&, const float*, std::int64_t, float*);

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include <ember/core/conv_plans.h>
 #include <ember/core/cpu/gemm_kernels.h>
@@ -41,8 +42,16 @@ void col2im(const Conv2dPlan& p, const T* cols, std::int64_t channels, T* in);
 // panels (BFloat16PanelLayout, core/cpu/gemm_kernels.h), two cols rows at a time: the GEMM
 // would otherwise read the cols buffer back and interleave its row pairs itself, so this
 // saves writing and reading cols. Same values in the same places, so the same bits.
-void im2col_bfloat16_panels(const Conv2dPlan& p, const BFloat16* in, std::int64_t channels,
-                            const BFloat16PanelLayout& layout, std::uint16_t* packed);
+// Each cols row is a masked, shifted view of an input plane that depends on the shapes only:
+// bfloat16_cols_rows builds the 2 * layout.pairs views and their lane masks once per call,
+// and im2col_bfloat16_panels packs one sample and group (`in`: its first plane) with them.
+struct BFloat16ColsRows {
+  std::vector<BFloat16MaskedRow> rows;  // 2 * layout.pairs
+  std::vector<std::uint32_t> lane_masks;  // the rows' masks, layout.panels each
+};
+BFloat16ColsRows bfloat16_cols_rows(const Conv2dPlan& p, std::int64_t channels, const BFloat16PanelLayout& layout);
+void im2col_bfloat16_panels(const BFloat16* in, const BFloat16ColsRows& cols_rows, const BFloat16PanelLayout& layout,
+                            std::uint16_t* packed);
 
 // row[0, n) = value. A bfloat16 value is filled as its 16 bits: std::fill over the BFloat16
 // class ran one scalar 2-byte store per element (6 % of the bfloat16 CNN step).
