@@ -8,7 +8,7 @@
 //   fused_kernels.cpp        fused cross-entropy, the SGD step, one_hot, foreach_norm (core/fused_plans.h)
 //   conv_kernels.cpp         conv2d and its two gradients: im2col + gemm (core/conv_plans.h)
 //   pool_kernels.cpp         max / average / adaptive average pooling and their gradients
-//                            (MaxPool2d(2) on float planes: max_pool_2x2_avx512.cpp where cpuid allows)
+//                            (MaxPool2d(2) on float32 and bfloat16 planes: max_pool_2x2_avx512.cpp where cpuid allows)
 //   batch_norm_kernels.cpp   batch norm forward and backward (core/batch_norm_plan.h)
 //   embedding_kernels.cpp    the embedding's weight gradient (core/embedding_plan.h)
 //   layer_norm_kernels.cpp   layer norm forward and backward (core/layer_norm_plan.h)
@@ -49,11 +49,21 @@ void conv2d_backward_input(const Conv2dPlan& plan);
 void conv2d_backward_weight(const Conv2dPlan& plan);
 void pool2d(const Pool2dPlan& plan);
 void pool2d_backward(const Pool2dPlan& plan);
-// One float plane of MaxPool2d(2): 2x2 windows, stride 2, all inside; indices within the
-// plane. AVX-512 only (compiled with its flags; call it after cpuid said so); needs
-// 3 * in_w < 2^31.
+// One float32 (or bfloat16, as its bits) plane of MaxPool2d(2): 2x2 windows, stride 2, all
+// inside; indices within the plane. AVX-512 only (compiled with its flags; call it after
+// cpuid said so); needs 3 * in_w < 2^31.
 void max_pool_2x2_plane_avx512(const float* in, std::int64_t in_w, std::int64_t out_h, std::int64_t out_w,
                                float* out, std::int64_t* indices);
+void max_pool_2x2_plane_avx512(const std::uint16_t* in, std::int64_t in_w, std::int64_t out_h, std::int64_t out_w,
+                               std::uint16_t* out, std::int64_t* indices);
+// Its backward for one plane: writes all of grad_in (in_h x in_w) from grad_out and the
+// forward's indices; false (grad_in partly written) if an index is not in its window. The
+// bfloat16 one needs AVX-512 BW as well.
+bool max_pool_2x2_backward_plane_avx512(const float* grad_out, const std::int64_t* indices, std::int64_t in_h,
+                                        std::int64_t in_w, std::int64_t out_h, std::int64_t out_w, float* grad_in);
+bool max_pool_2x2_backward_plane_avx512(const std::uint16_t* grad_out, const std::int64_t* indices, std::int64_t in_h,
+                                        std::int64_t in_w, std::int64_t out_h, std::int64_t out_w,
+                                        std::uint16_t* grad_in);
 void batch_norm(const BatchNormPlan& plan);
 void batch_norm_backward(const BatchNormBackwardPlan& plan);
 void embedding_backward(const EmbeddingBackwardPlan& plan);

@@ -195,6 +195,10 @@ inline std::uint16_t bfloat16_plus_zero(std::uint16_t g) {
   return magnitude > 0x7F80 ? std::uint16_t{0x7FC0} : magnitude == 0 ? std::uint16_t{0} : g;
 }
 
+// The bits of a bfloat16 plane, as the AVX-512 MaxPool2d(2) kernels take them.
+inline const std::uint16_t* bits_of(const BFloat16* plane) { return reinterpret_cast<const std::uint16_t*>(plane); }  // NOLINT
+inline std::uint16_t* bits_of(BFloat16* plane) { return reinterpret_cast<std::uint16_t*>(plane); }  // NOLINT
+
 template <class T>
 void pool2d_typed(const Pool2dPlan& p) {
   constexpr bool widen = is_reduced_float_v<T>;
@@ -204,6 +208,16 @@ void pool2d_typed(const Pool2dPlan& p) {
   const std::int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
   const bool inside = windows_inside(p);
   const bool wide_2x2 = p.mode == PoolMode::Max && std::is_same_v<Compute, float> && max_2x2_avx512(p);
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    if (wide_2x2) {  // pooled as read, no widened planes
+      parallel_for(0, p.planes, plane_grain(p), [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t plane = begin; plane < end; ++plane)
+          max_pool_2x2_plane_avx512(bits_of(input + plane * in_plane), p.in_w, p.out_h, p.out_w,
+                                    bits_of(output + plane * out_plane), p.indices + plane * out_plane);
+      });
+      return;
+    }
+  }
   parallel_for(0, p.planes, plane_grain(p), [&](std::int64_t begin, std::int64_t end) {
     std::vector<std::int32_t> which(static_cast<std::size_t>(inside ? p.out_w : 0));
     std::vector<Compute> wide_in(widen ? in_plane : 0), wide_out(widen ? out_plane : 0);
@@ -239,10 +253,25 @@ void pool2d_backward_typed(const Pool2dPlan& p) {
   T* grad_in = static_cast<T*>(p.input);
   const std::int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
   const bool disjoint = windows_disjoint(p);
+  constexpr bool has_2x2_kernel = std::is_same_v<T, float> || std::is_same_v<T, BFloat16>;
+  static const bool cpu_has_avx512bw = __builtin_cpu_supports("avx512bw");  // the bfloat16 one's masked loads
+  const bool dense_2x2 = has_2x2_kernel && p.mode == PoolMode::Max && max_2x2_avx512(p) &&
+                         (std::is_same_v<T, float> || cpu_has_avx512bw);
   parallel_for(0, p.planes, plane_grain(p), [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t plane = begin; plane < end; ++plane) {
       T* gi = grad_in + plane * in_plane;
       const T* go = grad_out + plane * out_plane;
+      if constexpr (has_2x2_kernel) {
+        if (dense_2x2) {  // every input element written once (core/cpu/max_pool_2x2_avx512.cpp)
+          const std::int64_t* index = p.indices + plane * out_plane;
+          bool done = false;
+          if constexpr (std::is_same_v<T, float>)
+            done = max_pool_2x2_backward_plane_avx512(go, index, p.in_h, p.in_w, p.out_h, p.out_w, gi);
+          else
+            done = max_pool_2x2_backward_plane_avx512(bits_of(go), index, p.in_h, p.in_w, p.out_h, p.out_w, bits_of(gi));
+          if (done) continue;  // else an index outside its window: scattered below
+        }
+      }
       zero_plane(gi, in_plane);
       if constexpr (std::is_same_v<T, BFloat16>) {
         if (p.mode == PoolMode::Max && disjoint) {  // the one addition below, by bits
