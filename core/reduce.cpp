@@ -128,19 +128,26 @@ std::vector<bool> last_run_if_scattered(const std::vector<bool>& mask) {
 // A sum over scattered dims runs in stages, the last run of reduced dims first (kept as size
 // 1): each stage reads its input in place, where one pass would first copy the whole input
 // into a permuted contiguous layout (a convolution's bias gradient, the sum of d out over
-// {0, 2, 3}, spent more time in that copy than in the sum).
+// {0, 2, 3}, spent more time in that copy than in the sum). A bfloat16 / float16 sum keeps
+// its partial sums in float32 (rounded to 16 bits between stages they lost the precision a
+// one-pass sum keeps) and rounds once at the end.
 Tensor accumulate(ReduceOp op, const Tensor& self, IntArrayRef dims, bool keepdim, DType dtype) {
   Tensor input = to_dtype(self, dtype);
   std::vector<bool> mask = reduced_dims_mask(input, dims);
   const TensorOptions options = TensorOptions().dtype(dtype).device(self.device());
   Tensor output = empty(reduced_sizes(input, mask, keepdim), options);
-  // (Not for bfloat16 / float16, whose partial sums would be rounded to 16 bits between stages.)
-  if (op == ReduceOp::Sum && output.numel() != 0 && !is_reduced_floating_point(dtype)) {
+  if (op == ReduceOp::Sum && output.numel() != 0) {
+    const TensorOptions partial_options = is_reduced_floating_point(dtype) ? options.dtype(kFloat32) : options;
     for (std::vector<bool> run = last_run_if_scattered(mask); !run.empty(); run = last_run_if_scattered(mask)) {
-      Tensor partial = empty(reduced_sizes(input, run, /*keepdim=*/true), options);
+      Tensor partial = empty(reduced_sizes(input, run, /*keepdim=*/true), partial_options);
       run_reduce(op, reduction_layout(input, run), partial);
       input = partial;
       for (std::size_t d = 0; d < mask.size(); ++d) mask[d] = mask[d] && !run[d];
+    }
+    if (input.dtype() != dtype) {  // float32 partials of a 16-bit sum: the last stage in float32, then one rounding
+      Tensor sums = empty(output.sizes(), partial_options);
+      run_reduce(op, reduction_layout(input, mask), sums);
+      return to_dtype(sums, dtype);
     }
   }
   run_reduce(op, reduction_layout(input, mask), output);

@@ -239,9 +239,12 @@ void conv2d_backward_input_typed(const Conv2dPlan& p) {
 // For bfloat16 same-width rows this runs the forward's path (im2col straight into the GEMM's
 // packed panels, K' = O_g * kH * kW, one rounding from the float32 sums), where the product
 // d cols = Wᵀ · d out would write float32 cols (K * L per sample) for col2im to read back.
+// Its product has C_g rows: from 32 (a whole AMX block of rows), where fewer would multiply
+// mostly padding (a first layer's C_g = 1: 32 times the tile work of d cols = Wᵀ · d out).
 bool input_gradient_as_convolution(const Conv2dPlan& p) {
   return p.dtype == DType::BFloat16 && same_width_rows(p) && p.stride_h == 1 && !is_pointwise(p) &&
-         p.pad_h <= p.dilation_h * (p.kernel_h - 1) && p.pad_w <= p.dilation_w * (p.kernel_w - 1);
+         p.in_channels / p.groups >= 32 && p.pad_h <= p.dilation_h * (p.kernel_h - 1) &&
+         p.pad_w <= p.dilation_w * (p.kernel_w - 1);
 }
 
 void conv2d_backward_input_as_convolution(const Conv2dPlan& p) {

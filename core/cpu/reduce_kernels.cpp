@@ -14,10 +14,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
 #include <ember/core/cpu/cpu_kernels.h>
+#include <ember/core/cpu/wide_clones.h>
 #include <ember/core/element_math.h>
 #include <ember/core/error.h>
 #include <ember/core/parallel.h>
@@ -69,18 +71,56 @@ constexpr int kSumLanes = 16;
 // the memory traffic (measured: 16 GB/s against 27 for PyTorch on 64M floats).
 constexpr std::int64_t kFloatRun = 256;
 
+// The float-lane part of sum_contiguous for a bfloat16 row (the same additions in the same
+// lanes, so the same bits), compiled also for AVX-512 and AVX2: the library's plain x86-64
+// build widened and added the values a few at a time. Widening a bfloat16 is a shift. Adds
+// whole runs of kFloatRun values, then the whole kSumLanes groups left, into `lanes`, and
+// returns how many values it took.
+EMBER_WIDE_CLONES std::int64_t bfloat16_float_runs(const std::uint16_t* x, std::int64_t n, double* lanes) {
+  // kSumLanes values widened at once (written so that GCC loads them with one widening move;
+  // a bit_cast per value became one 16-bit insert per value).
+  const auto add_widened = [](const std::uint16_t* values, float* run) {
+    std::uint32_t words[kSumLanes];
+    for (int j = 0; j < kSumLanes; ++j) words[j] = std::uint32_t{values[j]} << 16;
+    float widened[kSumLanes];
+    std::memcpy(widened, words, sizeof widened);
+    for (int j = 0; j < kSumLanes; ++j) run[j] += widened[j];
+  };
+  std::int64_t r = 0;
+  for (; r + kFloatRun <= n; r += kFloatRun) {
+    float run[kSumLanes] = {};
+    for (std::int64_t q = r; q < r + kFloatRun; q += kSumLanes) add_widened(x + q, run);
+    for (int j = 0; j < kSumLanes; ++j) lanes[j] += static_cast<double>(run[j]);
+  }
+  float run[kSumLanes] = {};
+  for (; r + kSumLanes <= n; r += kSumLanes) add_widened(x + r, run);
+  for (int j = 0; j < kSumLanes; ++j) lanes[j] += static_cast<double>(run[j]);
+  return r;
+}
+
 template <class T>
 accumulate_t<T> sum_contiguous(const T* x, std::int64_t n) {
   using acc_t = accumulate_t<T>;
   acc_t lanes[kSumLanes] = {};
   std::int64_t r = 0;
-  if constexpr (std::is_same_v<T, float> || is_reduced_float_v<T>) {
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    r = bfloat16_float_runs(reinterpret_cast<const std::uint16_t*>(x), n, lanes);  // NOLINT: the bits
+  } else if constexpr (std::is_same_v<T, float> || is_reduced_float_v<T>) {
     // (16-bit values widen into the float lanes: a run of 16 of them per lane stays near
     // float's precision, far below the 16-bit result's unit.)
     for (; r + kFloatRun <= n; r += kFloatRun) {
       float run[kSumLanes] = {};
       for (std::int64_t q = r; q < r + kFloatRun; q += kSumLanes)
         for (int j = 0; j < kSumLanes; ++j) run[j] += static_cast<float>(x[q + j]);
+      for (int j = 0; j < kSumLanes; ++j) lanes[j] += static_cast<acc_t>(run[j]);
+    }
+    if constexpr (is_reduced_float_v<T>) {
+      // A 16-bit row's last partial run in float lanes too (fewer than 16 values per lane: far
+      // below the result's unit), not one double conversion per value: the staged sums of
+      // core/reduce.cpp read rows of a few hundred values (a convolution's H x W).
+      float run[kSumLanes] = {};
+      for (; r + kSumLanes <= n; r += kSumLanes)
+        for (int j = 0; j < kSumLanes; ++j) run[j] += static_cast<float>(x[r + j]);
       for (int j = 0; j < kSumLanes; ++j) lanes[j] += static_cast<acc_t>(run[j]);
     }
   }
@@ -103,11 +143,11 @@ T accumulated_value(ReduceOp op, Acc total, std::int64_t reduce) {
 // Sum or Mean of rows too few to keep every thread busy (outer < threads): each row is cut
 // into kSumBlock blocks, the threads share the blocks, and each row's partial sums are then
 // added in block order.
-template <class T>
+template <class T, class Out>
 void sum_long_rows(ReduceOp op, const ReducePlan& plan) {
   using acc_t = accumulate_t<T>;
   const T* input = static_cast<const T*>(plan.input);
-  T* output = static_cast<T*>(plan.output);
+  Out* output = static_cast<Out*>(plan.output);
   const std::int64_t reduce = plan.reduce;
   const std::int64_t blocks = (reduce + kSumBlock - 1) / kSumBlock;
   std::vector<acc_t> partial(static_cast<std::size_t>(plan.outer * blocks));
@@ -120,7 +160,7 @@ void sum_long_rows(ReduceOp op, const ReducePlan& plan) {
   for (std::int64_t o = 0; o < plan.outer; ++o) {
     acc_t total = 0;
     for (std::int64_t block = 0; block < blocks; ++block) total += partial[o * blocks + block];
-    output[o] = accumulated_value<T>(op, total, reduce);
+    output[o] = accumulated_value<Out>(op, total, reduce);
   }
 }
 
@@ -129,16 +169,17 @@ bool is_nan(T x) {
   return math::isnan(x);
 }
 
-// Sum, Mean and Prod: input and output share dtype T.
-template <class T>
+// Sum, Mean and Prod: input of dtype T, output of dtype Out (T, or float32 for a 16-bit T:
+// the partial sums of a staged sum, core/reduce.cpp).
+template <class T, class Out = T>
 void accumulate_kernel(ReduceOp op, const ReducePlan& plan) {
   using acc_t = accumulate_t<T>;
   const T* input = static_cast<const T*>(plan.input);
-  T* output = static_cast<T*>(plan.output);
+  Out* output = static_cast<Out*>(plan.output);
   const std::int64_t reduce = plan.reduce, inner = plan.inner;
   const acc_t start = op == ReduceOp::Prod ? acc_t(1) : acc_t(0);
   if (op != ReduceOp::Prod && inner == 1 && reduce > kSumBlock && plan.outer < get_num_threads()) {
-    sum_long_rows<T>(op, plan);
+    sum_long_rows<T, Out>(op, plan);
     return;
   }
   for_each_output_block(plan.outer, reduce, inner, [&](std::int64_t o, std::int64_t i_begin, std::int64_t i_end) {
@@ -155,7 +196,7 @@ void accumulate_kernel(ReduceOp op, const ReducePlan& plan) {
         for (std::int64_t first = 0; first < reduce; first += kSumBlock)
           total += sum_contiguous(row + first, std::min(kSumBlock, reduce - first));
       }
-      output[o] = accumulated_value<T>(op, total, reduce);
+      output[o] = accumulated_value<Out>(op, total, reduce);
       return;
     }
     std::vector<acc_t> acc(static_cast<std::size_t>(count), start);
@@ -167,8 +208,8 @@ void accumulate_kernel(ReduceOp op, const ReducePlan& plan) {
         for (std::int64_t j = 0; j < count; ++j) acc[j] += static_cast<acc_t>(row[j]);
       }
     }
-    T* out = output + o * inner + i_begin;
-    for (std::int64_t j = 0; j < count; ++j) out[j] = accumulated_value<T>(op, acc[j], reduce);
+    Out* out = output + o * inner + i_begin;
+    for (std::int64_t j = 0; j < count; ++j) out[j] = accumulated_value<Out>(op, acc[j], reduce);
   });
 }
 
@@ -292,7 +333,15 @@ void reduce(ReduceOp op, const ReducePlan& plan) {
     case ReduceOp::Sum:
     case ReduceOp::Mean:
     case ReduceOp::Prod:
-      EMBER_DISPATCH_ALL_AND_REDUCED(plan.input_dtype, accumulate_kernel<scalar_t>(op, plan));
+      if (plan.output_dtype == DType::Float32 && plan.input_dtype == DType::BFloat16) {
+        accumulate_kernel<BFloat16, float>(op, plan);
+      } else if (plan.output_dtype == DType::Float32 && plan.input_dtype == DType::Float16) {
+        accumulate_kernel<Half, float>(op, plan);
+      } else {
+        EMBER_CHECK(plan.output_dtype == plan.input_dtype, DTypeError, "reduce: a ", plan.input_dtype,
+                    " input accumulates into ", plan.output_dtype);
+        EMBER_DISPATCH_ALL_AND_REDUCED(plan.input_dtype, accumulate_kernel<scalar_t>(op, plan));
+      }
       return;
     case ReduceOp::Max:
     case ReduceOp::Min:

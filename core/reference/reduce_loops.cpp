@@ -38,11 +38,12 @@ T input_at(const ReducePlan& plan, std::int64_t o, std::int64_t r, std::int64_t 
   return static_cast<const T*>(plan.input)[(o * plan.reduce + r) * plan.inner + i];
 }
 
-// Sum, Mean, Prod: input and output share dtype T.
-template <class T>
+// Sum, Mean, Prod: input of dtype T, output of dtype Out (T, or float32 for a 16-bit T: the
+// partial sums of a sum over scattered dims, core/reduce.cpp).
+template <class T, class Out = T>
 void accumulate(ReduceOp op, const ReducePlan& plan) {
   using acc_t = accumulate_t<T>;
-  T* output = static_cast<T*>(plan.output);
+  Out* output = static_cast<Out*>(plan.output);
   for (std::int64_t o = 0; o < plan.outer; ++o) {
     for (std::int64_t i = 0; i < plan.inner; ++i) {
       acc_t total = op == ReduceOp::Prod ? acc_t(1) : acc_t(0);
@@ -53,8 +54,8 @@ void accumulate(ReduceOp op, const ReducePlan& plan) {
       }
       // A mean of an empty dim is 0 / 0 = NaN, as torch.mean gives.
       output[o * plan.inner + i] = op == ReduceOp::Mean
-                                       ? static_cast<T>(static_cast<double>(total) / static_cast<double>(plan.reduce))
-                                       : static_cast<T>(total);
+                                       ? static_cast<Out>(static_cast<double>(total) / static_cast<double>(plan.reduce))
+                                       : static_cast<Out>(total);
     }
   }
 }
@@ -95,7 +96,15 @@ void reduce(ReduceOp op, const ReducePlan& plan) {
     case ReduceOp::Sum:
     case ReduceOp::Mean:
     case ReduceOp::Prod:
-      EMBER_DISPATCH_ALL_AND_REDUCED(plan.input_dtype, accumulate<scalar_t>(op, plan));
+      if (plan.output_dtype == DType::Float32 && plan.input_dtype == DType::BFloat16) {
+        accumulate<BFloat16, float>(op, plan);
+      } else if (plan.output_dtype == DType::Float32 && plan.input_dtype == DType::Float16) {
+        accumulate<Half, float>(op, plan);
+      } else {
+        EMBER_CHECK(plan.output_dtype == plan.input_dtype, DTypeError, "reduce: a ", plan.input_dtype,
+                    " input accumulates into ", plan.output_dtype);
+        EMBER_DISPATCH_ALL_AND_REDUCED(plan.input_dtype, accumulate<scalar_t>(op, plan));
+      }
       return;
     case ReduceOp::Max:
     case ReduceOp::Min:

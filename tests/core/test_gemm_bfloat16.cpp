@@ -324,19 +324,23 @@ TEST_CASE("bfloat16 convolution on the bfloat16 GEMM: forward and both gradients
   // each element within a bfloat16 unit of the scale of its terms (sums of products of size
   // ~1 that cancel). Shapes: padding and stride, a pointwise 1x1, groups, dilation, and a batch
   // of 19 (the weight gradient's blocks of 8 samples, added in float32). The input gradient of
-  // a stride-1 same-width convolution is a convolution itself (core/cpu/conv_kernels.cpp,
-  // conv2d_backward_input_as_convolution): the first, fourth, fifth and sixth cases.
+  // a stride-1 same-width convolution with 32 or more input channels per group is a
+  // convolution itself (core/cpu/conv_kernels.cpp, conv2d_backward_input_as_convolution): the
+  // last three cases; the one before them has too few channels and a 1-high kernel padded in
+  // height (the product and col2im).
   const ConvCase cases[] = {
       {{3, 4, 9, 9}, {6, 4, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},
       {{2, 5, 10, 7}, {4, 5, 3, 2}, {{2, 1}, {0, 1}, {1, 1}, 1}},
       {{4, 8, 6, 6}, {12, 8, 1, 1}, {{1, 1}, {0, 0}, {1, 1}, 1}},
       {{2, 6, 8, 8}, {4, 3, 3, 3}, {{1, 1}, {2, 2}, {2, 2}, 2}},
       {{19, 3, 7, 7}, {5, 3, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},
-      // Same-width rows whose height shrinks (padding 0 of a kernel 3 high), and a 1-high
-      // kernel padded in height: the input gradient as a convolution of d out with the flipped
-      // weights (padded by 2 in height) in the first, the product and col2im in the second.
-      {{2, 5, 8, 9}, {6, 5, 3, 5}, {{1, 1}, {0, 2}, {1, 1}, 1}},
       {{2, 3, 5, 6}, {4, 3, 1, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},
+      // 3x3 "same"; groups of 32 channels with dilation 2; 33 channels (a second, nearly empty
+      // block of rows) with same-width rows whose height shrinks (padding 0 of a kernel 3 high:
+      // d out padded by 2 in height).
+      {{2, 32, 8, 8}, {8, 32, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},
+      {{2, 64, 6, 7}, {6, 32, 3, 3}, {{1, 1}, {2, 2}, {2, 2}, 2}},
+      {{2, 33, 8, 9}, {6, 33, 3, 5}, {{1, 1}, {0, 2}, {1, 1}, 1}},
   };
   for (const ConvCase& c : cases) {
     INFO(describe(c));

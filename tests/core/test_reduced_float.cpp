@@ -330,6 +330,29 @@ TEST_CASE("16-bit floats: reductions and softmax accumulate in float and round o
   });
 }
 
+// A sum over scattered dims ({0, 2, 3} of [N, C, H, W]: a convolution's bias gradient) runs in
+// stages, each reading its input in place (core/reduce.cpp); for 16-bit inputs the stages' partial
+// sums stay float32, so the result is the exact sum rounded once, as a one-pass sum gives. Rounded
+// to 16 bits between stages, the 99-value partials would lose their low bits first.
+TEST_CASE("16-bit floats: a sum over scattered dims keeps float32 partial sums and rounds once", "[reduced_float]") {
+  on_both_paths([&] {
+    for (const DType dtype : {kBFloat16, kFloat16}) {
+      INFO(dtype_name(dtype));
+      manual_seed(11);
+      const Tensor x = native::to_dtype(randn({6, 5, 9, 11}), dtype);
+      const Tensor expected = native::to_dtype(native::sum(native::to_dtype(x, kFloat64), {0, 2, 3}, false), dtype);
+      const Tensor staged = native::sum(x, {0, 2, 3}, false);
+      REQUIRE(staged.dtype() == dtype);
+      CHECK(testing::to_vector(staged) == testing::to_vector(expected));
+      // keepdim, and a transposed input.
+      CHECK(testing::to_vector(native::sum(x, {0, 2, 3}, true)) == testing::to_vector(expected));
+      const Tensor transposed = x.transpose(1, 3);  // [6, 11, 9, 5]: one run of reduced dims, in one pass
+      CHECK(testing::to_vector(native::sum(transposed, {0, 1, 2}, false)) ==
+            testing::to_vector(native::to_dtype(native::sum(native::to_dtype(transposed, kFloat64), {0, 1, 2}, false), dtype)));
+    }
+  });
+}
+
 TEST_CASE("16-bit floats: matrix products accumulate in float32", "[reduced_float]") {
   on_both_paths([&] {
     for (const json& c : reference()["products"]) {
