@@ -155,7 +155,8 @@ void conv2d_forward_typed(const Conv2dPlan& p) {
   // bfloat16 same-width rows: im2col writes the GEMM's packed panels (im2col_bfloat16_panels).
   const bool panels = std::is_same_v<T, BFloat16> && !pointwise && same_width_rows(p);
   const BFloat16PanelLayout layout = panels ? bfloat16_panel_layout(g.k, g.l) : BFloat16PanelLayout{};
-  const BFloat16ColsRows cols_rows = panels ? bfloat16_cols_rows(p, g.in_channels, layout) : BFloat16ColsRows{};
+  const BFloat16ColsRows cols_rows =
+      panels ? bfloat16_cols_rows(p, g.in_channels, 2 * layout.pairs, layout.panels) : BFloat16ColsRows{};
   for_each_sample<T>(p, pointwise || panels ? 0 : g.k * g.l, [&](std::int64_t n, T* cols) {
     T* out_n = output + n * p.out_channels * g.l;
     if (bias != nullptr) {
@@ -294,12 +295,29 @@ void conv2d_backward_weight_typed(const Conv2dPlan& p) {
     std::fill(grad_weight, grad_weight + weight_size, T(0));
     return;
   }
+  // bfloat16 same-width rows: im2col writes colsᵀ straight into the GEMM's packed B panels
+  // (im2col_bfloat16_transposed_panels), where the GEMM would transpose a cols buffer.
+  const bool panels = std::is_same_v<T, BFloat16> && !pointwise && same_width_rows(p);
+  const BFloat16PanelLayout layout = panels ? bfloat16_panel_layout(g.l, g.k) : BFloat16PanelLayout{};
+  const BFloat16ColsRows cols_rows =
+      panels ? bfloat16_cols_rows(p, g.in_channels, 32 * layout.panels, (g.l + 31) / 32) : BFloat16ColsRows{};
   // Samples [begin, end) summed into `result` (overwritten).
   auto sum_samples = [&](std::int64_t begin, std::int64_t end, Acc* result) {
-    T* cols = cols_buffer<T>(pointwise ? 0 : g.k * g.l);
+    T* cols = cols_buffer<T>(pointwise || panels ? 0 : g.k * g.l);
     for (std::int64_t n = begin; n < end; ++n) {
       for (std::int64_t group = 0; group < p.groups; ++group) {
         const T* in_g = input + (n * p.in_channels + group * g.in_channels) * in_plane;
+        if constexpr (!std::is_same_v<T, Acc>) {
+          if (panels) {
+            std::uint16_t* packed = panels_buffer(layout.panels * layout.panel_halves);
+            im2col_bfloat16_transposed_panels(in_g, cols_rows, layout, packed);
+            const GemmPlan plan = matmul_plan<T, Acc>(
+                g.out_channels, g.k, g.l, grad_out + (n * p.out_channels + group * g.out_channels) * g.l, g.l, 1,
+                nullptr, 0, 0, result + group * g.out_channels * g.k, g.k, n == begin ? 0.0 : 1.0);
+            gemm_bfloat16_packed_b_avx512(plan, layout, packed, /*float32_c=*/true);
+            continue;
+          }
+        }
         const T* b = in_g;
         if (!pointwise) {
           im2col(p, in_g, g.in_channels, cols);

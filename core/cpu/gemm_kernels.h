@@ -120,9 +120,14 @@ struct BFloat16MaskedRow {
 // 2p + 1 as pair p.
 void pack_bfloat16_rows(const std::uint16_t* base, const BFloat16MaskedRow* rows, const BFloat16PanelLayout& layout,
                         std::uint16_t* packed);
-// gemm_bfloat16_avx512 with B given packed in `layout` (plan.b is not read; batch 1).
+// Writes B = rowsᵀ instead: row 32q + j of `rows` is column 32q + j of B, its entries B's k
+// (rows[0, 32 * layout.panels), their lane masks covering the 2 * layout.pairs entries).
+void pack_bfloat16_rows_transposed(const std::uint16_t* base, const BFloat16MaskedRow* rows,
+                                   const BFloat16PanelLayout& layout, std::uint16_t* packed);
+// gemm_bfloat16_avx512 with B given packed in `layout` (plan.b is not read; batch 1); with
+// float32_c, C is float32 and not rounded, as gemm_bfloat16_to_float32_avx512.
 void gemm_bfloat16_packed_b_avx512(const GemmPlan& plan, const BFloat16PanelLayout& layout,
-                                   const std::uint16_t* packed_b);
+                                   const std::uint16_t* packed_b, bool float32_c = false);
 // Whether a bfloat16 GEMM reads its 16-bit operands directly right now: the CPU has
 // AVX512-BF16 and EMBER_GEMM_KERNEL does not force a kernel without it (portable, avx2).
 // Otherwise core/linalg.cpp widens them to float32.

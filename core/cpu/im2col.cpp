@@ -212,19 +212,19 @@ void col2im(const Conv2dPlan& p, const T* cols, std::int64_t channels, T* in) {
 // panels (BFloat16PanelLayout, core/cpu/gemm_kernels.h), two cols rows at a time: the GEMM
 // would otherwise read the cols buffer back and interleave its row pairs itself, so this
 // saves writing and reading cols. Same values in the same places, so the same bits.
-BFloat16ColsRows bfloat16_cols_rows(const Conv2dPlan& p, std::int64_t channels, const BFloat16PanelLayout& layout) {
+BFloat16ColsRows bfloat16_cols_rows(const Conv2dPlan& p, std::int64_t channels, std::int64_t rows, std::int64_t chunks) {
   const std::int64_t l = p.out_h * p.out_w, k = channels * p.kernel_h * p.kernel_w;
   const std::uint32_t* keep_bits = column_mask_bits(p);
   const std::int64_t words = (l + 31) / 32;
   BFloat16ColsRows result;
-  result.rows.resize(static_cast<std::size_t>(2 * layout.pairs));
-  result.lane_masks.assign(static_cast<std::size_t>(2 * layout.pairs * layout.panels), 0);  // past k: zeros
-  for (std::int64_t row = 0; row < std::min(k, 2 * layout.pairs); ++row) {  // (c, i, j): a view of plane c
+  result.rows.resize(static_cast<std::size_t>(rows));
+  result.lane_masks.assign(static_cast<std::size_t>(rows * chunks), 0);  // past k and l: zeros
+  for (std::int64_t row = 0; row < std::min(k, rows); ++row) {  // (c, i, j): a view of plane c
     const std::int64_t c = row / (p.kernel_h * p.kernel_w), i = row / p.kernel_w % p.kernel_h, j = row % p.kernel_w;
     const std::int64_t w_offset = j * p.dilation_w - p.pad_w;
     const ShiftedRow r = shifted_row(p, i, w_offset, inside_columns(w_offset, p.stride_w, p.in_w, p.out_w));
-    std::uint32_t* masks = result.lane_masks.data() + row * layout.panels;
-    for (std::int64_t q = 0; q < layout.panels && q < words; ++q) {
+    std::uint32_t* masks = result.lane_masks.data() + row * chunks;
+    for (std::int64_t q = 0; q < chunks && q < words; ++q) {
       // Entries [first, last) of panel q's 32, and of those the ones inside the width.
       const std::int64_t begin = std::max(32 * q, r.first) - 32 * q, end = std::min(32 * q + 32, r.last) - 32 * q;
       if (end <= begin) continue;
@@ -233,8 +233,8 @@ BFloat16ColsRows bfloat16_cols_rows(const Conv2dPlan& p, std::int64_t channels, 
     }
     result.rows[static_cast<std::size_t>(row)] = {c * p.in_h * p.in_w + r.shift, masks};
   }
-  for (std::int64_t row = k; row < 2 * layout.pairs; ++row)
-    result.rows[static_cast<std::size_t>(row)] = {0, result.lane_masks.data() + row * layout.panels};
+  for (std::int64_t row = k; row < rows; ++row)
+    result.rows[static_cast<std::size_t>(row)] = {0, result.lane_masks.data() + row * chunks};
   return result;
 }
 
@@ -242,6 +242,12 @@ void im2col_bfloat16_panels(const BFloat16* in, const BFloat16ColsRows& cols_row
                             std::uint16_t* packed) {
   pack_bfloat16_rows(reinterpret_cast<const std::uint16_t*>(in), cols_rows.rows.data(), layout,  // NOLINT: the bits
                      packed);
+}
+
+void im2col_bfloat16_transposed_panels(const BFloat16* in, const BFloat16ColsRows& cols_rows,
+                                       const BFloat16PanelLayout& layout, std::uint16_t* packed) {
+  pack_bfloat16_rows_transposed(reinterpret_cast<const std::uint16_t*>(in), cols_rows.rows.data(),  // NOLINT: the bits
+                                layout, packed);
 }
 
 template void im2col<float>(const Conv2dPlan&, const float*, std::int64_t, float*);

@@ -43,15 +43,21 @@ void col2im(const Conv2dPlan& p, const T* cols, std::int64_t channels, T* in);
 // would otherwise read the cols buffer back and interleave its row pairs itself, so this
 // saves writing and reading cols. Same values in the same places, so the same bits.
 // Each cols row is a masked, shifted view of an input plane that depends on the shapes only:
-// bfloat16_cols_rows builds the 2 * layout.pairs views and their lane masks once per call,
-// and im2col_bfloat16_panels packs one sample and group (`in`: its first plane) with them.
+// bfloat16_cols_rows builds the views of cols rows [0, rows) (zeros past K) with lane masks
+// for `chunks` chunks of 32 entries once per call, and im2col_bfloat16_panels packs one
+// sample and group (`in`: its first plane) with them: the forward's B = cols (rows
+// 2 * layout.pairs, chunks layout.panels).
 struct BFloat16ColsRows {
-  std::vector<BFloat16MaskedRow> rows;  // 2 * layout.pairs
-  std::vector<std::uint32_t> lane_masks;  // the rows' masks, layout.panels each
+  std::vector<BFloat16MaskedRow> rows;
+  std::vector<std::uint32_t> lane_masks;  // the rows' masks, `chunks` each
 };
-BFloat16ColsRows bfloat16_cols_rows(const Conv2dPlan& p, std::int64_t channels, const BFloat16PanelLayout& layout);
+BFloat16ColsRows bfloat16_cols_rows(const Conv2dPlan& p, std::int64_t channels, std::int64_t rows, std::int64_t chunks);
 void im2col_bfloat16_panels(const BFloat16* in, const BFloat16ColsRows& cols_rows, const BFloat16PanelLayout& layout,
                             std::uint16_t* packed);
+// The same for the weight gradient's B = colsᵀ (layout for k = L, n = K; the views of rows
+// 32 * layout.panels with ceil(L / 32) chunks): each panel is 32 cols rows transposed.
+void im2col_bfloat16_transposed_panels(const BFloat16* in, const BFloat16ColsRows& cols_rows,
+                                       const BFloat16PanelLayout& layout, std::uint16_t* packed);
 
 // row[0, n) = value. A bfloat16 value is filled as its 16 bits: std::fill over the BFloat16
 // class ran one scalar 2-byte store per element (6 % of the bfloat16 CNN step).

@@ -430,6 +430,20 @@ TEST_CASE("bfloat16 convolution: im2col written into the GEMM's packed panels gi
               native::slice(native::select(output, 0, n), 0, g * out_per_group, (g + 1) * out_per_group, 1),
               {out_per_group, l});
           REQUIRE(bits16(got) == bits16(expected));
+          if (c.input[0] == 1) {
+            // The weight gradient writes colsᵀ into the panels the same way
+            // (im2col_bfloat16_transposed_panels): for one sample it is d out · colsᵀ, rounded once.
+            const Tensor grad_output = native::to_dtype(randn(output.sizes()), kBFloat16);
+            const Tensor grad_weight = native::conv2d_backward_weight(input, grad_output, c.weight, c.args);
+            const Tensor d_out_g = native::reshape(
+                native::slice(native::select(grad_output, 0, 0), 0, g * out_per_group, (g + 1) * out_per_group, 1),
+                {out_per_group, l});
+            const Tensor cols_t = native::transpose(native::to_dtype(from_values(cols, {k, l}), kBFloat16), 0, 1);
+            const Tensor expected_weight = native::mm(native::contiguous(d_out_g), cols_t);
+            const Tensor got_weight = native::reshape(
+                native::slice(grad_weight, 0, g * out_per_group, (g + 1) * out_per_group, 1), {out_per_group, k});
+            REQUIRE(bits16(got_weight) == bits16(expected_weight));
+          }
         }
       }
     }
