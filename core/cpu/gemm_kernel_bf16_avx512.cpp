@@ -488,9 +488,9 @@ void gemm_bfloat16_packed_b_avx512(const GemmPlan& plan, const BFloat16PanelLayo
   if (plan.m == 0 || plan.n == 0) return;
   const std::int64_t work = plan.m * plan.n * std::max<std::int64_t>(plan.k, 1);
   const int threads = work >= kParallelMinWork ? get_num_threads() : 1;
-  Epilogue e{static_cast<float>(plan.alpha), static_cast<float>(plan.beta), plan.beta != 0.0,
-             static_cast<std::uint16_t*>(plan.c), plan.row_stride_c, plan.col_stride_c};
-  if (float32_c) e.c_float32 = static_cast<float*>(plan.c);
+  const Epilogue e{static_cast<float>(plan.alpha), static_cast<float>(plan.beta), plan.beta != 0.0,
+                   static_cast<std::uint16_t*>(plan.c), plan.row_stride_c, plan.col_stride_c,
+                   float32_c ? static_cast<float*>(plan.c) : nullptr};
   gemm_one_batch_entry({static_cast<const std::uint16_t*>(plan.a), plan.row_stride_a, plan.col_stride_a},
                        {nullptr, 0, 0}, e, plan.m, plan.n, plan.k, threads, layout.amx, packed_b);
 }
