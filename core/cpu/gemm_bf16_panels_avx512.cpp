@@ -12,6 +12,7 @@
 
 #include <ember/core/cpu/gemm_bf16_layout.h>
 #include <ember/core/cpu/gemm_kernels.h>
+#include <ember/core/cpu/transpose16_avx512.h>
 
 namespace ember::cpu {
 
@@ -60,47 +61,6 @@ void pack_bfloat16_rows(const std::uint16_t* base, const BFloat16MaskedRow* rows
   }
 }
 
-// GCC 12 reports its own _mm512_undefined_*() inside the unpack intrinsics as "used
-// uninitialized" (a false positive: every lane is written); silenced for the transpose only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#ifndef __clang__  // a GCC-only warning
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
-namespace {
-
-// Transposes 16 rows of 16 32-bit words in registers: afterwards rows[j] word i is what
-// rows[i] word j was. Unpacks of words and of word pairs within 128-bit lanes, then two
-// rounds of lane shuffles (0x88: lanes 0 and 2 of each source, 0xDD: lanes 1 and 3).
-void transpose_16x16_words(__m512i (&rows)[16]) {
-  __m512i t[16];
-  for (int i = 0; i < 16; i += 2) {  // t[i] lane L: rows i, i+1 at words 4L, 4L+1; t[i+1]: at 4L+2, 4L+3
-    t[i] = _mm512_unpacklo_epi32(rows[i], rows[i + 1]);
-    t[i + 1] = _mm512_unpackhi_epi32(rows[i], rows[i + 1]);
-  }
-  __m512i u[16];  // u[4m + c] lane L: word 4L + c of rows 4m .. 4m+3
-  for (int m = 0; m < 16; m += 4) {
-    u[m] = _mm512_unpacklo_epi64(t[m], t[m + 2]);
-    u[m + 1] = _mm512_unpackhi_epi64(t[m], t[m + 2]);
-    u[m + 2] = _mm512_unpacklo_epi64(t[m + 1], t[m + 3]);
-    u[m + 3] = _mm512_unpackhi_epi64(t[m + 1], t[m + 3]);
-  }
-  for (int c = 0; c < 4; ++c) {
-    const __m512i even_low = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x88), odd_low = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xDD);
-    const __m512i even_high = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x88);
-    const __m512i odd_high = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xDD);
-    rows[c] = _mm512_shuffle_i32x4(even_low, even_high, 0x88);
-    rows[8 + c] = _mm512_shuffle_i32x4(even_low, even_high, 0xDD);
-    rows[4 + c] = _mm512_shuffle_i32x4(odd_low, odd_high, 0x88);
-    rows[12 + c] = _mm512_shuffle_i32x4(odd_low, odd_high, 0xDD);
-  }
-}
-
-}  // namespace
-
-#pragma GCC diagnostic pop
-
 // A chunk of 32 entries of a row is 16 words, word i the pair (2i, 2i + 1); a panel's pair
 // p = 16c + i holds word i of its 32 rows side by side. So each chunk of a panel's 32 rows is
 // two 16 x 16 word transposes: rows 0-15 give each pair's first 16 words, rows 16-31 the rest.
@@ -114,7 +74,7 @@ void pack_bfloat16_rows_transposed(const std::uint16_t* base, const BFloat16Mask
       for (int half = 0; half < 2; ++half) {
         __m512i words[16];
         for (int j = 0; j < 16; ++j) words[j] = masked_row_lanes(base, panel_rows[16 * half + j], chunk);
-        transpose_16x16_words(words);
+        transpose16(words);
         for (std::int64_t i = 0; i < pairs; ++i) _mm512_store_si512(out + i * 2 * kNR + 16 * 2 * half, words[i]);
       }
     }
