@@ -55,10 +55,85 @@ struct Ymm64 {
   static V mul(V a, V b) { return _mm256_mul_pd(a, b); }
 };
 
+// Transposes 8 rows of 8 floats in registers: afterwards r[q] holds element q of every row.
+// Pairs of rows unpacked, 64-bit halves shuffled, then 128-bit lanes swapped.
+inline __attribute__((always_inline)) void transpose8(__m256 r[8]) {
+  __m256 t[8], u[8];
+  for (int k = 0; k < 4; ++k) {
+    t[2 * k] = _mm256_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+    t[2 * k + 1] = _mm256_unpackhi_ps(r[2 * k], r[2 * k + 1]);
+  }
+  // Within each 128-bit lane L, u[4k + c] gets rows 4k..4k+3 of column 4L + c.
+  for (int k = 0; k < 2; ++k) {
+    u[4 * k] = _mm256_shuffle_ps(t[4 * k], t[4 * k + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * k + 1] = _mm256_shuffle_ps(t[4 * k], t[4 * k + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[4 * k + 2] = _mm256_shuffle_ps(t[4 * k + 1], t[4 * k + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * k + 3] = _mm256_shuffle_ps(t[4 * k + 1], t[4 * k + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int c = 0; c < 4; ++c) {
+    r[c] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x20);      // lane 0 of both: column c
+    r[4 + c] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x31);  // lane 1 of both: column 4 + c
+  }
+}
+
+// The packs (gemm_kernels.h's PackFn; the portable loops of core/cpu/gemm_pack.h copied and
+// transposed one float at a time, a tenth of the CNN's step on an AVX2 host). W = 6 (A) or 16 (B).
+// out[p * W + i] = src[i * stride + p] for i < rows (zeros up to W), p < depth: 8 x 8 blocks
+// transposed in registers.
+template <int W>
+void pack_transposed(const float* src, std::int64_t stride, std::int64_t rows, std::int64_t depth, float* out) {
+  for (int group = 0; group < W; group += 8) {
+    const __m256i store_mask = first_lanes32(W - group < 8 ? W - group : 8);
+    for (std::int64_t p0 = 0; p0 < depth; p0 += 8) {
+      const int steps = depth - p0 < 8 ? static_cast<int>(depth - p0) : 8;
+      const __m256i load_mask = first_lanes32(steps);
+      __m256 r[8];
+      for (int i = 0; i < 8; ++i) {
+        const std::int64_t row = group + i;
+        r[i] = (group + i < W && row < rows) ? _mm256_maskload_ps(src + row * stride + p0, load_mask) : _mm256_setzero_ps();
+      }
+      transpose8(r);
+      for (int q = 0; q < steps; ++q) _mm256_maskstore_ps(out + (p0 + q) * W + group, store_mask, r[q]);
+    }
+  }
+}
+
+// out[p * W + i] = src[p * stride + i]: each step's values are adjacent, one or two masked
+// copies (the masked-off loads read nothing and give the padding zeros).
+template <int W>
+void pack_copied(const float* src, std::int64_t stride, std::int64_t rows, std::int64_t depth, float* out) {
+  for (std::int64_t p = 0; p < depth; ++p) {
+    for (int group = 0; group < W; group += 8) {
+      const std::int64_t valid = rows - group < 0 ? 0 : (rows - group < 8 ? rows - group : 8);
+      const __m256 values = _mm256_maskload_ps(src + p * stride + group, first_lanes32(static_cast<int>(valid)));
+      _mm256_maskstore_ps(out + p * W + group, first_lanes32(W - group < 8 ? W - group : 8), values);
+    }
+  }
+}
+
+template <int W>
+bool pack_panel(const float* src, std::int64_t stride_i, std::int64_t stride_p, std::int64_t rows, std::int64_t depth,
+                float* out) {
+  if (stride_i == 1) {
+    pack_copied<W>(src, stride_p, rows, depth, out);
+    return true;
+  }
+  if (stride_p == 1) {
+    pack_transposed<W>(src, stride_i, rows, depth, out);
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 // kc x NR of B = 256 x 16 floats = 16 KiB per panel; a 6 x 256 A panel = 6 KiB in L1.
-MicroKernel<float> avx2_kernel_f32() { return simd::make_kernel<Ymm32, 6, 2>("avx2", 256, 1024); }
+MicroKernel<float> avx2_kernel_f32() {
+  MicroKernel<float> kernel = simd::make_kernel<Ymm32, 6, 2>("avx2", 256, 1024);
+  kernel.pack_a = &pack_panel<6>;
+  kernel.pack_b = &pack_panel<16>;
+  return kernel;
+}
 // Doubles: 6 x 8, the same bytes per panel row.
 MicroKernel<double> avx2_kernel_f64() { return simd::make_kernel<Ymm64, 6, 2>("avx2", 256, 512); }
 
