@@ -8,7 +8,7 @@
 //   fused_kernels.cpp        fused cross-entropy, the SGD step, one_hot, foreach_norm (core/fused_plans.h)
 //   conv_kernels.cpp         conv2d and its two gradients: im2col + gemm (core/conv_plans.h)
 //   pool_kernels.cpp         max / average / adaptive average pooling and their gradients
-//                            (MaxPool2d(2) on float32 and bfloat16 planes: max_pool_2x2_avx512.cpp where cpuid allows)
+//                            (MaxPool2d(2): max_pool_2x2_avx512.cpp, max_pool_2x2_avx2.cpp where cpuid allows)
 //   batch_norm_kernels.cpp   batch norm forward and backward (core/batch_norm_plan.h)
 //   embedding_kernels.cpp    the embedding's weight gradient (core/embedding_plan.h)
 //   layer_norm_kernels.cpp   layer norm forward and backward (core/layer_norm_plan.h)
@@ -64,6 +64,12 @@ bool max_pool_2x2_backward_plane_avx512(const float* grad_out, const std::int64_
 bool max_pool_2x2_backward_plane_avx512(const std::uint16_t* grad_out, const std::int64_t* indices, std::int64_t in_h,
                                         std::int64_t in_w, std::int64_t out_h, std::int64_t out_w,
                                         std::uint16_t* grad_in);
+// The same two for float32 planes with AVX2 (core/cpu/max_pool_2x2_avx2.cpp, compiled with its
+// flags; call them after cpuid said AVX2).
+void max_pool_2x2_plane_avx2(const float* in, std::int64_t in_w, std::int64_t out_h, std::int64_t out_w, float* out,
+                             std::int64_t* indices);
+bool max_pool_2x2_backward_plane_avx2(const float* grad_out, const std::int64_t* indices, std::int64_t in_h,
+                                      std::int64_t in_w, std::int64_t out_h, std::int64_t out_w, float* grad_in);
 void batch_norm(const BatchNormPlan& plan);
 void batch_norm_backward(const BatchNormBackwardPlan& plan);
 void embedding_backward(const EmbeddingBackwardPlan& plan);

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -108,12 +109,17 @@ inline bool windows_inside(const Pool2dPlan& p) {
          (p.out_h - 1) * p.stride_h + p.kernel_h <= p.in_h && (p.out_w - 1) * p.stride_w + p.kernel_w <= p.in_w;
 }
 
-// Whether core/cpu/max_pool_2x2_avx512.cpp serves p: MaxPool2d(2) windows inside the plane
-// (windows_inside with a 2-row window and stride 2), row offsets that fit its int32 lanes,
-// and a CPU with AVX-512 (the GEMM's choice, so EMBER_GEMM_KERNEL=avx2|portable turns it off).
-inline bool max_2x2_avx512(const Pool2dPlan& p) {
-  return windows_inside(p) && p.kernel_h == 2 && p.stride_h == 2 &&
-         p.in_w < std::numeric_limits<std::int32_t>::max() / 3 && active_gemm_kernel_name() == "avx512";
+// Which vectorised MaxPool2d(2) kernel serves p, if any: core/cpu/max_pool_2x2_avx512.cpp or
+// max_pool_2x2_avx2.cpp, for max pooling with windows inside the plane (windows_inside with a
+// 2-row window and stride 2) and row offsets that fit their int32 lanes, chosen as the GEMM's
+// instruction set is (so EMBER_GEMM_KERNEL=avx2|portable selects them too).
+enum class Max2x2 { kNone, kAvx2, kAvx512 };
+inline Max2x2 max_2x2_kernel(const Pool2dPlan& p) {
+  if (p.mode != PoolMode::Max || !windows_inside(p) || p.kernel_h != 2 || p.stride_h != 2 ||
+      p.in_w >= std::numeric_limits<std::int32_t>::max() / 3)
+    return Max2x2::kNone;
+  const std::string isa = active_gemm_kernel_name();
+  return isa == "avx512" ? Max2x2::kAvx512 : isa == "avx2" ? Max2x2::kAvx2 : Max2x2::kNone;
 }
 
 template <class T>
@@ -207,9 +213,9 @@ void pool2d_typed(const Pool2dPlan& p) {
   T* output = static_cast<T*>(p.output);
   const std::int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
   const bool inside = windows_inside(p);
-  const bool wide_2x2 = p.mode == PoolMode::Max && std::is_same_v<Compute, float> && max_2x2_avx512(p);
+  const Max2x2 kernel = std::is_same_v<Compute, float> ? max_2x2_kernel(p) : Max2x2::kNone;
   if constexpr (std::is_same_v<T, BFloat16>) {
-    if (wide_2x2) {  // pooled as read, no widened planes
+    if (kernel == Max2x2::kAvx512) {  // pooled as read, no widened planes
       parallel_for(0, p.planes, plane_grain(p), [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t plane = begin; plane < end; ++plane)
           max_pool_2x2_plane_avx512(bits_of(input + plane * in_plane), p.in_w, p.out_h, p.out_w,
@@ -233,8 +239,11 @@ void pool2d_typed(const Pool2dPlan& p) {
         out = output + plane * out_plane;
       }
       std::int64_t* indices = p.indices + plane * out_plane;
-      if (wide_2x2) {
-        if constexpr (std::is_same_v<Compute, float>) max_pool_2x2_plane_avx512(in, p.in_w, p.out_h, p.out_w, out, indices);
+      if (kernel != Max2x2::kNone) {
+        if constexpr (std::is_same_v<Compute, float>) {
+          if (kernel == Max2x2::kAvx512) max_pool_2x2_plane_avx512(in, p.in_w, p.out_h, p.out_w, out, indices);
+          else max_pool_2x2_plane_avx2(in, p.in_w, p.out_h, p.out_w, out, indices);
+        }
       } else if (p.mode == PoolMode::Max && inside) {
         max_plane_inside<Compute, 2>(p, in, out, indices, which.data());
       } else if (p.mode == PoolMode::Max) {
@@ -255,18 +264,21 @@ void pool2d_backward_typed(const Pool2dPlan& p) {
   const bool disjoint = windows_disjoint(p);
   constexpr bool has_2x2_kernel = std::is_same_v<T, float> || std::is_same_v<T, BFloat16>;
   static const bool cpu_has_avx512bw = __builtin_cpu_supports("avx512bw");  // the bfloat16 one's masked loads
-  const bool dense_2x2 = has_2x2_kernel && p.mode == PoolMode::Max && max_2x2_avx512(p) &&
-                         (std::is_same_v<T, float> || cpu_has_avx512bw);
+  const Max2x2 kernel = has_2x2_kernel ? max_2x2_kernel(p) : Max2x2::kNone;
+  const bool dense_2x2 = std::is_same_v<T, float> ? kernel != Max2x2::kNone
+                                                  : kernel == Max2x2::kAvx512 && cpu_has_avx512bw;
   parallel_for(0, p.planes, plane_grain(p), [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t plane = begin; plane < end; ++plane) {
       T* gi = grad_in + plane * in_plane;
       const T* go = grad_out + plane * out_plane;
       if constexpr (has_2x2_kernel) {
-        if (dense_2x2) {  // every input element written once (core/cpu/max_pool_2x2_avx512.cpp)
+        if (dense_2x2) {  // every input element written once (core/cpu/max_pool_2x2_avx512.cpp, _avx2.cpp)
           const std::int64_t* index = p.indices + plane * out_plane;
           bool done = false;
           if constexpr (std::is_same_v<T, float>)
-            done = max_pool_2x2_backward_plane_avx512(go, index, p.in_h, p.in_w, p.out_h, p.out_w, gi);
+            done = kernel == Max2x2::kAvx512
+                       ? max_pool_2x2_backward_plane_avx512(go, index, p.in_h, p.in_w, p.out_h, p.out_w, gi)
+                       : max_pool_2x2_backward_plane_avx2(go, index, p.in_h, p.in_w, p.out_h, p.out_w, gi);
           else
             done = max_pool_2x2_backward_plane_avx512(bits_of(go), index, p.in_h, p.in_w, p.out_h, p.out_w, bits_of(gi));
           if (done) continue;  // else an index outside its window: scattered below

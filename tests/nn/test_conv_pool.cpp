@@ -19,6 +19,7 @@
 #include <ember/core/native.h>
 #include <ember/ember.h>
 
+#include "forced_gemm_kernel.h"
 #include "nn_test_helpers.h"
 #include "test_support.h"
 
@@ -441,61 +442,73 @@ std::vector<std::uint32_t> bit_patterns(const Tensor& t) {
 
 }  // namespace
 
-// MaxPool2d(2) on the CPU's AVX-512 kernels (core/cpu/max_pool_2x2_avx512.cpp, where the CPU
-// has them: the bfloat16 forward pools its planes as read, and the backward of both dtypes
-// writes every input element once instead of zeroing and scattering) against the reference
-// loops, bit for bit: maxima, indices and the input gradient, with gradients that are -0.0
-// (+0.0 + -0.0 is +0.0), NaN, infinite or tiny, on planes of odd height and width (a row and
-// a column no window covers, which must come back zero) and widths past one step of 16.
+// MaxPool2d(2) on the CPU's vectorised kernels (core/cpu/max_pool_2x2_avx512.cpp and
+// max_pool_2x2_avx2.cpp, chosen with the GEMM's instruction set, each forced here where the CPU
+// has it: the bfloat16 forward pools its planes as read, and the backward writes every input
+// element once instead of zeroing and scattering) against the reference loops, bit for bit:
+// maxima, indices and the input gradient, with gradients that are -0.0 (+0.0 + -0.0 is +0.0),
+// NaN, infinite or tiny, on planes of odd height and width (a row and a column no window
+// covers, which must come back zero) and widths past one step of 8 and of 16.
 TEST_CASE("max_pool2d(2) forward and backward: the same bits as the reference loops", "[pool]") {
   const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
   const std::vector<double> values_palette = {0.0, 1.0, 1.0, -inf, nan, 2.0, -1.0, 0.0, -0.0, 3.0};
   const std::vector<double> grad_palette = {-0.0, 1.5, nan, -2.25, inf, 1e-3, 0.0, -inf, 7.0};
-  for (const DType dtype : {DType::Float32, DType::BFloat16}) {
-    for (const std::int64_t height : {2, 7, 8}) {
-      for (const std::int64_t width : {2, 5, 9, 34, 65}) {
-        INFO(dtype << " height " << height << " width " << width);
-        std::vector<double> values(static_cast<std::size_t>(2 * 3 * height * width));
-        for (std::size_t i = 0; i < values.size(); ++i) values[i] = values_palette[(i * 7 + i / 5) % values_palette.size()];
-        const Tensor x = ember::from_blob(values.data(), {2, 3, height, width}, TensorOptions().dtype(DType::Float64)).to(dtype);
-        const native::Pool2dArgs args = native::check_pool2d(PoolMode::Max, x, 2, 2, 0, 1, false, true, std::nullopt);
-        std::vector<double> grads(static_cast<std::size_t>(2 * 3 * (height / 2) * (width / 2)));
-        for (std::size_t i = 0; i < grads.size(); ++i) grads[i] = grad_palette[(i * 5 + i / 3) % grad_palette.size()];
-        const Tensor grad_out = ember::from_blob(grads.data(), {2, 3, height / 2, width / 2},
-                                                 TensorOptions().dtype(DType::Float64)).to(dtype);
-        std::vector<std::uint32_t> out_bits[2], grad_bits[2];
-        std::vector<double> indices[2];
-        for (int reference = 0; reference < 2; ++reference) {
-          KernelModeGuard guard(reference != 0 ? KernelMode::Reference : KernelMode::Fast);
-          const auto [out, index] = native::pool2d(x, args);
-          out_bits[reference] = bit_patterns(out);
-          indices[reference] = to_vector(index);
-          grad_bits[reference] = bit_patterns(native::pool2d_backward(grad_out, index, x.sizes(), args));
+  for (const char* isa : {"avx512", "avx2", "portable"}) {
+    if (!cpu::gemm_kernel_available(isa)) continue;
+    testing::ForcedKernel forced(isa);
+    for (const DType dtype : {DType::Float32, DType::BFloat16}) {
+      for (const std::int64_t height : {2, 7, 8}) {
+        for (const std::int64_t width : {2, 5, 9, 18, 34, 65}) {
+          INFO(isa << " " << dtype << " height " << height << " width " << width);
+          std::vector<double> values(static_cast<std::size_t>(2 * 3 * height * width));
+          for (std::size_t i = 0; i < values.size(); ++i)
+            values[i] = values_palette[(i * 7 + i / 5) % values_palette.size()];
+          const Tensor x =
+              ember::from_blob(values.data(), {2, 3, height, width}, TensorOptions().dtype(DType::Float64)).to(dtype);
+          const native::Pool2dArgs args = native::check_pool2d(PoolMode::Max, x, 2, 2, 0, 1, false, true, std::nullopt);
+          std::vector<double> grads(static_cast<std::size_t>(2 * 3 * (height / 2) * (width / 2)));
+          for (std::size_t i = 0; i < grads.size(); ++i) grads[i] = grad_palette[(i * 5 + i / 3) % grad_palette.size()];
+          const Tensor grad_out = ember::from_blob(grads.data(), {2, 3, height / 2, width / 2},
+                                                   TensorOptions().dtype(DType::Float64)).to(dtype);
+          std::vector<std::uint32_t> out_bits[2], grad_bits[2];
+          std::vector<double> indices[2];
+          for (int reference = 0; reference < 2; ++reference) {
+            KernelModeGuard guard(reference != 0 ? KernelMode::Reference : KernelMode::Fast);
+            const auto [out, index] = native::pool2d(x, args);
+            out_bits[reference] = bit_patterns(out);
+            indices[reference] = to_vector(index);
+            grad_bits[reference] = bit_patterns(native::pool2d_backward(grad_out, index, x.sizes(), args));
+          }
+          CHECK(out_bits[0] == out_bits[1]);
+          CHECK(indices[0] == indices[1]);
+          CHECK(grad_bits[0] == grad_bits[1]);
         }
-        CHECK(out_bits[0] == out_bits[1]);
-        CHECK(indices[0] == indices[1]);
-        CHECK(grad_bits[0] == grad_bits[1]);
       }
     }
   }
 }
 
 // Indices that are not the forward's (one names a position in the next window) are still
-// honoured: the dense AVX-512 backward gives that plane up to the scatter.
+// honoured: the dense backward (AVX-512 or AVX2) gives that plane up to the scatter.
 TEST_CASE("max_pool2d(2) backward with an index outside its window puts the gradient there", "[pool]") {
-  for (const DType dtype : {DType::Float32, DType::BFloat16}) {
-    INFO(dtype);
-    const Tensor x = ember::zeros({1, 2, 2, 4}, TensorOptions().dtype(dtype));
-    const native::Pool2dArgs args = native::check_pool2d(PoolMode::Max, x, 2, 2, 0, 1, false, true, std::nullopt);
-    // Plane 0: window 0's gradient goes to (0, 2) (window 1's), window 1's to (1, 3). Plane 1: the forward's own.
-    const std::vector<double> index_values = {2, 7, 4, 3};
-    const Tensor index = ember::from_blob(const_cast<double*>(index_values.data()), {1, 2, 1, 2},  // NOLINT
-                                          TensorOptions().dtype(DType::Float64)).to(DType::Int64);
-    const std::vector<double> grads = {1.0, 2.0, 3.0, 4.0};
-    const Tensor grad_out = ember::from_blob(const_cast<double*>(grads.data()), {1, 2, 1, 2},  // NOLINT
-                                             TensorOptions().dtype(DType::Float64)).to(dtype);
-    const Tensor grad_in = native::pool2d_backward(grad_out, index, x.sizes(), args);
-    CHECK(to_vector(grad_in) == std::vector<double>{0, 0, 1, 0, 0, 0, 0, 2,  // plane 0
-                                                    0, 0, 0, 4, 3, 0, 0, 0});
+  for (const char* isa : {"avx512", "avx2", "portable"}) {
+    if (!cpu::gemm_kernel_available(isa)) continue;
+    testing::ForcedKernel forced(isa);
+    for (const DType dtype : {DType::Float32, DType::BFloat16}) {
+      INFO(isa << " " << dtype);
+      const Tensor x = ember::zeros({1, 2, 2, 4}, TensorOptions().dtype(dtype));
+      const native::Pool2dArgs args = native::check_pool2d(PoolMode::Max, x, 2, 2, 0, 1, false, true, std::nullopt);
+      // Plane 0: window 0's gradient goes to (0, 2) (window 1's), window 1's to (1, 3).
+      // Plane 1: the forward's own.
+      const std::vector<double> index_values = {2, 7, 4, 3};
+      const Tensor index = ember::from_blob(const_cast<double*>(index_values.data()), {1, 2, 1, 2},  // NOLINT
+                                            TensorOptions().dtype(DType::Float64)).to(DType::Int64);
+      const std::vector<double> grads = {1.0, 2.0, 3.0, 4.0};
+      const Tensor grad_out = ember::from_blob(const_cast<double*>(grads.data()), {1, 2, 1, 2},  // NOLINT
+                                               TensorOptions().dtype(DType::Float64)).to(dtype);
+      const Tensor grad_in = native::pool2d_backward(grad_out, index, x.sizes(), args);
+      CHECK(to_vector(grad_in) == std::vector<double>{0, 0, 1, 0, 0, 0, 0, 2,  // plane 0
+                                                      0, 0, 0, 4, 3, 0, 0, 0});
+    }
   }
 }
