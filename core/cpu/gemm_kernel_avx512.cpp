@@ -20,6 +20,7 @@
 
 #include <cstdint>
 
+#include <ember/core/cpu/avx512_intrinsic_warnings.h>
 #include <ember/core/cpu/gemm_kernel_simd.h>
 #include <ember/core/cpu/gemm_kernels.h>
 #include <ember/core/cpu/transpose16_avx512.h>
@@ -57,13 +58,7 @@ struct Zmm64 {
   static V mul(V a, V b) { return _mm512_mul_pd(a, b); }
 };
 
-// GCC 12 reports its own _mm512_undefined_ps() inside the shuffle intrinsics as
-// "used uninitialized" (a false positive: every lane is overwritten); silence it here only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#ifndef __clang__  // a GCC-only warning
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+EMBER_AVX512_INTRINSICS_BEGIN  // core/cpu/avx512_intrinsic_warnings.h
 
 // out[p * W + i] = src[i * stride + p] for i < rows (zeros up to W), p < depth: a panel of
 // W interleaved rows. 16 x 16 blocks are transposed in registers, so each element costs a
@@ -128,7 +123,7 @@ bool pack_panel(const T* src, std::int64_t stride_i, std::int64_t stride_p, std:
   return false;
 }
 
-#pragma GCC diagnostic pop
+EMBER_AVX512_INTRINSICS_END
 
 }  // namespace
 

@@ -48,6 +48,7 @@
 #include <memory>
 #include <new>
 
+#include <ember/core/cpu/avx512_intrinsic_warnings.h>
 #include <ember/core/cpu/gemm_bf16_layout.h>
 #include <ember/core/cpu/gemm_kernels.h>
 #include <ember/core/parallel.h>
@@ -62,13 +63,7 @@ using bf16_panels::packed_pairs;
 
 namespace {
 
-// GCC 12 reports its own _mm512_undefined_*() inside the intrinsics as "used uninitialized"
-// (a false positive, as in gemm_kernel_avx512.cpp); silence it here only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#ifndef __clang__  // a GCC-only warning
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+EMBER_AVX512_INTRINSICS_BEGIN  // core/cpu/avx512_intrinsic_warnings.h
 
 constexpr int kMR = 12;                 // rows of a tile (kNR columns: gemm_bf16_layout.h)
 constexpr std::int64_t kRowPanelsPerUnit = 4;
@@ -461,7 +456,7 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
   parallel_for(0, threads, 1, participant);
 }
 
-#pragma GCC diagnostic pop
+EMBER_AVX512_INTRINSICS_END
 
 void run_bfloat16_gemm(const GemmPlan& plan, bool float32_c) {
   if (plan.batch == 0 || plan.m == 0 || plan.n == 0) return;

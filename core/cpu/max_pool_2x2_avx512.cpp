@@ -21,17 +21,12 @@
 #include <algorithm>
 #include <cstdint>
 
+#include <ember/core/cpu/avx512_intrinsic_warnings.h>
 #include <ember/core/cpu/cpu_kernels.h>
 
 namespace ember::cpu {
 
-// GCC 12 reports its own _mm512_undefined_*() inside the masked-load and widening intrinsics
-// as "used uninitialized" (a false positive: every lane is written); silence it here only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#ifndef __clang__  // a GCC-only warning
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+EMBER_AVX512_INTRINSICS_BEGIN  // core/cpu/avx512_intrinsic_warnings.h
 
 namespace {
 
@@ -238,6 +233,6 @@ __attribute__((target("avx512bw"))) bool max_pool_2x2_backward_plane_avx512(
   return true;
 }
 
-#pragma GCC diagnostic pop
+EMBER_AVX512_INTRINSICS_END
 
 }  // namespace ember::cpu

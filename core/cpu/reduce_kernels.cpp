@@ -23,6 +23,7 @@
 #include <ember/core/element_math.h>
 #include <ember/core/error.h>
 #include <ember/core/parallel.h>
+#include <ember/core/reduce_dispatch.h>
 
 namespace ember::cpu {
 
@@ -333,15 +334,7 @@ void reduce(ReduceOp op, const ReducePlan& plan) {
     case ReduceOp::Sum:
     case ReduceOp::Mean:
     case ReduceOp::Prod:
-      if (plan.output_dtype == DType::Float32 && plan.input_dtype == DType::BFloat16) {
-        accumulate_kernel<BFloat16, float>(op, plan);
-      } else if (plan.output_dtype == DType::Float32 && plan.input_dtype == DType::Float16) {
-        accumulate_kernel<Half, float>(op, plan);
-      } else {
-        EMBER_CHECK(plan.output_dtype == plan.input_dtype, DTypeError, "reduce: a ", plan.input_dtype,
-                    " input accumulates into ", plan.output_dtype);
-        EMBER_DISPATCH_ALL_AND_REDUCED(plan.input_dtype, accumulate_kernel<scalar_t>(op, plan));
-      }
+      dispatch_accumulate(plan, [&]<class In, class Out>() { accumulate_kernel<In, Out>(op, plan); });
       return;
     case ReduceOp::Max:
     case ReduceOp::Min:

@@ -7,15 +7,11 @@
 
 #include <immintrin.h>
 
+#include <ember/core/cpu/avx512_intrinsic_warnings.h>
+
 namespace ember::cpu {
 
-// GCC 12 reports its own _mm512_undefined_ps() inside the shuffle intrinsics as
-// "used uninitialized" (a false positive: every lane is overwritten); silenced here only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#ifndef __clang__  // a GCC-only warning
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+EMBER_AVX512_INTRINSICS_BEGIN  // core/cpu/avx512_intrinsic_warnings.h
 
 // Transposes 16 rows of 16 floats in registers: afterwards r[q] holds element q of every row.
 // Four rounds of two-source shuffles: 32-bit pairs, 64-bit pairs, then 128-bit lanes twice.
@@ -54,6 +50,6 @@ inline __attribute__((always_inline)) void transpose16(__m512i r[16]) {
   for (int i = 0; i < 16; ++i) r[i] = _mm512_castps_si512(values[i]);
 }
 
-#pragma GCC diagnostic pop
+EMBER_AVX512_INTRINSICS_END
 
 }  // namespace ember::cpu
