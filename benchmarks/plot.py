@@ -188,8 +188,10 @@ def roofline_series(report, records):
 
 def plot_roofline(report, records, out, formats):
     """ember's figures that do both arithmetic and memory traffic (GEMMs, convolutions,
-    attention) against the CPU's roofline (roofline_series): each computed peak flat, the
-    measured copy bandwidth the slope. A point can only lie under its roof."""
+    attention, and the training steps and epochs, whose bytes are ember-bench's model of a
+    step's minimum traffic: benchmarks/ember_bench/workloads.cpp, step_bytes) against the CPU's
+    roofline (roofline_series): each computed peak flat, the measured copy bandwidth the slope.
+    A point can only lie under its roof."""
     series = roofline_series(report, records)
     if series is None:
         return False
@@ -205,7 +207,7 @@ def plot_roofline(report, records, out, formats):
         ax.plot(xs, [min(peak, bandwidth * x) for x in xs], line, color=colour, linewidth=1.3,
                 label="roof: %s peak %.0f GFLOP/s (computed), copy %.0f GB/s (measured, %s elements)"
                 % (names[precision], peak, bandwidth, "{:,}".format(int(series["copy_size"]))))
-    markers = {"gemm": "o", "gemm_bf16": "o", "conv2d": "s", "attention": "^"}
+    markers = {"gemm": "o", "gemm_bf16": "o", "conv2d": "s", "attention": "^", "train_step": "D", "train_epoch": "v"}
     for precision in ("fp32", "bf16"):
         for group in sorted({p[1] for p in points if p[0] == precision}):
             chosen = [p for p in points if p[0] == precision and p[1] == group]

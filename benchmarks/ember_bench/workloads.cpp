@@ -6,6 +6,7 @@
 //   written once, 4-byte floats), so GB/s compares directly with a copy's bandwidth.
 //   Training: examples per second; GFLOP/s counts 6 flops per weight per example (forward
 //   2, backward 4), the usual estimate that ignores the cheap bias, ReLU and loss work.
+//   Bytes (for the roofline only): a step's minimum traffic by the model of set_training_bytes.
 //   For the CNN, 6 flops per multiply-add of one example's forward pass (a convolution's
 //   weight is used Hout·Wout times per example).
 //   Convolution: 2·N·Cout·Hout·Wout·(Cin/groups)·kH·kW flops forward (the multiply-adds of the
@@ -17,6 +18,7 @@
 #include "workloads.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace ember_bench {
@@ -79,6 +81,26 @@ Workload rows(const std::string& group, const std::string& op, std::int64_t rows
   return w;
 }
 
+// The minimum bytes a training step moves, a model rather than a measurement (it places the
+// training figures on the roofline): the parameters read by the forward and again by the
+// backward, their gradients written, and the optimizer's pass over them (SGD reads parameters
+// and gradients and writes parameters: 5 passes in all; AdamW also reads and writes its two
+// moments: 9); each layer's output written, read by the next layer and again by the backward,
+// its gradient written and read (5 passes); the input read by the forward and by the first
+// weight gradient. Parameters are float32; activations take `activation_size` bytes (2 under
+// bfloat16 autocast). An epoch is its steps' sum.
+double step_bytes(double parameters, double optimizer_passes, double activations_per_example,
+                  double inputs_per_example, std::int64_t batch, double activation_size) {
+  return kFloat * optimizer_passes * parameters +
+         activation_size * static_cast<double>(batch) * (5.0 * activations_per_example + 2.0 * inputs_per_example);
+}
+
+// Sets w.bytes for a training figure of `ember train`'s models (w.model: toy, fmnist, wide,
+// cnn, gpt). Activations per example: the MLP's hidden and output widths; the CNN's two
+// convolution and two pooling outputs and its head; the GPT's tokens times (16 C per block, its
+// embedding and logits).
+void set_training_bytes(Workload& w, double activation_size);
+
 Workload training(const std::string& group, const std::string& model, std::int64_t batch, std::int64_t examples) {
   Workload w;
   w.layers = model_layers(model);
@@ -106,6 +128,7 @@ Workload training(const std::string& group, const std::string& model, std::int64
   for (auto width : w.layers) widest = std::max(widest, width);
   w.footprint_bytes = kFloat * (3 * model_parameters(w.layers) + 6.0 * batch * widest +
                                 (w.examples ? w.examples * (w.layers.front() + 2.0) : 0.0));
+  set_training_bytes(w, kFloat);
   return w;
 }
 
@@ -268,6 +291,7 @@ Workload gpt_training(std::int64_t batch) {
   w.flops = 6.0 * matrix_parameters * w.items + attention;
   // Parameters, gradients and AdamW's two moments; a block's activations (a few [B, T, 4C]).
   w.footprint_bytes = kFloat * (4 * (matrix_parameters + time * c) + 16.0 * batch * time * 4 * c * layers);
+  set_training_bytes(w, kFloat);
   return w;
 }
 
@@ -296,6 +320,7 @@ Workload cnn_training(const std::string& group, std::int64_t batch, std::int64_t
   const double image = 28.0 * 28.0;
   w.footprint_bytes = kFloat * (3 * cnn_parameters(w) + 8.0 * batch * 32 * image + 9.0 * batch * image +
                                 (w.examples ? w.examples * (image + 2.0) : 0.0));
+  set_training_bytes(w, kFloat);
   return w;
 }
 
@@ -336,6 +361,37 @@ double cnn_parameters(const Workload& w) {
   const std::int64_t channels = w.dims[0], c1 = w.dims[3], c2 = w.dims[4];
   return static_cast<double>(c1 * (channels * 9 + 1) + c2 * (c1 * 9 + 1)) + model_parameters(w.layers);
 }
+
+namespace {
+
+void set_training_bytes(Workload& w, double activation_size) {
+  double parameters = 0, optimizer_passes = 5, activations = 0, inputs = 0;
+  if (w.model == "cnn") {
+    const double channels = static_cast<double>(w.dims[0]), h = static_cast<double>(w.dims[1]),
+                 width = static_cast<double>(w.dims[2]), c1 = static_cast<double>(w.dims[3]),
+                 c2 = static_cast<double>(w.dims[4]);
+    parameters = cnn_parameters(w);
+    const double plane = h * width;  // conv1 out, pool1 out, conv2 out, pool2 out, the head
+    activations = c1 * plane + c1 * plane / 4 + c2 * plane / 4 + c2 * plane / 16 +
+                  static_cast<double>(w.layers[1] + w.layers[2]);
+    inputs = channels * plane;
+  } else if (w.model == "gpt") {
+    const double vocabulary = static_cast<double>(w.dims[0]), time = static_cast<double>(w.dims[1]),
+                 layers = static_cast<double>(w.dims[2]), c = static_cast<double>(w.dims[4]);
+    parameters = layers * 12.0 * c * c + vocabulary * c + time * c;
+    optimizer_passes = 9;  // AdamW
+    activations = time * (16.0 * c * layers + c + vocabulary);  // per sequence
+  } else {
+    parameters = model_parameters(w.layers);
+    for (std::size_t i = 1; i < w.layers.size(); ++i) activations += static_cast<double>(w.layers[i]);
+    inputs = static_cast<double>(w.layers.front());
+  }
+  const double step = step_bytes(parameters, optimizer_passes, activations, inputs, w.batch, activation_size);
+  const double steps = w.examples > 0 ? std::ceil(static_cast<double>(w.examples) / static_cast<double>(w.batch)) : 1.0;
+  w.bytes = step * steps;
+}
+
+}  // namespace
 
 std::vector<Workload> build_workloads(bool quick) {
   std::vector<Workload> list;
@@ -498,6 +554,7 @@ std::vector<Workload> build_workloads(bool quick) {
                                    gpt_training(32)};
     for (Workload& w : mixed) {
       w.precision = "bf16";
+      set_training_bytes(w, 2.0);  // bfloat16 activations
       w.id += "/bf16";
       w.shape += ", bf16 autocast";
       list.push_back(w);

@@ -183,6 +183,12 @@ foreach(i RANGE ${last})
   if(group MATCHES "^(conv2d|train_step|train_epoch)$" AND NOT flops GREATER 0)
     fail("${id}: work_per_call.flops is ${flops}")
   endif()
+  # Training figures carry their modelled minimum traffic (the roofline places them by it):
+  # fewer bytes than flops for every model here, and an epoch more than one step of its batch.
+  json_get(bytes results ${i} work_per_call bytes)
+  if(group MATCHES "^(train_step|train_epoch)$" AND (NOT bytes GREATER 0 OR NOT flops GREATER bytes))
+    fail("${id}: work_per_call.bytes is ${bytes} for ${flops} flops")
+  endif()
   # Convolutions and the CNN's training are measured against their GEMMs done by OpenBLAS
   # (gemm_plan.h): a ceiling record and a fraction of it.
   if(implementation STREQUAL "ember" AND id MATCHES "^(conv2d/|train_(step|epoch)/cnn/)" AND

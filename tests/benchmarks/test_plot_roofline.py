@@ -28,6 +28,8 @@ def main():
     figures = [record("gemm/square/1024", "gemm", "fp32", 410.0),
                record("gemm_bf16/square/1024", "gemm_bf16", "bf16", 1780.0),
                record("conv2d/cnn_conv2/b128/fwd/bf16", "conv2d", "bf16", 600.0),
+               record("train_step/cnn/b128/bf16", "train_step", "bf16", 300.0, flops=8e9, bytes=1e8, unit="examples/s"),
+               record("train_step/fmnist/b128", "train_step", "fp32", 250.0, flops=7e8, bytes=1.6e7, unit="examples/s"),
                record("gemm/square/1024", "gemm", "fp32", 400.0, implementation="openblas")]
     failures = []
 
@@ -46,7 +48,13 @@ def main():
     check(by_id.get(("gemm_bf16/square/1024", "bf16"), (None,))[0] == "bf16", "the bf16 GEMM is not under the bf16 roof")
     check(by_id.get(("conv2d/cnn_conv2/b128/fwd/bf16", "bf16"), (None,))[0] == "bf16",
           "the bf16 convolution is not under the bf16 roof")
-    check(len(series["points"]) == 3, "a peer's figure was placed: %r" % series["points"])
+    # Training figures are placed too (their bytes: ember-bench's model of a step's traffic),
+    # each under its own precision's roof.
+    check(by_id.get(("train_step/cnn/b128/bf16", "bf16"), (None,))[0] == "bf16",
+          "the bf16 training step is not under the bf16 roof")
+    check(abs(by_id.get(("train_step/fmnist/b128", "fp32"), (0, 0, 0))[2] - 43.75) < 1e-9,
+          "the fp32 training step's intensity is not flops / bytes")
+    check(len(series["points"]) == 5, "a peer's figure was placed: %r" % series["points"])
     roofs = dict(series["roofs"])
     for precision, group, intensity, gflops, id in series["points"]:
         check(gflops <= roofs[precision], "%s above its %s roof" % (id, precision))
