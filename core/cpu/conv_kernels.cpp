@@ -24,8 +24,10 @@
 // The bound: im2col copies the input kH*kW times (K*L elements per sample and group), so
 // small-channel layers (the first layer of a CNN: C_in = 1) are bound by that copy and by
 // a GEMM whose K is only 9; larger layers are GEMM-bound. Memory: one K x L buffer per thread.
-// im2col and col2im themselves (and the bfloat16 forward's im2col straight into the GEMM's
-// packed panels) are in core/cpu/im2col.cpp.
+// im2col and col2im themselves are in core/cpu/im2col.cpp. bfloat16 (performance paths, the
+// same products): for same-width rows the forward's and the weight gradient's im2col write the
+// GEMM's packed panels directly, and a stride-1 input gradient runs as the forward convolution
+// of d out with the weights flipped (conv2d_backward_input_as_convolution).
 #include <algorithm>
 #include <memory>
 #include <new>
