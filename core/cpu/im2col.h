@@ -47,9 +47,16 @@ void col2im(const Conv2dPlan& p, const T* cols, std::int64_t channels, T* in);
 // for `chunks` chunks of 32 entries once per call, and im2col_bfloat16_panels packs one
 // sample and group (`in`: its first plane) with them: the forward's B = cols (rows
 // 2 * layout.pairs, chunks layout.panels).
+// The rows point into lane_masks, so the pair moves (a vector's move keeps its buffer) but is
+// never copied.
 struct BFloat16ColsRows {
   std::vector<BFloat16MaskedRow> rows;
   std::vector<std::uint32_t> lane_masks;  // the rows' masks, `chunks` each
+  BFloat16ColsRows() = default;
+  BFloat16ColsRows(BFloat16ColsRows&&) = default;
+  BFloat16ColsRows& operator=(BFloat16ColsRows&&) = default;
+  BFloat16ColsRows(const BFloat16ColsRows&) = delete;
+  BFloat16ColsRows& operator=(const BFloat16ColsRows&) = delete;
 };
 BFloat16ColsRows bfloat16_cols_rows(const Conv2dPlan& p, std::int64_t channels, std::int64_t rows, std::int64_t chunks);
 void im2col_bfloat16_panels(const BFloat16* in, const BFloat16ColsRows& cols_rows, const BFloat16PanelLayout& layout,
