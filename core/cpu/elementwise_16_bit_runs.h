@@ -21,6 +21,7 @@
 #include <type_traits>
 
 #include <ember/core/cpu/elementwise_wide_runs.h>
+#include <ember/core/cpu/sixteen_bit_words.h>
 #include <ember/core/element_functions.h>
 #include <ember/core/reduced_float.h>
 
@@ -83,8 +84,6 @@ EMBER_BFLOAT16_CLONES inline void relu_backward_bfloat16_bits(const std::uint16_
     out[i] = static_cast<std::uint16_t>(canonical_bfloat16(grad[i]) & ~not_positive);
   }
 }
-inline const std::uint16_t* bits_of(const BFloat16* x) { return reinterpret_cast<const std::uint16_t*>(x); }  // NOLINT
-inline std::uint16_t* bits_of(BFloat16* x) { return reinterpret_cast<std::uint16_t*>(x); }                    // NOLINT
 
 template <class F>
 struct Opmath16 {

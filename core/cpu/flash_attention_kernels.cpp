@@ -44,7 +44,6 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
-#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -73,13 +72,13 @@ constexpr std::int64_t kKeyTile = 256;
 // forces one, for tests and benchmarks: core/cpu/gemm_kernels.h). Asked once per call.
 template <class T>
 FlashRowOps<T> row_ops() {
-  const std::string isa = active_gemm_kernel_name();
+  const VectorIsa isa = active_vector_isa();
   if constexpr (std::is_same_v<T, float>) {
-    if (isa == "avx512") return flash_row_ops_avx512_f32();
-    if (isa == "avx2") return flash_row_ops_avx2_f32();
+    if (isa == VectorIsa::kAvx512) return flash_row_ops_avx512_f32();
+    if (isa == VectorIsa::kAvx2) return flash_row_ops_avx2_f32();
   } else {
-    if (isa == "avx512") return flash_row_ops_avx512_f64();
-    if (isa == "avx2") return flash_row_ops_avx2_f64();
+    if (isa == VectorIsa::kAvx512) return flash_row_ops_avx512_f64();
+    if (isa == VectorIsa::kAvx2) return flash_row_ops_avx2_f64();
   }
   return rows_portable::row_ops<T>();
 }

@@ -111,7 +111,7 @@ MicroKernel<T> portable_kernel() {
 
 // cpuid is asked once: in a virtual machine each cpuid instruction traps to the hypervisor.
 struct CpuFeatures {
-  bool avx2, avx512, avx512_bf16, amx_bf16;
+  bool avx2, avx512, avx512_bw, avx512_bf16, amx_bf16;
 };
 
 // cpuid leaf 7: EDX bit 24 is AMX-TILE, bit 22 AMX-BF16. (Asked directly: clang 14's
@@ -141,30 +141,30 @@ const CpuFeatures& cpu_features() {
     return CpuFeatures{__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"),
                        __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl"),
                        __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                           __builtin_cpu_supports("avx512bw"),
+                       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
                            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512bf16"),
                        cpu_reports_amx_bf16() && amx_tile_state_granted()};
   }();
   return features;
 }
 
-enum class KernelIsa { kPortable, kAvx2, kAvx512 };
-
 // EMBER_GEMM_KERNEL if set, else the best the CPU supports.
-KernelIsa isa_from_environment() {
+VectorIsa isa_from_environment() {
   const char* forced = std::getenv("EMBER_GEMM_KERNEL");
   if (forced != nullptr && *forced != '\0') {
-    KernelIsa isa;
-    if (std::strcmp(forced, "portable") == 0) isa = KernelIsa::kPortable;
-    else if (std::strcmp(forced, "avx2") == 0) isa = KernelIsa::kAvx2;
-    else if (std::strcmp(forced, "avx512") == 0) isa = KernelIsa::kAvx512;
+    VectorIsa isa;
+    if (std::strcmp(forced, "portable") == 0) isa = VectorIsa::kPortable;
+    else if (std::strcmp(forced, "avx2") == 0) isa = VectorIsa::kAvx2;
+    else if (std::strcmp(forced, "avx512") == 0) isa = VectorIsa::kAvx512;
     else throw ValueError("EMBER_GEMM_KERNEL must be portable, avx2 or avx512, got '" + std::string(forced) + "'");
     if (!gemm_kernel_available(forced))
       throw ValueError("EMBER_GEMM_KERNEL=" + std::string(forced) + " but this CPU does not support it");
     return isa;
   }
-  if (cpu_features().avx512) return KernelIsa::kAvx512;
-  if (cpu_features().avx2) return KernelIsa::kAvx2;
-  return KernelIsa::kPortable;
+  if (cpu_features().avx512) return VectorIsa::kAvx512;
+  if (cpu_features().avx2) return VectorIsa::kAvx2;
+  return VectorIsa::kPortable;
 }
 
 // The choice, read from the environment at the first GEMM and kept (a getenv scans the
@@ -174,10 +174,10 @@ constexpr int kIsaUnknown = -1;
 std::atomic<int> cached_isa{kIsaUnknown};
 std::atomic<int> cached_amx{kIsaUnknown};  // EMBER_AMX: -1 unread, else 0 (off) or 1 (allowed)
 
-KernelIsa chosen_isa() {
+VectorIsa chosen_isa() {
   const int cached = cached_isa.load(std::memory_order_relaxed);
-  if (cached != kIsaUnknown) [[likely]] return static_cast<KernelIsa>(cached);
-  const KernelIsa isa = isa_from_environment();  // may throw: stays unknown
+  if (cached != kIsaUnknown) [[likely]] return static_cast<VectorIsa>(cached);
+  const VectorIsa isa = isa_from_environment();  // may throw: stays unknown
   cached_isa.store(static_cast<int>(isa), std::memory_order_relaxed);
   return isa;
 }
@@ -186,13 +186,13 @@ KernelIsa chosen_isa() {
 // portable kernel (the SIMD ones are floating point only).
 template <class T>
 MicroKernel<T> select_micro_kernel() {
-  const KernelIsa isa = chosen_isa();
+  const VectorIsa isa = chosen_isa();
   if constexpr (std::is_same_v<T, float>) {
-    if (isa == KernelIsa::kAvx512) return avx512_kernel_f32();
-    if (isa == KernelIsa::kAvx2) return avx2_kernel_f32();
+    if (isa == VectorIsa::kAvx512) return avx512_kernel_f32();
+    if (isa == VectorIsa::kAvx2) return avx2_kernel_f32();
   } else if constexpr (std::is_same_v<T, double>) {
-    if (isa == KernelIsa::kAvx512) return avx512_kernel_f64();
-    if (isa == KernelIsa::kAvx2) return avx2_kernel_f64();
+    if (isa == VectorIsa::kAvx512) return avx512_kernel_f64();
+    if (isa == VectorIsa::kAvx2) return avx2_kernel_f64();
   }
   return portable_kernel<T>();
 }
@@ -333,7 +333,7 @@ bool gemm_kernel_available(const std::string& name) {
   return false;
 }
 
-bool bfloat16_gemm_usable() { return cpu_features().avx512_bf16 && chosen_isa() == KernelIsa::kAvx512; }
+bool bfloat16_gemm_usable() { return cpu_features().avx512_bf16 && chosen_isa() == VectorIsa::kAvx512; }
 
 // The capability core/linalg.cpp asks before a 16-bit GEMM (core/backend.h).
 bool gemm_reads_16_bit(DType dtype) { return dtype == DType::BFloat16 && bfloat16_gemm_usable(); }
@@ -357,11 +357,14 @@ bool amx_bfloat16_usable() {
   return allowed == 1 && cpu_features().amx_bf16 && bfloat16_gemm_usable();
 }
 
+VectorIsa active_vector_isa() { return chosen_isa(); }
+bool cpu_has_avx512bw() { return cpu_features().avx512_bw; }
+
 std::string active_gemm_kernel_name() {
   switch (chosen_isa()) {
-    case KernelIsa::kAvx512: return "avx512";
-    case KernelIsa::kAvx2: return "avx2";
-    case KernelIsa::kPortable: break;
+    case VectorIsa::kAvx512: return "avx512";
+    case VectorIsa::kAvx2: return "avx2";
+    case VectorIsa::kPortable: break;
   }
   return "portable";
 }

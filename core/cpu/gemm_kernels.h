@@ -144,6 +144,13 @@ bool gemm_kernel_available(const std::string& name);
 // The kernel a float32 GEMM would use right now (honours EMBER_GEMM_KERNEL). Throws
 // ValueError for an unknown name or a kernel this CPU cannot run.
 std::string active_gemm_kernel_name();
+// The same choice as an enum, for the other vectorised loops that follow it (MaxPool2d(2),
+// flash attention's rows), so that one variable selects them all and a per-call check
+// costs a load, not a string.
+enum class VectorIsa { kPortable, kAvx2, kAvx512 };
+VectorIsa active_vector_isa();
+// Whether the CPU has AVX-512 BW (masked loads and stores of 16-bit lanes), asked once.
+bool cpu_has_avx512bw();
 // EMBER_GEMM_KERNEL is read at the first GEMM and kept, as EMBER_KERNELS is
 // (core/kernel_mode.h). A program that changes the variable afterwards (the tests, with
 // setenv) calls this, and the next GEMM reads it again.

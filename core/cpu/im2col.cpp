@@ -144,9 +144,8 @@ void im2col(const Conv2dPlan& p, const T* in, std::int64_t channels, T* cols) {
             const T* src = plane + (r.first + r.shift);
             if constexpr (std::is_same_v<T, float>) {
               copy_kept_float(src, keep_j + r.first, row + r.first, r.last - r.first);
-            } else if constexpr (sizeof(T) == 2) {
-              copy_kept_16_bit(reinterpret_cast<const std::uint16_t*>(src), keep_j + r.first,
-                               reinterpret_cast<std::uint16_t*>(row + r.first), r.last - r.first);
+            } else if constexpr (SixteenBitFloat<T>) {
+              copy_kept_16_bit(bits_of(src), keep_j + r.first, bits_of(row + r.first), r.last - r.first);
             } else {
               copy_kept(src, keep_j + r.first, row + r.first, r.last - r.first);
             }
@@ -240,14 +239,12 @@ BFloat16ColsRows bfloat16_cols_rows(const Conv2dPlan& p, std::int64_t channels, 
 
 void im2col_bfloat16_panels(const BFloat16* in, const BFloat16ColsRows& cols_rows, const BFloat16PanelLayout& layout,
                             std::uint16_t* packed) {
-  pack_bfloat16_rows(reinterpret_cast<const std::uint16_t*>(in), cols_rows.rows.data(), layout,  // NOLINT: the bits
-                     packed);
+  pack_bfloat16_rows(bits_of(in), cols_rows.rows.data(), layout, packed);
 }
 
 void im2col_bfloat16_transposed_panels(const BFloat16* in, const BFloat16ColsRows& cols_rows,
                                        const BFloat16PanelLayout& layout, std::uint16_t* packed) {
-  pack_bfloat16_rows_transposed(reinterpret_cast<const std::uint16_t*>(in), cols_rows.rows.data(),  // NOLINT: the bits
-                                layout, packed);
+  pack_bfloat16_rows_transposed(bits_of(in), cols_rows.rows.data(), layout, packed);
 }
 
 template void im2col<float>(const Conv2dPlan&, const float*, std::int64_t, float*);

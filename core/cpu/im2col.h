@@ -15,6 +15,7 @@
 
 #include <ember/core/conv_plans.h>
 #include <ember/core/cpu/gemm_kernels.h>
+#include <ember/core/cpu/sixteen_bit_words.h>
 #include <ember/core/reduced_float.h>
 
 namespace ember::cpu {
@@ -70,10 +71,8 @@ void im2col_bfloat16_transposed_panels(const BFloat16* in, const BFloat16ColsRow
 // class ran one scalar 2-byte store per element (6 % of the bfloat16 CNN step).
 template <class T>
 void fill_row(T* row, std::int64_t n, T value) {
-  if constexpr (sizeof(T) == 2) {
-    std::uint16_t bits;
-    std::memcpy(&bits, &value, sizeof bits);
-    std::fill_n(reinterpret_cast<std::uint16_t*>(row), n, bits);  // NOLINT: the same bytes
+  if constexpr (SixteenBitFloat<T>) {
+    std::fill_n(bits_of(row), n, value.bits);
   } else {
     std::fill_n(row, n, value);
   }

@@ -14,13 +14,13 @@
 #include <cstdint>
 #include <cmath>
 #include <limits>
-#include <string>
 #include <type_traits>
 #include <vector>
 
 #include <ember/core/backend.h>
 #include <ember/core/cpu/cpu_kernels.h>
 #include <ember/core/cpu/gemm_kernels.h>
+#include <ember/core/cpu/sixteen_bit_words.h>
 #include <ember/core/dispatch.h>
 #include <ember/core/element_functions.h>
 #include <ember/core/parallel.h>
@@ -118,8 +118,12 @@ inline Max2x2 max_2x2_kernel(const Pool2dPlan& p) {
   if (p.mode != PoolMode::Max || !windows_inside(p) || p.kernel_h != 2 || p.stride_h != 2 ||
       p.in_w >= std::numeric_limits<std::int32_t>::max() / 3)
     return Max2x2::kNone;
-  const std::string isa = active_gemm_kernel_name();
-  return isa == "avx512" ? Max2x2::kAvx512 : isa == "avx2" ? Max2x2::kAvx2 : Max2x2::kNone;
+  switch (active_vector_isa()) {
+    case VectorIsa::kAvx512: return Max2x2::kAvx512;
+    case VectorIsa::kAvx2: return Max2x2::kAvx2;
+    case VectorIsa::kPortable: break;
+  }
+  return Max2x2::kNone;
 }
 
 template <class T>
@@ -162,7 +166,7 @@ void avg_plane_backward(const Pool2dPlan& p, const T* grad_out, T* grad_in) {
 template <class T>
 void widen_plane(const T* in, std::int64_t n, float* out) {
   if constexpr (std::is_same_v<T, BFloat16>) {
-    const auto* bits = reinterpret_cast<const std::uint16_t*>(in);  // NOLINT: the element's bits
+    const std::uint16_t* bits = bits_of(in);
     auto* wide = reinterpret_cast<std::uint32_t*>(out);             // NOLINT: written as bits
     for (std::int64_t i = 0; i < n; ++i) wide[i] = std::uint32_t{bits[i]} << 16;
   } else {
@@ -174,7 +178,7 @@ template <class T>
 void narrow_plane(const float* in, std::int64_t n, T* out) {
   if constexpr (std::is_same_v<T, BFloat16>) {
     const auto* wide = reinterpret_cast<const std::uint32_t*>(in);  // NOLINT: read as bits
-    auto* bits = reinterpret_cast<std::uint16_t*>(out);             // NOLINT: the element's bits
+    std::uint16_t* bits = bits_of(out);
     for (std::int64_t i = 0; i < n; ++i)
       bits[i] = (wide[i] & 0x7FFFFFFFu) > 0x7F800000u ? std::uint16_t{0x7FC0} : static_cast<std::uint16_t>(wide[i] >> 16);
   } else {
@@ -186,7 +190,7 @@ void narrow_plane(const float* in, std::int64_t n, T* out) {
 // element at a time).
 template <class T>
 void zero_plane(T* plane, std::int64_t n) {
-  if constexpr (sizeof(T) == 2) std::fill_n(reinterpret_cast<std::uint16_t*>(plane), n, std::uint16_t{0});  // NOLINT
+  if constexpr (SixteenBitFloat<T>) std::fill_n(bits_of(plane), n, std::uint16_t{0});
   else std::fill_n(plane, n, T(0));
 }
 
@@ -200,10 +204,6 @@ inline std::uint16_t bfloat16_plus_zero(std::uint16_t g) {
   const std::uint16_t magnitude = g & 0x7FFF;
   return magnitude > 0x7F80 ? std::uint16_t{0x7FC0} : magnitude == 0 ? std::uint16_t{0} : g;
 }
-
-// The bits of a bfloat16 plane, as the AVX-512 MaxPool2d(2) kernels take them.
-inline const std::uint16_t* bits_of(const BFloat16* plane) { return reinterpret_cast<const std::uint16_t*>(plane); }  // NOLINT
-inline std::uint16_t* bits_of(BFloat16* plane) { return reinterpret_cast<std::uint16_t*>(plane); }  // NOLINT
 
 template <class T>
 void pool2d_typed(const Pool2dPlan& p) {
@@ -263,10 +263,9 @@ void pool2d_backward_typed(const Pool2dPlan& p) {
   const std::int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
   const bool disjoint = windows_disjoint(p);
   constexpr bool has_2x2_kernel = std::is_same_v<T, float> || std::is_same_v<T, BFloat16>;
-  static const bool cpu_has_avx512bw = __builtin_cpu_supports("avx512bw");  // the bfloat16 one's masked loads
   const Max2x2 kernel = has_2x2_kernel ? max_2x2_kernel(p) : Max2x2::kNone;
   const bool dense_2x2 = std::is_same_v<T, float> ? kernel != Max2x2::kNone
-                                                  : kernel == Max2x2::kAvx512 && cpu_has_avx512bw;
+                                                  : kernel == Max2x2::kAvx512 && cpu_has_avx512bw();  // 16-bit masked loads
   parallel_for(0, p.planes, plane_grain(p), [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t plane = begin; plane < end; ++plane) {
       T* gi = grad_in + plane * in_plane;

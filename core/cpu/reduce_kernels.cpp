@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <ember/core/cpu/cpu_kernels.h>
+#include <ember/core/cpu/sixteen_bit_words.h>
 #include <ember/core/cpu/wide_clones.h>
 #include <ember/core/element_math.h>
 #include <ember/core/error.h>
@@ -105,7 +106,7 @@ accumulate_t<T> sum_contiguous(const T* x, std::int64_t n) {
   acc_t lanes[kSumLanes] = {};
   std::int64_t r = 0;
   if constexpr (std::is_same_v<T, BFloat16>) {
-    r = bfloat16_float_runs(reinterpret_cast<const std::uint16_t*>(x), n, lanes);  // NOLINT: the bits
+    r = bfloat16_float_runs(bits_of(x), n, lanes);
   } else if constexpr (std::is_same_v<T, float> || is_reduced_float_v<T>) {
     // (16-bit values widen into the float lanes: a run of 16 of them per lane stays near
     // float's precision, far below the 16-bit result's unit.)
