@@ -45,11 +45,13 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <cstdlib>
 #include <memory>
 #include <new>
 
 #include <ember/core/cpu/avx512_intrinsic_warnings.h>
 #include <ember/core/cpu/gemm_bf16_layout.h>
+#include <ember/core/cpu/gemm_bf16_schedule.h>
 #include <ember/core/cpu/gemm_kernels.h>
 #include <ember/core/parallel.h>
 #include <ember/core/strided_index.h>
@@ -66,7 +68,6 @@ namespace {
 EMBER_AVX512_INTRINSICS_BEGIN  // core/cpu/avx512_intrinsic_warnings.h
 
 constexpr int kMR = 12;                 // rows of a tile (kNR columns: gemm_bf16_layout.h)
-constexpr std::int64_t kRowPanelsPerUnit = 4;
 // Below this many multiply-adds the product runs on the calling thread (as the float32 GEMM).
 constexpr std::int64_t kParallelMinWork = 64 * 64 * 64;
 
@@ -262,8 +263,8 @@ inline void tile(const Word* a_panel, const std::uint16_t* b_panel, std::int64_t
 // vdpbf16ps adds them (and, like it, with subnormal inputs and results taken as zero). B's
 // tiles are read straight from the B panels above, whose rows are exactly that pair layout,
 // 32 columns wide: a tile is 16 columns of 16 consecutive pair rows, one panel row (128
-// bytes) apart. A is packed again, row-major: a row's pairs side by side, padded with zero
-// pairs to a whole number of 16-pair tiles.
+// bytes) apart. A is packed again, tile by tile (pack_a_rows below), padded with zero pairs to
+// a whole number of 16-pair tiles.
 //
 // Register blocking: 2 x 2 C tiles (32 rows x 32 columns of C, the 16 KiB tile-register file's
 // tmm0-3), two A tiles (tmm4-5) and two B tiles (tmm6-7); each 16-pair step loads 4 tiles for 4
@@ -288,50 +289,80 @@ void configure_tiles() {
   _tile_loadconfig(&config);
 }
 
-// out[i * 2 * padded_pairs + h] = A(row0 + i, h): each row's k values in order (so its pairs
-// are consecutive words), zeros past k up to the padding and in the rows past `rows`.
+// A's packed 32-row block is a sequence of tiles, each 16 rows of 16 pairs (1 KiB): for every
+// 16-pair step of k, the tile of rows 0-15 and then the tile of rows 16-31. A tile load then
+// reads 16 consecutive cache lines, and a block's steps one sequential stream. (Packed row by
+// row instead, a tile's rows lay a row of A apart: at k = 1024, 2 KiB, so all 32 rows of a
+// step fell into two of L1's 64 sets.)
+constexpr std::int64_t kAmxTileHalves = 16 * 2 * kAmxTilePairs;  // 16 rows of 32 bfloat16
+
+// Where row i's values [32s, 32s + 32) of k go in the block: tile 2s + i / 16, its row i % 16.
+inline std::uint16_t* a_tile_row(std::uint16_t* block, std::int64_t i, std::int64_t step) {
+  return block + (2 * step + i / 16) * kAmxTileHalves + (i % 16) * 2 * kAmxTilePairs;
+}
+
+// Packs rows [row0, row0 + rows) of A into one block as above, zeros past k up to the
+// padding and in the rows past `rows`.
 void pack_a_rows(const Matrix16& a, std::int64_t row0, std::int64_t rows, std::int64_t k, std::int64_t padded_pairs,
                  std::uint16_t* out) {
-  const std::int64_t row_halves = 2 * padded_pairs;
+  constexpr std::int64_t kStepHalves = 2 * kAmxTilePairs;
+  const std::int64_t steps = padded_pairs / kAmxTilePairs;
   // Column-major A (a transposed operand, e.g. the convolution's Wᵀ): walk column by column,
   // so the reads stream down each column and the block's rows are filled side by side. Row by
   // row, every element read would be a cache line of its own.
-  const bool column_major = a.row_stride == 1 && a.col_stride != 1;
+  if (a.col_stride == 1) {
+    // Rows of A contiguous: step by step, each tile row one 64-byte move (masked past k, zeros
+    // in the rows past `rows`), so the block is written once, front to back.
+    for (std::int64_t step = 0; step < steps; ++step) {
+      const std::int64_t first = step * kStepHalves, count = std::clamp<std::int64_t>(k - first, 0, kStepHalves);
+      const __mmask32 lanes = count == kStepHalves ? ~__mmask32{0} : (__mmask32{1} << count) - 1;
+      std::uint16_t* tiles = a_tile_row(out, 0, step);
+      for (std::int64_t i = 0; i < kAmxRows; ++i) {
+        const __m512i values = i < rows ? _mm512_maskz_loadu_epi16(lanes, a.data + (row0 + i) * a.row_stride + first)
+                                        : _mm512_setzero_si512();
+        _mm512_storeu_si512(tiles + i * kStepHalves, values);
+      }
+    }
+    return;
+  }
+  const bool column_major = a.row_stride == 1;
   if (column_major) {
     for (std::int64_t p = 0; p < k; ++p) {
       const std::uint16_t* column = a.data + row0 + p * a.col_stride;
-      for (std::int64_t i = 0; i < rows; ++i) out[i * row_halves + p] = column[i];
+      for (std::int64_t i = 0; i < rows; ++i) a_tile_row(out, i, p / kStepHalves)[p % kStepHalves] = column[i];
     }
   }
   for (std::int64_t i = 0; i < kAmxRows; ++i) {
-    std::uint16_t* row_out = out + i * row_halves;
-    if (i >= rows) {
-      std::fill(row_out, row_out + row_halves, std::uint16_t{0});
-      continue;
+    const std::int64_t filled = i < rows ? k : 0;  // values of this row written (the rest are zeros)
+    if (i < rows && !column_major) {
+      const std::uint16_t* row = a.data + (row0 + i) * a.row_stride;
+      for (std::int64_t step = 0; step * kStepHalves < k; ++step) {
+        std::uint16_t* piece = a_tile_row(out, i, step);
+        const std::int64_t first = step * kStepHalves, count = std::min(kStepHalves, k - first);
+        for (std::int64_t p = 0; p < count; ++p) piece[p] = row[(first + p) * a.col_stride];
+      }
     }
-    const std::uint16_t* row = a.data + (row0 + i) * a.row_stride;
-    if (a.col_stride == 1) {
-      std::memcpy(row_out, row, static_cast<std::size_t>(k) * sizeof(std::uint16_t));
-    } else if (!column_major) {
-      for (std::int64_t p = 0; p < k; ++p) row_out[p] = row[p * a.col_stride];
+    for (std::int64_t step = filled / kStepHalves; step < steps; ++step) {
+      std::uint16_t* piece = a_tile_row(out, i, step);
+      const std::int64_t from = std::max<std::int64_t>(0, filled - step * kStepHalves);
+      std::fill(piece + from, piece + kStepHalves, std::uint16_t{0});
     }
-    std::fill(row_out + k, row_out + row_halves, std::uint16_t{0});
   }
 }
 
 // One 32 x 32 block of C over the whole of k, on tiles, into `out` (4 C tiles, 16 x 16 floats each).
 void amx_block(const std::uint16_t* a_block, const std::uint16_t* b_panel, std::int64_t padded_pairs,
                float (&out)[4][16][16]) {
-  const std::int64_t a_row_bytes = 4 * padded_pairs;       // a packed row of A
-  constexpr std::int64_t b_row_bytes = 2 * kNR * 2;        // a pair row of the B panel
-  const std::uint16_t* a_high = a_block + 16 * 2 * padded_pairs;  // rows 16-31
+  constexpr std::int64_t a_row_bytes = 2 * kAmxTilePairs * 2;  // a row of a packed A tile
+  constexpr std::int64_t b_row_bytes = 2 * kNR * 2;            // a pair row of the B panel
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);
   _tile_zero(3);
   for (std::int64_t pair0 = 0; pair0 < padded_pairs; pair0 += kAmxTilePairs) {
-    _tile_loadd(4, a_block + 2 * pair0, a_row_bytes);
-    _tile_loadd(5, a_high + 2 * pair0, a_row_bytes);
+    const std::uint16_t* a = a_block + pair0 / kAmxTilePairs * 2 * kAmxTileHalves;
+    _tile_loadd(4, a, a_row_bytes);                   // rows 0-15
+    _tile_loadd(5, a + kAmxTileHalves, a_row_bytes);  // rows 16-31
     const std::uint16_t* b = b_panel + pair0 * 2 * kNR;
     _tile_loadd(6, b, b_row_bytes);       // columns 0-15
     _tile_loadd(7, b + 32, b_row_bytes);  // columns 16-31
@@ -391,69 +422,52 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
   Word* packed_a = reinterpret_cast<Word*>(packed);  // NOLINT: 32-bit words of pairs
   std::uint16_t* packing_b = packed + row_panels * a_panel_words * 2;
   const std::uint16_t* packed_b = prepacked_b ? prepacked_b : packing_b;
-  const std::int64_t panels = row_panels + (prepacked_b ? 0 : col_panels);
-  const std::int64_t panels_per_unit = kRowPanelsPerUnit;  // 12-row panels, or 32-row blocks on AMX
-  const std::int64_t row_blocks = (row_panels + panels_per_unit - 1) / panels_per_unit;
-  const std::int64_t units = row_blocks * col_panels;
-
-  // Work is claimed from atomic counters, first the panels to pack, then the units, so a
-  // thread that starts late finds less to do and no thread waits for work nobody started:
-  // after the last panel is claimed, threads wait only for panels being packed right now.
-  // A participant given the whole range runs alone (one thread, or a call nested in another
-  // parallel region, which runs inline: the convolution's per-sample products): it counts
-  // in plain integers, since a locked add per panel and per unit cost a few percent there.
-  std::atomic<std::int64_t> next_panel{0}, panels_done{0}, next_unit{0};
-  const auto participant = [&](std::int64_t first, std::int64_t last) {
-    const bool alone = last - first >= threads;
-    std::int64_t own_panel = 0, own_unit = 0;
-    const auto claim_panel = [&] { return alone ? own_panel++ : next_panel.fetch_add(1, std::memory_order_relaxed); };
-    const auto claim_unit = [&] { return alone ? own_unit++ : next_unit.fetch_add(1, std::memory_order_relaxed); };
-    for (std::int64_t panel; (panel = claim_panel()) < panels;) {
-      if (panel < row_panels && amx) {
-        pack_a_rows(a, panel * kAmxRows, std::min<std::int64_t>(kAmxRows, m - panel * kAmxRows), k, pairs,
-                    reinterpret_cast<std::uint16_t*>(packed_a + panel * a_panel_words));  // NOLINT: bits
-      } else if (panel < row_panels) {
-        pack_a_panel(a, panel * kMR, std::min<std::int64_t>(kMR, m - panel * kMR), k, packed_a + panel * a_panel_words);
-      } else {
-        const std::int64_t q = panel - row_panels;
-        std::uint16_t* panel_out = packing_b + q * b_panel_halves;
-        pack_b_panel(b, q * kNR, std::min<std::int64_t>(kNR, n - q * kNR), k, panel_out);
-        // The pair rows past k up to whole tiles (AMX only; none otherwise) are zeros.
-        const std::int64_t packed_halves = (k + 1) / 2 * 2 * kNR;
-        std::fill(panel_out + packed_halves, panel_out + b_panel_halves, std::uint16_t{0});
-      }
-      if (!alone) panels_done.fetch_add(1, std::memory_order_release);
-    }
-    while (!alone && panels_done.load(std::memory_order_acquire) < panels) cpu_relax();
-    if (amx) {
-      // Tile state is per thread: configured here, released before the thread leaves.
-      configure_tiles();
+  const bf16_schedule::Shape shape{
+      row_panels, col_panels, bf16_schedule::column_group_panels(col_panels, row_panels, b_panel_halves * 2, threads),
+      prepacked_b == nullptr};
+  const auto pack_a = [&](std::int64_t r) {
+    const std::int64_t row0 = r * rows_per_panel, rows = std::min(rows_per_panel, m - row0);
+    if (amx) pack_a_rows(a, row0, rows, k, pairs, reinterpret_cast<std::uint16_t*>(packed_a + r * a_panel_words));  // NOLINT: bits
+    else pack_a_panel(a, row0, rows, k, packed_a + r * a_panel_words);
+  };
+  const auto pack_b = [&](std::int64_t q) {
+    std::uint16_t* panel_out = packing_b + q * b_panel_halves;
+    pack_b_panel(b, q * kNR, std::min<std::int64_t>(kNR, n - q * kNR), k, panel_out);
+    // The pair rows past k up to whole tiles (AMX only; none otherwise) are zeros.
+    const std::int64_t packed_halves = (k + 1) / 2 * 2 * kNR;
+    std::fill(panel_out + packed_halves, panel_out + b_panel_halves, std::uint16_t{0});
+  };
+  // The column panels of unit u, and its rows: bf16_schedule::run.
+  const auto for_each_panel_pair = [&](std::int64_t unit, const auto& body) {
+    const std::int64_t r = unit % row_panels, first_q = unit / row_panels * shape.group;
+    for (std::int64_t q = first_q; q < std::min(col_panels, first_q + shape.group); ++q) body(r, q);
+  };
+  if (amx) {
+    bf16_schedule::run(shape, threads, pack_a, pack_b, [&](const auto& next_unit) {
+      configure_tiles();  // tile state is per thread: configured here, released before it leaves
       alignas(64) float out[4][16][16];
-      for (std::int64_t unit; (unit = claim_unit()) < units;) {
-        const std::int64_t block = unit / col_panels, q = unit % col_panels;
-        const std::int64_t panel_end = std::min(row_panels, (block + 1) * panels_per_unit);
-        for (std::int64_t r = block * panels_per_unit; r < panel_end; ++r) {
+      for (std::int64_t unit; (unit = next_unit()) >= 0;) {
+        for_each_panel_pair(unit, [&](std::int64_t r, std::int64_t q) {
           amx_block(reinterpret_cast<const std::uint16_t*>(packed_a + r * a_panel_words),  // NOLINT: bits
                     packed_b + q * b_panel_halves, pairs, out);
           store_amx_block(out, r * kAmxRows, std::min<std::int64_t>(kAmxRows, m - r * kAmxRows), q * kNR,
                           std::min<std::int64_t>(kNR, n - q * kNR), e);
-        }
+        });
       }
       _tile_release();
-      return;
-    }
+    });
+    return;
+  }
+  bf16_schedule::run(shape, threads, pack_a, pack_b, [&](const auto& next_unit) {
     __m512 acc[kMR][2];
-    for (std::int64_t unit; (unit = claim_unit()) < units;) {
-      const std::int64_t block = unit / col_panels, q = unit % col_panels;
-      const std::int64_t panel_end = std::min(row_panels, (block + 1) * panels_per_unit);
-      for (std::int64_t r = block * panels_per_unit; r < panel_end; ++r) {
+    for (std::int64_t unit; (unit = next_unit()) >= 0;) {
+      for_each_panel_pair(unit, [&](std::int64_t r, std::int64_t q) {
         tile(packed_a + r * a_panel_words, packed_b + q * b_panel_halves, pairs, acc);
         store_tile<kMR>(acc, r * kMR, std::min<std::int64_t>(kMR, m - r * kMR), q * kNR,
-                   std::min<std::int64_t>(kNR, n - q * kNR), e);
-      }
+                        std::min<std::int64_t>(kNR, n - q * kNR), e);
+      });
     }
-  };
-  parallel_for(0, threads, 1, participant);
+  });
 }
 
 EMBER_AVX512_INTRINSICS_END
