@@ -351,8 +351,15 @@ void pack_a_rows(const Matrix16& a, std::int64_t row0, std::int64_t rows, std::i
 }
 
 // One 32 x 32 block of C over the whole of k, on tiles, into `out` (4 C tiles, 16 x 16 floats each).
+// Lines to bring into L2 while a block runs, a few each step (see the unit loop below).
+struct L2Prefetch {
+  const char* next;  // the first line not yet asked for
+  const char* end;
+  std::int64_t lines_per_step;
+};
+
 void amx_block(const std::uint16_t* a_block, const std::uint16_t* b_panel, std::int64_t padded_pairs,
-               float (&out)[4][16][16]) {
+               float (&out)[4][16][16], L2Prefetch& prefetch) {
   constexpr std::int64_t a_row_bytes = 2 * kAmxTilePairs * 2;  // a row of a packed A tile
   constexpr std::int64_t b_row_bytes = 2 * kNR * 2;            // a pair row of the B panel
   _tile_zero(0);
@@ -360,14 +367,20 @@ void amx_block(const std::uint16_t* a_block, const std::uint16_t* b_panel, std::
   _tile_zero(2);
   _tile_zero(3);
   for (std::int64_t pair0 = 0; pair0 < padded_pairs; pair0 += kAmxTilePairs) {
+    // Each load just before the first product that needs it, so the first product starts
+    // after two loads rather than four.
     const std::uint16_t* a = a_block + pair0 / kAmxTilePairs * 2 * kAmxTileHalves;
-    _tile_loadd(4, a, a_row_bytes);                   // rows 0-15
-    _tile_loadd(5, a + kAmxTileHalves, a_row_bytes);  // rows 16-31
     const std::uint16_t* b = b_panel + pair0 * 2 * kNR;
-    _tile_loadd(6, b, b_row_bytes);       // columns 0-15
-    _tile_loadd(7, b + 32, b_row_bytes);  // columns 16-31
+    for (std::int64_t line = 0; line < prefetch.lines_per_step && prefetch.next < prefetch.end; ++line) {
+      _mm_prefetch(prefetch.next, _MM_HINT_T1);
+      prefetch.next += 64;
+    }
+    _tile_loadd(4, a, a_row_bytes);  // rows 0-15
+    _tile_loadd(6, b, b_row_bytes);  // columns 0-15
     _tile_dpbf16ps(0, 4, 6);
+    _tile_loadd(7, b + 32, b_row_bytes);  // columns 16-31
     _tile_dpbf16ps(1, 4, 7);
+    _tile_loadd(5, a + kAmxTileHalves, a_row_bytes);  // rows 16-31
     _tile_dpbf16ps(2, 5, 6);
     _tile_dpbf16ps(3, 5, 7);
   }
@@ -446,10 +459,21 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
     bf16_schedule::run(shape, threads, pack_a, pack_b, [&](const auto& next_unit) {
       configure_tiles();  // tile state is per thread: configured here, released before it leaves
       alignas(64) float out[4][16][16];
+      // Where A is larger than half an L2 (so its blocks come from L3), while a unit runs the A
+      // block of the next row panel (this thread's next unit, unless another thread takes it)
+      // is asked into L2, spread over the unit's steps; the unit's first block would otherwise
+      // wait on L3 for its A. (Where A stays in L2 the prefetches only cost: the MLP's products.)
+      const std::int64_t a_block_bytes = a_panel_words * 4;
+      const std::int64_t unit_steps = shape.group * (pairs / kAmxTilePairs);
+      const std::int64_t lines_per_step = row_panels * a_block_bytes > bf16_schedule::kColumnGroupBytes
+                                              ? (a_block_bytes / 64 + unit_steps - 1) / unit_steps
+                                              : 0;
       for (std::int64_t unit; (unit = next_unit()) >= 0;) {
+        const char* next_a = reinterpret_cast<const char*>(packed_a + (unit + 1) % row_panels * a_panel_words);  // NOLINT
+        L2Prefetch prefetch{next_a, next_a + a_block_bytes, lines_per_step};
         for_each_panel_pair(unit, [&](std::int64_t r, std::int64_t q) {
           amx_block(reinterpret_cast<const std::uint16_t*>(packed_a + r * a_panel_words),  // NOLINT: bits
-                    packed_b + q * b_panel_halves, pairs, out);
+                    packed_b + q * b_panel_halves, pairs, out, prefetch);
           store_amx_block(out, r * kAmxRows, std::min<std::int64_t>(kAmxRows, m - r * kAmxRows), q * kNR,
                           std::min<std::int64_t>(kNR, n - q * kNR), e);
         });
