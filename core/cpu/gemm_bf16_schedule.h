@@ -40,17 +40,27 @@ struct Shape {
   std::int64_t row_panels, col_panels;
   std::int64_t group;  // column panels per unit (column_group_panels)
   bool pack_b;         // false where B came packed already
+  bool a_per_thread;   // every thread packs its own copy of A (a_per_thread_pays)
 };
 
+// Whether each thread should pack all of A for itself rather than share one packed A: where
+// packed A is small, packing it again costs less than reading the panels another core packed
+// from that core's cache (on the MLP's 128 x 784 x 256 product two threads were no faster
+// than one with A shared). Large A is shared: its blocks come from L3 for every group anyway.
+constexpr std::int64_t kPerThreadABytes = std::int64_t{512} << 10;
+inline bool a_per_thread_pays(std::int64_t packed_a_bytes, int threads) {
+  return threads > 1 && packed_a_bytes <= kPerThreadABytes;
+}
+
 // Runs the product on `threads` threads:
-//   pack_a(r)    packs A's row panel r;
+//   pack_a(r, copy)  packs A's row panel r into copy `copy` of packed A (always 0 unless
+//                shape.a_per_thread; then copy t is thread t's);
 //   pack_b(q)    packs B's column panel q (only if shape.pack_b);
-//   compute(next_unit)  runs the tiles: it calls next_unit() until it returns -1; unit u is
-//                row panel u % row_panels against column panels
+//   compute(next_unit, copy)  runs the tiles on A's copy `copy`: it calls next_unit() until
+//                it returns -1; unit u is row panel u % row_panels against column panels
 //                [u / row_panels * group, + group) (clipped to col_panels).
-// compute runs once per thread, after every A panel is packed, so it can set up per-thread
-// state (AMX's tile configuration) around its loop. A panel or unit next_unit() returns has
-// its B panels packed.
+// compute runs once per thread, so it can set up per-thread state (AMX's tile configuration)
+// around its loop. A unit next_unit() returns has its A and B panels packed.
 template <class PackA, class PackB, class Compute>
 void run(const Shape& shape, int threads, const PackA& pack_a, const PackB& pack_b, const Compute& compute) {
   const std::int64_t groups = (shape.col_panels + shape.group - 1) / shape.group;
@@ -64,12 +74,12 @@ void run(const Shape& shape, int threads, const PackA& pack_a, const PackB& pack
   // convolution's per-sample products): plain loops, no atomics (a locked add per panel and
   // per unit cost a few percent there).
   const auto alone = [&] {
-    for (std::int64_t r = 0; r < shape.row_panels; ++r) pack_a(r);
+    for (std::int64_t r = 0; r < shape.row_panels; ++r) pack_a(r, 0);
     if (shape.pack_b)
       for (std::int64_t q = 0; q < shape.col_panels; ++q) pack_b(q);
     std::int64_t unit = 0;
     const std::int64_t units = groups * shape.row_panels;
-    compute([&]() -> std::int64_t { return unit < units ? unit++ : -1; });
+    compute([&]() -> std::int64_t { return unit < units ? unit++ : -1; }, 0);
   };
   if (threads <= 1) {
     alone();
@@ -102,27 +112,36 @@ void run(const Shape& shape, int threads, const PackA& pack_a, const PackB& pack
       return;
     }
     const std::int64_t self = first;
-    for (std::int64_t r; (r = next_a.fetch_add(1, std::memory_order_relaxed)) < shape.row_panels;) {
-      pack_a(r);
-      a_packed.fetch_add(1, std::memory_order_release);
+    if (!shape.a_per_thread) {
+      for (std::int64_t r; (r = next_a.fetch_add(1, std::memory_order_relaxed)) < shape.row_panels;) {
+        pack_a(r, 0);
+        a_packed.fetch_add(1, std::memory_order_release);
+      }
     }
     finish_b_panels(self);
-    while (a_packed.load(std::memory_order_acquire) < shape.row_panels) cpu_relax();
+    while (!shape.a_per_thread && a_packed.load(std::memory_order_acquire) < shape.row_panels) cpu_relax();
 
     std::int64_t owner = self;  // own units first, then the next owners' in turn
     int owners_tried = 0;
+    bool own_a_packed = !shape.a_per_thread;
     compute([&]() -> std::int64_t {
       while (owners_tried < threads) {
         const std::int64_t begin = first_group(owner) * shape.row_panels;
         const std::int64_t end = first_group(owner + 1) * shape.row_panels;
         const std::int64_t unit = begin + owners[owner].next_unit.fetch_add(1, std::memory_order_relaxed);
-        if (unit < end) return unit;
+        if (unit < end) {
+          if (!own_a_packed) {  // a copy of A only for a thread that has a unit to run
+            for (std::int64_t r = 0; r < shape.row_panels; ++r) pack_a(r, self);
+            own_a_packed = true;
+          }
+          return unit;
+        }
         ++owners_tried;
         owner = (owner + 1) % threads;
         if (owners_tried < threads) finish_b_panels(owner);  // before taking its units
       }
       return -1;
-    });
+    }, shape.a_per_thread ? self : 0);
   });
 }
 
