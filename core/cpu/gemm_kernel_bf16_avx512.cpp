@@ -27,12 +27,13 @@
 // Blocking: each tile runs over the whole of k, keeping its accumulators in registers, and
 // writes C once (the result is rounded once, as PyTorch's, with no float32 copy of C). A tile
 // streams 176 bytes per k pair from L1/L2 for 24 cycles of arithmetic, which L2 sustains, so
-// k needs no slicing. A unit of work is one B panel against up to 8 A panels (96 rows); the
-// units of one row block are consecutive, so a thread's A block stays in L2 while the B
-// panels pass. All of A and B is packed once per batch entry, by all threads, before the
-// tiles run (B may come packed already: gemm_bfloat16_packed_b_avx512, for the convolution's
-// im2col, which writes its rows in this layout); every C element is one tile's dot product in
-// the order of k, so the result does not depend on the thread count.
+// k needs no slicing. A unit of work is one A panel against a group of B panels that stays in
+// L2; each thread packs and computes its own groups first and then helps the others, and a
+// small A is packed by every thread for itself (core/cpu/gemm_bf16_schedule.h). All of A and
+// B is packed once per batch entry before the tiles that read it run (B may come packed
+// already: gemm_bfloat16_packed_b_avx512, for the convolution's im2col, which writes its rows
+// in this layout); every C element is one tile's dot product in the order of k, so the result
+// does not depend on the thread count.
 //
 // Rounding differs from the float32 path (widen, float32 GEMM, round): the pairs are summed
 // in another order, and vdpbf16ps treats subnormal inputs and results as zero (as oneDNN's
@@ -50,6 +51,7 @@
 #include <new>
 
 #include <ember/core/cpu/avx512_intrinsic_warnings.h>
+#include <ember/core/cpu/gemm_bf16_amx.h>
 #include <ember/core/cpu/gemm_bf16_layout.h>
 #include <ember/core/cpu/gemm_bf16_schedule.h>
 #include <ember/core/cpu/gemm_kernels.h>
@@ -58,7 +60,9 @@
 
 namespace ember::cpu {
 
+using bf16_amx::kBlockRows;
 using bf16_panels::kAmxTilePairs;
+using bf16_panels::Matrix16;
 using bf16_panels::kInterleaveLow;
 using bf16_panels::kNR;
 using bf16_panels::packed_pairs;
@@ -73,12 +77,6 @@ constexpr std::int64_t kParallelMinWork = 64 * 64 * 64;
 
 using Word = std::uint32_t;  // a pair of bfloat16: the even k in the low half
 
-// The operands as GemmPlan describes them, bfloat16 bits, one batch entry.
-struct Matrix16 {
-  const std::uint16_t* data;
-  std::int64_t row_stride, col_stride;
-  std::uint16_t at(std::int64_t row, std::int64_t col) const { return data[row * row_stride + col * col_stride]; }
-};
 
 inline Word pair(std::uint16_t even, std::uint16_t odd) { return Word{even} | (Word{odd} << 16); }
 
@@ -254,141 +252,7 @@ inline void tile(const Word* a_panel, const std::uint16_t* b_panel, std::int64_t
   }
 }
 
-// ---- AMX tiles (tdpbf16ps): the same product where the CPU has AMX-BF16 ----
-//
-// An AMX tile register holds up to 16 rows of 64 bytes. tdpbf16ps C, A, B multiplies a
-// 16-row A tile of 16 bfloat16 pairs per row (32 values of k) by a B tile of 16 pair rows of
-// 16 columns (each column's two values of a pair side by side) into a 16 x 16 float C tile:
-// 16 x 16 x 32 multiply-adds in one instruction, each pair's two products added to C as
-// vdpbf16ps adds them (and, like it, with subnormal inputs and results taken as zero). B's
-// tiles are read straight from the B panels above, whose rows are exactly that pair layout,
-// 32 columns wide: a tile is 16 columns of 16 consecutive pair rows, one panel row (128
-// bytes) apart. A is packed again, tile by tile (pack_a_rows below), padded with zero pairs to
-// a whole number of 16-pair tiles.
-//
-// Register blocking: 2 x 2 C tiles (32 rows x 32 columns of C, the 16 KiB tile-register file's
-// tmm0-3), two A tiles (tmm4-5) and two B tiles (tmm6-7); each 16-pair step loads 4 tiles for 4
-// tdpbf16ps. The C tiles are stored to a float buffer at the end and go through the same
-// epilogue (alpha, beta, rounding) as the vdpbf16ps tiles.
-constexpr std::int64_t kAmxRows = 32;       // rows of C per unit: two A tiles (kAmxTilePairs deep)
-
-// The tile configuration LDTILECFG reads (palette 1): every tile 16 rows of 64 bytes.
-struct TileConfig {
-  std::uint8_t palette = 1, start_row = 0;
-  std::uint8_t reserved[14] = {};
-  std::uint16_t bytes_per_row[16] = {};
-  std::uint8_t rows[16] = {};
-};
-
-void configure_tiles() {
-  alignas(64) TileConfig config;
-  for (int t = 0; t < 8; ++t) {
-    config.bytes_per_row[t] = 64;
-    config.rows[t] = 16;
-  }
-  _tile_loadconfig(&config);
-}
-
-// A's packed 32-row block is a sequence of tiles, each 16 rows of 16 pairs (1 KiB): for every
-// 16-pair step of k, the tile of rows 0-15 and then the tile of rows 16-31. A tile load then
-// reads 16 consecutive cache lines, and a block's steps one sequential stream. (Packed row by
-// row instead, a tile's rows lay a row of A apart: at k = 1024, 2 KiB, so all 32 rows of a
-// step fell into two of L1's 64 sets.)
-constexpr std::int64_t kAmxTileHalves = 16 * 2 * kAmxTilePairs;  // 16 rows of 32 bfloat16
-
-// Where row i's values [32s, 32s + 32) of k go in the block: tile 2s + i / 16, its row i % 16.
-inline std::uint16_t* a_tile_row(std::uint16_t* block, std::int64_t i, std::int64_t step) {
-  return block + (2 * step + i / 16) * kAmxTileHalves + (i % 16) * 2 * kAmxTilePairs;
-}
-
-// Packs rows [row0, row0 + rows) of A into one block as above, zeros past k up to the
-// padding and in the rows past `rows`.
-void pack_a_rows(const Matrix16& a, std::int64_t row0, std::int64_t rows, std::int64_t k, std::int64_t padded_pairs,
-                 std::uint16_t* out) {
-  constexpr std::int64_t kStepHalves = 2 * kAmxTilePairs;
-  const std::int64_t steps = padded_pairs / kAmxTilePairs;
-  // Column-major A (a transposed operand, e.g. the convolution's Wᵀ): walk column by column,
-  // so the reads stream down each column and the block's rows are filled side by side. Row by
-  // row, every element read would be a cache line of its own.
-  if (a.col_stride == 1) {
-    // Rows of A contiguous: step by step, each tile row one 64-byte move (masked past k, zeros
-    // in the rows past `rows`), so the block is written once, front to back.
-    for (std::int64_t step = 0; step < steps; ++step) {
-      const std::int64_t first = step * kStepHalves, count = std::clamp<std::int64_t>(k - first, 0, kStepHalves);
-      const __mmask32 lanes = count == kStepHalves ? ~__mmask32{0} : (__mmask32{1} << count) - 1;
-      std::uint16_t* tiles = a_tile_row(out, 0, step);
-      for (std::int64_t i = 0; i < kAmxRows; ++i) {
-        const __m512i values = i < rows ? _mm512_maskz_loadu_epi16(lanes, a.data + (row0 + i) * a.row_stride + first)
-                                        : _mm512_setzero_si512();
-        _mm512_storeu_si512(tiles + i * kStepHalves, values);
-      }
-    }
-    return;
-  }
-  const bool column_major = a.row_stride == 1;
-  if (column_major) {
-    for (std::int64_t p = 0; p < k; ++p) {
-      const std::uint16_t* column = a.data + row0 + p * a.col_stride;
-      for (std::int64_t i = 0; i < rows; ++i) a_tile_row(out, i, p / kStepHalves)[p % kStepHalves] = column[i];
-    }
-  }
-  for (std::int64_t i = 0; i < kAmxRows; ++i) {
-    const std::int64_t filled = i < rows ? k : 0;  // values of this row written (the rest are zeros)
-    if (i < rows && !column_major) {
-      const std::uint16_t* row = a.data + (row0 + i) * a.row_stride;
-      for (std::int64_t step = 0; step * kStepHalves < k; ++step) {
-        std::uint16_t* piece = a_tile_row(out, i, step);
-        const std::int64_t first = step * kStepHalves, count = std::min(kStepHalves, k - first);
-        for (std::int64_t p = 0; p < count; ++p) piece[p] = row[(first + p) * a.col_stride];
-      }
-    }
-    for (std::int64_t step = filled / kStepHalves; step < steps; ++step) {
-      std::uint16_t* piece = a_tile_row(out, i, step);
-      const std::int64_t from = std::max<std::int64_t>(0, filled - step * kStepHalves);
-      std::fill(piece + from, piece + kStepHalves, std::uint16_t{0});
-    }
-  }
-}
-
-// One 32 x 32 block of C over the whole of k, on tiles, into `out` (4 C tiles, 16 x 16 floats each).
-// Lines to bring into L2 while a block runs, a few each step (see the unit loop below).
-struct L2Prefetch {
-  const char* next;  // the first line not yet asked for
-  const char* end;
-  std::int64_t lines_per_step;
-};
-
-void amx_block(const std::uint16_t* a_block, const std::uint16_t* b_panel, std::int64_t padded_pairs,
-               float (&out)[4][16][16], L2Prefetch& prefetch) {
-  constexpr std::int64_t a_row_bytes = 2 * kAmxTilePairs * 2;  // a row of a packed A tile
-  constexpr std::int64_t b_row_bytes = 2 * kNR * 2;            // a pair row of the B panel
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  for (std::int64_t pair0 = 0; pair0 < padded_pairs; pair0 += kAmxTilePairs) {
-    // Each load just before the first product that needs it, so the first product starts
-    // after two loads rather than four.
-    const std::uint16_t* a = a_block + pair0 / kAmxTilePairs * 2 * kAmxTileHalves;
-    const std::uint16_t* b = b_panel + pair0 * 2 * kNR;
-    for (std::int64_t line = 0; line < prefetch.lines_per_step && prefetch.next < prefetch.end; ++line) {
-      _mm_prefetch(prefetch.next, _MM_HINT_T1);
-      prefetch.next += 64;
-    }
-    _tile_loadd(4, a, a_row_bytes);  // rows 0-15
-    _tile_loadd(6, b, b_row_bytes);  // columns 0-15
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_loadd(7, b + 32, b_row_bytes);  // columns 16-31
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_loadd(5, a + kAmxTileHalves, a_row_bytes);  // rows 16-31
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
-  }
-  _tile_stored(0, out[0], 64);
-  _tile_stored(1, out[1], 64);
-  _tile_stored(2, out[2], 64);
-  _tile_stored(3, out[3], 64);
-}
+// ---- AMX tiles: core/cpu/gemm_bf16_amx.cpp packs A for them and runs a 32 x 32 block ----
 
 // The valid part of a 32 x 32 block through the epilogue: rows 0-15 from C tiles 0 and 1,
 // rows 16-31 from tiles 2 and 3.
@@ -427,7 +291,7 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
                           std::int64_t k, int threads, bool amx, const std::uint16_t* prepacked_b = nullptr) {
   // On AMX, A's panels are 32-row blocks.
   const std::int64_t pairs = packed_pairs(k, amx);
-  const std::int64_t rows_per_panel = amx ? kAmxRows : kMR;
+  const std::int64_t rows_per_panel = amx ? kBlockRows : kMR;
   const std::int64_t row_panels = (m + rows_per_panel - 1) / rows_per_panel, col_panels = (n + kNR - 1) / kNR;
   const std::int64_t a_panel_words = pairs * rows_per_panel, b_panel_halves = pairs * 2 * kNR;
   const bool a_per_thread = bf16_schedule::a_per_thread_pays(row_panels * a_panel_words * 4, threads);
@@ -443,7 +307,7 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
   const auto pack_a = [&](std::int64_t r, std::int64_t copy) {
     Word* packed_a = packed_a_copies + copy * a_copy_words;
     const std::int64_t row0 = r * rows_per_panel, rows = std::min(rows_per_panel, m - row0);
-    if (amx) pack_a_rows(a, row0, rows, k, pairs, reinterpret_cast<std::uint16_t*>(packed_a + r * a_panel_words));  // NOLINT: bits
+    if (amx) bf16_amx::pack_a_block(a, row0, rows, k, pairs, reinterpret_cast<std::uint16_t*>(packed_a + r * a_panel_words));  // NOLINT: bits
     else pack_a_panel(a, row0, rows, k, packed_a + r * a_panel_words);
   };
   const auto pack_b = [&](std::int64_t q) {
@@ -461,7 +325,7 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
   if (amx) {
     bf16_schedule::run(shape, threads, pack_a, pack_b, [&](const auto& next_unit, std::int64_t copy) {
       const Word* packed_a = packed_a_copies + copy * a_copy_words;
-      configure_tiles();  // tile state is per thread: configured here, released before it leaves
+      bf16_amx::configure_tiles();  // tile state is per thread: configured here, released before it leaves
       alignas(64) float out[4][16][16];
       // Where A is larger than half an L2 (so its blocks come from L3), while a unit runs the A
       // block of the next row panel (this thread's next unit, unless another thread takes it)
@@ -474,15 +338,15 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
                                               : 0;
       for (std::int64_t unit; (unit = next_unit()) >= 0;) {
         const char* next_a = reinterpret_cast<const char*>(packed_a + (unit + 1) % row_panels * a_panel_words);  // NOLINT
-        L2Prefetch prefetch{next_a, next_a + a_block_bytes, lines_per_step};
+        bf16_amx::L2Prefetch prefetch{next_a, next_a + a_block_bytes, lines_per_step};
         for_each_panel_pair(unit, [&](std::int64_t r, std::int64_t q) {
-          amx_block(reinterpret_cast<const std::uint16_t*>(packed_a + r * a_panel_words),  // NOLINT: bits
+          bf16_amx::run_block(reinterpret_cast<const std::uint16_t*>(packed_a + r * a_panel_words),  // NOLINT: bits
                     packed_b + q * b_panel_halves, pairs, out, prefetch);
-          store_amx_block(out, r * kAmxRows, std::min<std::int64_t>(kAmxRows, m - r * kAmxRows), q * kNR,
+          store_amx_block(out, r * kBlockRows, std::min<std::int64_t>(kBlockRows, m - r * kBlockRows), q * kNR,
                           std::min<std::int64_t>(kNR, n - q * kNR), e);
         });
       }
-      _tile_release();
+      bf16_amx::release_tiles();
     });
     return;
   }
