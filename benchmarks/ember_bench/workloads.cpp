@@ -416,6 +416,16 @@ std::vector<Workload> build_workloads(bool quick) {
   for (auto n : bf16_squares) list.push_back(gemm("square", n, n, n, "gemm_bf16"));
   for (std::size_t i = 0; i + 1 < mlp.size() && !quick; ++i)
     list.push_back(gemm("mlp_forward", batch, mlp[i], mlp[i + 1], "gemm_bf16"));
+  // And the Linear products of one forward of `ember train --model gpt`'s GPT at batch 32
+  // (2048 tokens, width 128, 65 characters): attention's q/k/v, the MLP's two, lm_head
+  // (the projection after attention is 2048 x 128 x 128, the MLP's second's shape transposed).
+  if (!quick) {
+    const std::int64_t tokens = 32 * 64, width = 128, vocabulary = 65;
+    list.push_back(gemm("gpt_qkv", tokens, width, 3 * width, "gemm_bf16"));
+    list.push_back(gemm("gpt_mlp_up", tokens, width, 4 * width, "gemm_bf16"));
+    list.push_back(gemm("gpt_mlp_down", tokens, 4 * width, width, "gemm_bf16"));
+    list.push_back(gemm("gpt_lm_head", tokens, width, vocabulary, "gemm_bf16"));
+  }
   // Streaming ops: 1K … 256M elements (each size 16× the last, 256M last). Capped per device
   // by available memory when run.
   const std::vector<std::int64_t> lengths =
