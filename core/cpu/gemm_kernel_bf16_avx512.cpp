@@ -294,28 +294,31 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
   const std::int64_t rows_per_panel = amx ? kBlockRows : kMR;
   const std::int64_t row_panels = (m + rows_per_panel - 1) / rows_per_panel, col_panels = (n + kNR - 1) / kNR;
   const std::int64_t a_panel_words = pairs * rows_per_panel, b_panel_halves = pairs * 2 * kNR;
-  const bool a_per_thread = bf16_schedule::a_per_thread_pays(row_panels * a_panel_words * 4, threads);
-  const std::int64_t a_copy_words = row_panels * a_panel_words, a_copies = a_per_thread ? threads : 1;
+  const bf16_schedule::Shape shape = bf16_schedule::plan(row_panels, col_panels, a_panel_words * 4,
+                                                         b_panel_halves * 2, prepacked_b == nullptr, threads);
+  // The shared operand, where every thread packs it for itself, has a copy per thread.
+  const std::int64_t a_copies = shape.shared_per_thread && !shape.own_rows ? threads : 1;
+  const std::int64_t b_copies = prepacked_b ? 0 : shape.shared_per_thread && shape.own_rows ? threads : 1;
+  const std::int64_t a_copy_words = row_panels * a_panel_words, b_copy_halves = col_panels * b_panel_halves;
   thread_local PackBuffer buffer;
-  std::uint16_t* packed = buffer.ensure(a_copies * a_copy_words * 2 + (prepacked_b ? 0 : col_panels * b_panel_halves));
+  std::uint16_t* packed = buffer.ensure(a_copies * a_copy_words * 2 + b_copies * b_copy_halves);
   Word* packed_a_copies = reinterpret_cast<Word*>(packed);  // NOLINT: 32-bit words of pairs
   std::uint16_t* packing_b = packed + a_copies * a_copy_words * 2;
-  const std::uint16_t* packed_b = prepacked_b ? prepacked_b : packing_b;
-  const bf16_schedule::Shape shape{
-      row_panels, col_panels, bf16_schedule::column_group_panels(col_panels, row_panels, b_panel_halves * 2, threads),
-      prepacked_b == nullptr, a_per_thread};
   const auto pack_a = [&](std::int64_t r, std::int64_t copy) {
     Word* packed_a = packed_a_copies + copy * a_copy_words;
     const std::int64_t row0 = r * rows_per_panel, rows = std::min(rows_per_panel, m - row0);
     if (amx) bf16_amx::pack_a_block(a, row0, rows, k, pairs, reinterpret_cast<std::uint16_t*>(packed_a + r * a_panel_words));  // NOLINT: bits
     else pack_a_panel(a, row0, rows, k, packed_a + r * a_panel_words);
   };
-  const auto pack_b = [&](std::int64_t q) {
-    std::uint16_t* panel_out = packing_b + q * b_panel_halves;
+  const auto pack_b = [&](std::int64_t q, std::int64_t copy) {
+    std::uint16_t* panel_out = packing_b + copy * b_copy_halves + q * b_panel_halves;
     pack_b_panel(b, q * kNR, std::min<std::int64_t>(kNR, n - q * kNR), k, panel_out);
     // The pair rows past k up to whole tiles (AMX only; none otherwise) are zeros.
     const std::int64_t packed_halves = (k + 1) / 2 * 2 * kNR;
     std::fill(panel_out + packed_halves, panel_out + b_panel_halves, std::uint16_t{0});
+  };
+  const auto b_copy = [&](std::int64_t copy) -> const std::uint16_t* {
+    return prepacked_b ? prepacked_b : packing_b + copy * b_copy_halves;
   };
   // The column panels of unit u, and its rows: bf16_schedule::run.
   const auto for_each_panel_pair = [&](std::int64_t unit, const auto& body) {
@@ -323,8 +326,9 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
     for (std::int64_t q = first_q; q < std::min(col_panels, first_q + shape.group); ++q) body(r, q);
   };
   if (amx) {
-    bf16_schedule::run(shape, threads, pack_a, pack_b, [&](const auto& next_unit, std::int64_t copy) {
-      const Word* packed_a = packed_a_copies + copy * a_copy_words;
+    bf16_schedule::run(shape, threads, pack_a, pack_b, [&](const auto& next_unit, std::int64_t a_copy, std::int64_t b_copy_index) {
+      const Word* packed_a = packed_a_copies + a_copy * a_copy_words;
+      const std::uint16_t* packed_b = b_copy(b_copy_index);
       bf16_amx::configure_tiles();  // tile state is per thread: configured here, released before it leaves
       alignas(64) float out[4][16][16];
       // Where A is larger than half an L2 (so its blocks come from L3), while a unit runs the A
@@ -350,8 +354,9 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
     });
     return;
   }
-  bf16_schedule::run(shape, threads, pack_a, pack_b, [&](const auto& next_unit, std::int64_t copy) {
-    const Word* packed_a = packed_a_copies + copy * a_copy_words;
+  bf16_schedule::run(shape, threads, pack_a, pack_b, [&](const auto& next_unit, std::int64_t a_copy, std::int64_t b_copy_index) {
+    const Word* packed_a = packed_a_copies + a_copy * a_copy_words;
+    const std::uint16_t* packed_b = b_copy(b_copy_index);
     __m512 acc[kMR][2];
     for (std::int64_t unit; (unit = next_unit()) >= 0;) {
       for_each_panel_pair(unit, [&](std::int64_t r, std::int64_t q) {

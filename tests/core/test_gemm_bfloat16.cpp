@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -255,34 +256,42 @@ TEST_CASE("bfloat16 GEMM on AMX tiles: chosen where the CPU and Linux allow it, 
   CHECK(cpu::amx_bfloat16_usable() == (cpu_runs_amx() && cpu_has_avx512_bf16()));
   if (!cpu::amx_bfloat16_usable()) return;  // the cases above ran the vdpbf16ps kernel only
 
-  const Tensor a = native::to_dtype(randn({150, 260}), kBFloat16);
-  const Tensor b = native::to_dtype(randn({260, 90}), kBFloat16);
-  const Tensor on_tiles = native::mm(a, b);
-  Tensor on_vectors;
-  {
-    AmxSetting setting("0");
-    on_vectors = native::mm(a, b);
+  // Wide enough for threads to own column groups, and tall and narrow (one column group), where
+  // they own row panels (core/cpu/gemm_bf16_schedule.h).
+  for (const auto& [m, k, n] : {std::array<std::int64_t, 3>{150, 260, 90}, std::array<std::int64_t, 3>{600, 70, 40}}) {
+    INFO(m << " x " << k << " x " << n);
+    const Tensor a = native::to_dtype(randn({m, k}), kBFloat16);
+    const Tensor b = native::to_dtype(randn({k, n}), kBFloat16);
+    const Tensor on_tiles = native::mm(a, b);
+    Tensor on_vectors;
+    {
+      AmxSetting setting("0");
+      on_vectors = native::mm(a, b);
+    }
+    check_close_and_thread_independent(a, b, on_tiles, on_vectors);
   }
-  check_close_and_thread_independent(a, b, on_tiles, on_vectors);
 }
 
 TEST_CASE("bfloat16 GEMM: the direct kernel and the float32 path agree to a bfloat16 unit, threads change no bit",
           "[gemm][reduced_float]") {
   if (!cpu_has_avx512_bf16()) return;  // the case above checks the detection
-  const Tensor a = native::to_dtype(randn({150, 260}), kBFloat16);
-  const Tensor b = native::to_dtype(randn({260, 90}), kBFloat16);
-  Tensor direct, widened;
-  {
-    ForcedKernel forced("avx512");
-    REQUIRE(cpu::bfloat16_gemm_usable());
-    direct = native::mm(a, b);
+  for (const auto& [m, k, n] : {std::array<std::int64_t, 3>{150, 260, 90}, std::array<std::int64_t, 3>{600, 70, 40}}) {
+    INFO(m << " x " << k << " x " << n);
+    const Tensor a = native::to_dtype(randn({m, k}), kBFloat16);
+    const Tensor b = native::to_dtype(randn({k, n}), kBFloat16);
+    Tensor direct, widened;
+    {
+      ForcedKernel forced("avx512");
+      REQUIRE(cpu::bfloat16_gemm_usable());
+      direct = native::mm(a, b);
+    }
+    {
+      ForcedKernel forced("portable");
+      REQUIRE_FALSE(cpu::bfloat16_gemm_usable());
+      widened = native::mm(a, b);
+    }
+    check_close_and_thread_independent(a, b, direct, widened);
   }
-  {
-    ForcedKernel forced("portable");
-    REQUIRE_FALSE(cpu::bfloat16_gemm_usable());
-    widened = native::mm(a, b);
-  }
-  check_close_and_thread_independent(a, b, direct, widened);
 }
 
 TEST_CASE("bfloat16 GEMM: inf and NaN propagate as in float32", "[gemm][reduced_float]") {
