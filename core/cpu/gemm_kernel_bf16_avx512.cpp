@@ -256,8 +256,56 @@ inline void tile(const Word* a_panel, const std::uint16_t* b_panel, std::int64_t
 
 // The valid part of a 32 x 32 block through the epilogue: rows 0-15 from C tiles 0 and 1,
 // rows 16-31 from tiles 2 and 3.
+// A whole block into a row-major C, with alpha and beta decided once: each row two loads from
+// the C tiles, one rounding each, one 64-byte store (bfloat16) or two (float32). For products
+// with a short k (the GPT's 128) the general loop below, with its per-row branches and its
+// 32 x 2 registers of accumulators, took as long as the tiles.
+template <bool kScale, bool kReadC, bool kFloat32C>
+void store_whole_amx_block(const float (&out)[4][16][16], std::int64_t row0, std::int64_t col0, const Epilogue& e) {
+  const __m512 alpha = _mm512_set1_ps(e.alpha), beta = _mm512_set1_ps(e.beta);
+  for (int i = 0; i < kBlockRows; ++i) {
+    const int tile = i / 16 * 2, row = i % 16;
+    __m512 low = _mm512_loadu_ps(out[tile][row]), high = _mm512_loadu_ps(out[tile + 1][row]);
+    if constexpr (kScale) {
+      low = _mm512_mul_ps(alpha, low);
+      high = _mm512_mul_ps(alpha, high);
+    }
+    if constexpr (kFloat32C) {
+      float* c = e.c_float32 + (row0 + i) * e.c_row_stride + col0;
+      if constexpr (kReadC) {
+        low = _mm512_fmadd_ps(beta, _mm512_loadu_ps(c), low);
+        high = _mm512_fmadd_ps(beta, _mm512_loadu_ps(c + 16), high);
+      }
+      _mm512_storeu_ps(c, low);
+      _mm512_storeu_ps(c + 16, high);
+    } else {
+      std::uint16_t* c = e.c + (row0 + i) * e.c_row_stride + col0;
+      if constexpr (kReadC) {
+        low = _mm512_fmadd_ps(beta, widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c))), low);
+        high = _mm512_fmadd_ps(beta, widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + 16))), high);
+      }
+      _mm512_storeu_si512(c, _mm512_inserti64x4(_mm512_castsi256_si512(round_to_bfloat16(low)),
+                                                round_to_bfloat16(high), 1));
+    }
+  }
+}
+
+template <bool kFloat32C>
+void store_whole_amx_block(const float (&out)[4][16][16], std::int64_t row0, std::int64_t col0, const Epilogue& e) {
+  const bool scale = e.alpha != 1.0f;
+  if (scale && e.read_c) store_whole_amx_block<true, true, kFloat32C>(out, row0, col0, e);
+  else if (scale) store_whole_amx_block<true, false, kFloat32C>(out, row0, col0, e);
+  else if (e.read_c) store_whole_amx_block<false, true, kFloat32C>(out, row0, col0, e);
+  else store_whole_amx_block<false, false, kFloat32C>(out, row0, col0, e);
+}
+
 void store_amx_block(const float (&out)[4][16][16], std::int64_t row0, std::int64_t rows, std::int64_t col0,
                      std::int64_t cols, const Epilogue& e) {
+  if (rows == kBlockRows && cols == kNR && e.c_col_stride == 1) {
+    if (e.c_float32 != nullptr) store_whole_amx_block<true>(out, row0, col0, e);
+    else store_whole_amx_block<false>(out, row0, col0, e);
+    return;
+  }
   for (int half = 0; half < 2 && half * 16 < rows; ++half) {
     __m512 acc[16][2];
     for (int i = 0; i < 16; ++i) {

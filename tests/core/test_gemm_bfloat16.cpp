@@ -235,6 +235,11 @@ TEST_CASE("bfloat16 GEMM (vdpbf16ps): every element within float32 accumulation 
     check_case({37, 45, 29, true, true, 2, -1.5f, 1.0f}, rng);
     check_case({25, 40, 19, false, true, 1, 1.0f, 0.0f, 3}, rng);
     check_case({25, 40, 19, true, false, 2, 0.5f, 2.0f, 2}, rng);
+    // Whole 32 x 32 blocks (AMX's epilogue without per-row checks) with each alpha/beta case.
+    check_case({70, 64, 40, false, false, 1, 2.0f, 0.5f}, rng);
+    check_case({64, 96, 33, true, false, 1, -1.5f, 1.0f}, rng);
+    check_case({64, 64, 20, false, true, 1, 1.0f, 1.0f}, rng);
+    check_case({64, 64, 20, false, false, 1, 0.5f, 0.0f}, rng);
   }
 }
 
