@@ -103,7 +103,7 @@ void pack_a_block(const Matrix16& a, std::int64_t row0, std::int64_t rows, std::
 }
 
 void run_block(const std::uint16_t* a_block, const std::uint16_t* b_panel, std::int64_t padded_pairs,
-               float (&out)[4][16][16], L2Prefetch& prefetch) {
+               L2Prefetch& prefetch) {
   constexpr std::int64_t a_row_bytes = 2 * kAmxTilePairs * 2;  // a row of a packed A tile
   constexpr std::int64_t b_row_bytes = 2 * kNR * 2;            // a pair row of the B panel
   _tile_zero(0);
@@ -128,6 +128,9 @@ void run_block(const std::uint16_t* a_block, const std::uint16_t* b_panel, std::
     _tile_dpbf16ps(2, 5, 6);
     _tile_dpbf16ps(3, 5, 7);
   }
+}
+
+void store_block(float (&out)[4][16][16]) {
   _tile_stored(0, out[0], 64);
   _tile_stored(1, out[1], 64);
   _tile_stored(2, out[2], 64);

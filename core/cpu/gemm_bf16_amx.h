@@ -47,9 +47,13 @@ struct L2Prefetch {
 };
 
 // One 32 x 32 block of C over the whole of k, on tiles: a packed A block against a B panel
-// (bf16_panels layout, padded to whole tiles), into `out` (C tiles: rows 0-15 x columns 0-15,
-// 0-15 x 16-31, 16-31 x 0-15, 16-31 x 16-31).
+// (bf16_panels layout, padded to whole tiles), the sums left in the C tiles. The products run
+// on after this returns: the caller can work on the vector units (the previous block's
+// epilogue) before store_block waits for them.
 void run_block(const std::uint16_t* a_block, const std::uint16_t* b_panel, std::int64_t padded_pairs,
-               float (&out)[4][16][16], L2Prefetch& prefetch);
+               L2Prefetch& prefetch);
+// The C tiles of the last run_block into `out`: rows 0-15 x columns 0-15, 0-15 x 16-31,
+// 16-31 x 0-15, 16-31 x 16-31.
+void store_block(float (&out)[4][16][16]);
 
 }  // namespace ember::cpu::bf16_amx

@@ -378,7 +378,18 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
       const Word* packed_a = packed_a_copies + a_copy * a_copy_words;
       const std::uint16_t* packed_b = b_copy(b_copy_index);
       bf16_amx::configure_tiles();  // tile state is per thread: configured here, released before it leaves
-      alignas(64) float out[4][16][16];
+      // Two buffers of C tiles: each block's epilogue runs on the vector units while the next
+      // block's tile products run (with k = 128, a block is four steps, and the epilogue took
+      // as long as they did).
+      alignas(64) float out[2][4][16][16];
+      struct Pending {
+        std::int64_t r = -1, q = 0;
+        int buffer = 0;
+      } pending;
+      const auto finish = [&](const Pending& p) {
+        store_amx_block(out[p.buffer], p.r * kBlockRows, std::min<std::int64_t>(kBlockRows, m - p.r * kBlockRows),
+                        p.q * kNR, std::min<std::int64_t>(kNR, n - p.q * kNR), e);
+      };
       // Where A is larger than half an L2 (so its blocks come from L3), while a unit runs the A
       // block of the next row panel (this thread's next unit, unless another thread takes it)
       // is asked into L2, spread over the unit's steps; the unit's first block would otherwise
@@ -393,11 +404,14 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
         bf16_amx::L2Prefetch prefetch{next_a, next_a + a_block_bytes, lines_per_step};
         for_each_panel_pair(unit, [&](std::int64_t r, std::int64_t q) {
           bf16_amx::run_block(reinterpret_cast<const std::uint16_t*>(packed_a + r * a_panel_words),  // NOLINT: bits
-                    packed_b + q * b_panel_halves, pairs, out, prefetch);
-          store_amx_block(out, r * kBlockRows, std::min<std::int64_t>(kBlockRows, m - r * kBlockRows), q * kNR,
-                          std::min<std::int64_t>(kNR, n - q * kNR), e);
+                              packed_b + q * b_panel_halves, pairs, prefetch);
+          if (pending.r >= 0) finish(pending);
+          const int buffer = pending.r >= 0 ? 1 - pending.buffer : 0;
+          bf16_amx::store_block(out[buffer]);
+          pending = {r, q, buffer};
         });
       }
+      if (pending.r >= 0) finish(pending);
       bf16_amx::release_tiles();
     });
     return;
