@@ -43,11 +43,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <cstdlib>
-#include <memory>
 #include <new>
 
 #include <ember/core/cpu/avx512_intrinsic_warnings.h>
@@ -254,8 +251,6 @@ inline void tile(const Word* a_panel, const std::uint16_t* b_panel, std::int64_t
 
 // ---- AMX tiles: core/cpu/gemm_bf16_amx.cpp packs A for them and runs a 32 x 32 block ----
 
-// The valid part of a 32 x 32 block through the epilogue: rows 0-15 from C tiles 0 and 1,
-// rows 16-31 from tiles 2 and 3.
 // A whole block into a row-major C, with alpha and beta decided once: each row two loads from
 // the C tiles, one rounding each, one 64-byte store (bfloat16) or two (float32). For products
 // with a short k (the GPT's 128) the general loop below, with its per-row branches and its
@@ -299,6 +294,8 @@ void store_whole_amx_block(const float (&out)[4][16][16], std::int64_t row0, std
   else store_whole_amx_block<false, false, kFloat32C>(out, row0, col0, e);
 }
 
+// The valid part of a 32 x 32 block through the epilogue: rows 0-15 from C tiles 0 and 1,
+// rows 16-31 from tiles 2 and 3.
 void store_amx_block(const float (&out)[4][16][16], std::int64_t row0, std::int64_t rows, std::int64_t col0,
                      std::int64_t cols, const Epilogue& e) {
   if (rows == kBlockRows && cols == kNR && e.c_col_stride == 1) {
