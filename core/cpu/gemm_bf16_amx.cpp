@@ -59,12 +59,10 @@ void pack_a_block(const Matrix16& a, std::int64_t row0, std::int64_t rows, std::
                  std::uint16_t* out) {
   constexpr std::int64_t kStepHalves = 2 * kAmxTilePairs;
   const std::int64_t steps = padded_pairs / kAmxTilePairs;
-  // Column-major A (a transposed operand, e.g. the convolution's Wᵀ): walk column by column,
-  // so the reads stream down each column and the block's rows are filled side by side. Row by
-  // row, every element read would be a cache line of its own.
   if (a.col_stride == 1) {
     // Rows of A contiguous: step by step, each tile row one 64-byte move (masked past k, zeros
-    // in the rows past `rows`), so the block is written once, front to back.
+    // in the rows past `rows`), so the block is written once, front to back (a step's two
+    // tiles are adjacent, so its 32 tile rows are too).
     for (std::int64_t step = 0; step < steps; ++step) {
       const std::int64_t first = step * kStepHalves, count = std::clamp<std::int64_t>(k - first, 0, kStepHalves);
       const __mmask32 lanes = count == kStepHalves ? ~__mmask32{0} : (__mmask32{1} << count) - 1;
@@ -77,6 +75,9 @@ void pack_a_block(const Matrix16& a, std::int64_t row0, std::int64_t rows, std::
     }
     return;
   }
+  // Column-major A (a transposed operand, e.g. the convolution's Wᵀ): walk column by column,
+  // so the reads stream down each column and the block's rows are filled side by side. Row by
+  // row, every element read would be a cache line of its own.
   const bool column_major = a.row_stride == 1;
   if (column_major) {
     for (std::int64_t p = 0; p < k; ++p) {
