@@ -399,7 +399,10 @@ EMBER_REGISTER_KERNEL(::ember::gemm_kernel, CPU, gemm);
 void addmm(const GemmPlan& plan) {
   const auto element = static_cast<std::int64_t>(itemsize(plan.dtype));
   const bool whole_rows = plan.col_stride_bias == 1 && plan.col_stride_c == 1;
-  for (std::int64_t batch = 0; batch < plan.batch; ++batch) {
+  // An empty C has nothing to copy, and an empty bias may have no storage at all: stepping its
+  // null pointer by a stride is undefined behaviour even when nothing is read (the API fuzzer).
+  const bool empty_c = plan.batch == 0 || plan.m == 0 || plan.n == 0;
+  for (std::int64_t batch = 0; !empty_c && batch < plan.batch; ++batch) {
     const auto* from = static_cast<const std::byte*>(plan.bias) + batch * plan.batch_stride_bias * element;
     auto* to = static_cast<std::byte*>(plan.c) + batch * plan.batch_stride_c * element;
     for (std::int64_t i = 0; i < plan.m; ++i, from += plan.row_stride_bias * element, to += plan.row_stride_c * element) {

@@ -41,3 +41,19 @@ TEST_CASE("index_select on a 0-d tensor takes exactly one index", "[autograd][fu
                       "index_select(): Index to scalar can have only 1 value, got 3 value(s)");
   CHECK(ember::index_select(t, 0, ember::tensor({0})).item<float>() == 1.0f);
 }
+
+// PyTorch: torch.addmm(torch.empty(0, 3).t(), torch.ones(3, 4), torch.ones(4, 0)) -> tensor of size [3, 0].
+// The fuzzer found addmm's bias copy stepping a null pointer (an empty bias has no storage) by its
+// row stride, undefined behaviour under UBSan even though nothing was read.
+TEST_CASE("addmm with an empty strided bias gives an empty result", "[autograd][fuzz]") {
+  Tensor bias = ember::empty({0, 3}).t();  // sizes [3, 0], strides [1, 3]: no storage, nonzero row stride
+  Tensor a = ember::ones({3, 4});
+  Tensor b = ember::ones({4, 0});
+  Tensor out = ember::addmm(bias, a, b);
+  CHECK(out.sizes() == std::vector<std::int64_t>{3, 0});
+  Tensor row_bias = ember::empty({0});
+  CHECK(ember::addmm(row_bias, a, b).numel() == 0);
+  Tensor out_k0 = ember::addmm(ember::full({2, 3}, 1.5f), ember::ones({2, 0}), ember::ones({0, 3}));
+  CHECK(out_k0.sizes() == std::vector<std::int64_t>{2, 3});
+  CHECK(ember::sum(out_k0).item<float>() == 9.0f);
+}
