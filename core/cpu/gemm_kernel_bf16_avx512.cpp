@@ -163,11 +163,23 @@ void pack_b_panel(const Matrix16& b, std::int64_t col0, std::int64_t cols, std::
   }
 }
 
-// float32 -> bfloat16 bits, 16 lanes, rounding to nearest even with integer operations and
-// every NaN to 0x7FC0: the lane-wise form of core/reduced_float.h's bfloat16_bits_from_float,
-// so this path rounds exactly as every other bfloat16 result in ember. (vcvtneps2bf16 would
-// flush subnormal results to zero.)
-inline __m256i round_to_bfloat16(__m512 value) {
+// float32 -> bfloat16 bits, 16 lanes, rounding to nearest even and every NaN to 0x7FC0:
+// exactly core/reduced_float.h's bfloat16_bits_from_float, so this path rounds as every other
+// bfloat16 result in ember. vcvtneps2bf16 rounds to nearest even in one instruction but takes
+// subnormal inputs as zero and keeps a NaN's payload; a float32 that is neither subnormal nor
+// NaN rounds to the same bits either way (bfloat16 has float32's exponent range, so such a
+// value never rounds to a subnormal). So the instruction runs unless a lane is one of those,
+// and only then the integer rounding (the epilogue of a short-k product is mostly rounding:
+// docs/mixed-precision.md).
+
+// The lanes that are subnormal or NaN: |x| not >= the smallest normal (true for NaN too), and
+// not zero. (AVX512F compares; vfpclassps would need AVX512DQ, which the dispatch does not ask for.)
+inline __mmask16 subnormal_or_nan(__m512 value) {
+  const __mmask16 below_normal = _mm512_cmp_ps_mask(_mm512_abs_ps(value), _mm512_set1_ps(0x1p-126f), _CMP_NGE_UQ);
+  return _mm512_mask_cmp_ps_mask(below_normal, value, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+}
+
+inline __m256i round_to_bfloat16_exactly(__m512 value) {
   const __m512i bits = _mm512_castps_si512(value);
   const __m512i lowest_kept = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
   const __m512i bias = _mm512_add_epi32(lowest_kept, _mm512_set1_epi32(0x7FFF));
@@ -175,6 +187,18 @@ inline __m256i round_to_bfloat16(__m512 value) {
   const __mmask16 nan = _mm512_cmp_ps_mask(value, value, _CMP_UNORD_Q);
   rounded = _mm512_mask_blend_epi32(nan, rounded, _mm512_set1_epi32(0x7FC0));
   return _mm512_cvtepi32_epi16(rounded);
+}
+
+inline __m256i round_to_bfloat16(__m512 value) {
+  if (subnormal_or_nan(value) != 0) return round_to_bfloat16_exactly(value);
+  return (__m256i)_mm512_cvtneps_pbh(value);
+}
+
+// 32 lanes, `low` into the first 16 words of the result.
+inline __m512i round_to_bfloat16(__m512 low, __m512 high) {
+  if ((subnormal_or_nan(low) | subnormal_or_nan(high)) != 0)
+    return _mm512_inserti64x4(_mm512_castsi256_si512(round_to_bfloat16_exactly(low)), round_to_bfloat16_exactly(high), 1);
+  return (__m512i)_mm512_cvtne2ps_pbh(high, low);
 }
 
 inline __m512 widen(__m256i bits) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16)); }
@@ -279,8 +303,7 @@ void store_whole_amx_block(const float (&out)[4][16][16], std::int64_t row0, std
         low = _mm512_fmadd_ps(beta, widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c))), low);
         high = _mm512_fmadd_ps(beta, widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + 16))), high);
       }
-      _mm512_storeu_si512(c, _mm512_inserti64x4(_mm512_castsi256_si512(round_to_bfloat16(low)),
-                                                round_to_bfloat16(high), 1));
+      _mm512_storeu_si512(c, round_to_bfloat16(low, high));
     }
   }
 }

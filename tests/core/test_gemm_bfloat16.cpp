@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <algorithm>
 #include <random>
@@ -315,6 +316,68 @@ TEST_CASE("bfloat16 GEMM: inf and NaN propagate as in float32", "[gemm][reduced_
   CHECK(std::isnan(c[3 * n + 0]));
   for (std::int64_t j = 1; j < n; ++j) CHECK(std::isinf(c[3 * n + j]));
   for (std::int64_t j = 0; j < n; ++j) CHECK(std::isnan(c[4 * n + j]));
+}
+
+// The epilogue rounds with vcvtne2ps2bf16 unless a lane is subnormal or NaN, where that
+// instruction's answer differs from ember's rounding (core/reduced_float.h): a subnormal input
+// taken as zero, a NaN's sign and payload kept (x86's inf · 0 is a negative NaN). Small integer
+// operands make every sum exact, so alpha · sum is exactly the float32 the epilogue rounds, and
+// each element must be bfloat16_bits_from_float of it, bit for bit: alpha 2^-140 puts the sums
+// below float32's smallest normal (2^-126), 2^-100 above it.
+TEST_CASE("bfloat16 GEMM: the epilogue rounds subnormal and NaN results bit for bit as ember rounds a float",
+          "[gemm][reduced_float]") {
+  if (!cpu_has_avx512_bf16()) return;
+  ForcedKernel forced("avx512");
+  for (const char* amx : {"1", "0"}) {
+    AmxSetting setting(amx);
+    if (std::string(amx) == "1" && !cpu::amx_bfloat16_usable()) continue;
+    // 64 x 64: whole 32 x 32 blocks (AMX's whole-block epilogue); 45 x 37: partial ones.
+    for (const auto& [m, n] : {std::array<std::int64_t, 2>{64, 64}, std::array<std::int64_t, 2>{45, 37}}) {
+      for (const float alpha : {0x1p-140f, 0x1p-100f}) {
+        INFO("EMBER_AMX=" << amx << " m=" << m << " n=" << n << " alpha=" << alpha);
+        const std::int64_t k = 32;
+        std::vector<float> a_values(m * k), b_values(k * n);
+        for (std::size_t i = 0; i < a_values.size(); ++i) a_values[i] = static_cast<float>(static_cast<int>(i * 7 % 9) - 4);
+        for (std::size_t i = 0; i < b_values.size(); ++i) b_values[i] = static_cast<float>(static_cast<int>(i * 5 % 7) - 3);
+        a_values[5 * k + 3] = std::numeric_limits<float>::infinity();  // row 5 meets B's zeros: NaN there
+        a_values[9 * k + 1] = std::numeric_limits<float>::quiet_NaN();  // row 9: NaN everywhere
+        const std::vector<BFloat16> a(a_values.begin(), a_values.end()), b(b_values.begin(), b_values.end());
+        std::vector<BFloat16> c(static_cast<std::size_t>(m * n), BFloat16(7.0f));
+        GemmPlan plan;
+        plan.m = m;
+        plan.n = n;
+        plan.k = k;
+        plan.a = a.data();
+        plan.row_stride_a = k;
+        plan.col_stride_a = 1;
+        plan.b = b.data();
+        plan.row_stride_b = n;
+        plan.col_stride_b = 1;
+        plan.c = c.data();
+        plan.row_stride_c = n;
+        plan.col_stride_c = 1;
+        plan.alpha = alpha;
+        plan.beta = 0.0;
+        plan.dtype = kBFloat16;
+        cpu::gemm_bfloat16_avx512(plan);
+        std::vector<std::uint16_t> got(c.size());
+        std::memcpy(got.data(), c.data(), got.size() * sizeof(std::uint16_t));
+        std::int64_t differ = 0, subnormal = 0, nan = 0;
+        for (std::int64_t i = 0; i < m; ++i)
+          for (std::int64_t j = 0; j < n; ++j) {
+            float sum = 0.0f;
+            for (std::int64_t p = 0; p < k; ++p) sum += a_values[i * k + p] * b_values[p * n + j];
+            const float scaled = alpha * sum;
+            subnormal += std::fpclassify(scaled) == FP_SUBNORMAL;
+            nan += std::isnan(scaled);
+            differ += got[i * n + j] != reduced_float::bfloat16_bits_from_float(scaled);
+          }
+        CHECK(differ == 0);
+        CHECK(nan >= n);  // the case reaches what it is about
+        if (alpha < 0x1p-126f) CHECK(subnormal > m * n / 2);
+      }
+    }
+  }
 }
 
 namespace {
