@@ -103,29 +103,39 @@ void pack_a_block(const Matrix16& a, std::int64_t row0, std::int64_t rows, std::
   }
 }
 
-void run_block(const std::uint16_t* a_block, const std::uint16_t* b_panel, std::int64_t padded_pairs,
-               L2Prefetch& prefetch) {
-  constexpr std::int64_t a_row_bytes = 2 * kAmxTilePairs * 2;  // a row of a packed A tile
-  constexpr std::int64_t b_row_bytes = 2 * kNR * 2;            // a pair row of the B panel
+ABlock packed_a_block(const std::uint16_t* block) {
+  return {block, 2 * kAmxTilePairs * 2, 2 * kAmxTileHalves, kAmxTileHalves};
+}
+
+ABlock direct_a_block(const Matrix16& a, std::int64_t row0) {
+  return {a.data + row0 * a.row_stride, a.row_stride * 2, 2 * kAmxTilePairs, 16 * a.row_stride};
+}
+
+bool reads_a_directly(const Matrix16& a, std::int64_t k) {
+  return a.col_stride == 1 && k % (2 * kAmxTilePairs) == 0 && a.row_stride * 2 <= 1024;
+}
+
+void run_block(const ABlock& a_block, const std::uint16_t* b_panel, std::int64_t padded_pairs, L2Prefetch& prefetch) {
+  constexpr std::int64_t b_row_bytes = 2 * kNR * 2;  // a pair row of the B panel
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);
   _tile_zero(3);
-  for (std::int64_t pair0 = 0; pair0 < padded_pairs; pair0 += kAmxTilePairs) {
+  const std::uint16_t* a = a_block.data;
+  for (std::int64_t pair0 = 0; pair0 < padded_pairs; pair0 += kAmxTilePairs, a += a_block.step_halves) {
     // Each load just before the first product that needs it, so the first product starts
     // after two loads rather than four.
-    const std::uint16_t* a = a_block + pair0 / kAmxTilePairs * 2 * kAmxTileHalves;
     const std::uint16_t* b = b_panel + pair0 * 2 * kNR;
     for (std::int64_t line = 0; line < prefetch.lines_per_step && prefetch.next < prefetch.end; ++line) {
       _mm_prefetch(prefetch.next, _MM_HINT_T1);
       prefetch.next += 64;
     }
-    _tile_loadd(4, a, a_row_bytes);  // rows 0-15
-    _tile_loadd(6, b, b_row_bytes);  // columns 0-15
+    _tile_loadd(4, a, a_block.row_bytes);  // rows 0-15
+    _tile_loadd(6, b, b_row_bytes);        // columns 0-15
     _tile_dpbf16ps(0, 4, 6);
     _tile_loadd(7, b + 32, b_row_bytes);  // columns 16-31
     _tile_dpbf16ps(1, 4, 7);
-    _tile_loadd(5, a + kAmxTileHalves, a_row_bytes);  // rows 16-31
+    _tile_loadd(5, a + a_block.lower_halves, a_block.row_bytes);  // rows 16-31
     _tile_dpbf16ps(2, 5, 6);
     _tile_dpbf16ps(3, 5, 7);
   }

@@ -11,8 +11,8 @@
 // vdpbf16ps adds them (and, like it, with subnormal inputs and results taken as zero). B's
 // tiles are read straight from the B panels above, whose rows are exactly that pair layout,
 // 32 columns wide: a tile is 16 columns of 16 consecutive pair rows, one panel row (128
-// bytes) apart. A is packed again, tile by tile (pack_a_rows below), padded with zero pairs to
-// a whole number of 16-pair tiles.
+// bytes) apart. A is packed again, tile by tile (pack_a_block below), padded with zero pairs to
+// a whole number of 16-pair tiles, unless its rows can be read as they are (reads_a_directly).
 //
 // Register blocking: 2 x 2 C tiles (32 rows x 32 columns of C, the 16 KiB tile-register file's
 // tmm0-3), two A tiles (tmm4-5) and two B tiles (tmm6-7); each 16-pair step loads 4 tiles for 4
@@ -46,12 +46,28 @@ struct L2Prefetch {
   std::int64_t lines_per_step;
 };
 
-// One 32 x 32 block of C over the whole of k, on tiles: a packed A block against a B panel
+// Where a 32-row block of A's tiles lies: packed by pack_a_block, or A itself where its rows
+// can be loaded as tile rows (reads_a_directly).
+struct ABlock {
+  const std::uint16_t* data;  // step 0's tile of rows 0-15
+  std::int64_t row_bytes;     // from one row of a tile to the next
+  std::int64_t step_halves;   // from one 16-pair step's tiles to the next
+  std::int64_t lower_halves;  // from the tile of rows 0-15 to the tile of rows 16-31
+};
+ABlock packed_a_block(const std::uint16_t* block);
+ABlock direct_a_block(const bf16_panels::Matrix16& a, std::int64_t row0);
+
+// Whether tiles load A's rows straight from A, with no packing: rows contiguous, k a whole
+// number of tiles (a tile's 32 values of k are then a row's 64 bytes, and no padding is
+// needed), and rows at most 1 KiB apart (further, a step's 32 rows would crowd into a few of
+// L1's sets: the reason A is packed at all). The GPT's Linear layers (k = 128, 512).
+bool reads_a_directly(const bf16_panels::Matrix16& a, std::int64_t k);
+
+// One 32 x 32 block of C over the whole of k, on tiles: an A block against a B panel
 // (bf16_panels layout, padded to whole tiles), the sums left in the C tiles. The products run
 // on after this returns: the caller can work on the vector units (the previous block's
 // epilogue) before store_block waits for them.
-void run_block(const std::uint16_t* a_block, const std::uint16_t* b_panel, std::int64_t padded_pairs,
-               L2Prefetch& prefetch);
+void run_block(const ABlock& a_block, const std::uint16_t* b_panel, std::int64_t padded_pairs, L2Prefetch& prefetch);
 // The C tiles of the last run_block into `out`: rows 0-15 x columns 0-15, 0-15 x 16-31,
 // 16-31 x 0-15, 16-31 x 16-31.
 void store_block(float (&out)[4][16][16]);

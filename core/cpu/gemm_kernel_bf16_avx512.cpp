@@ -372,7 +372,11 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
   std::uint16_t* packed = buffer.ensure(a_copies * a_copy_words * 2 + b_copies * b_copy_halves);
   Word* packed_a_copies = reinterpret_cast<Word*>(packed);  // NOLINT: 32-bit words of pairs
   std::uint16_t* packing_b = packed + a_copies * a_copy_words * 2;
+  // On AMX, whole 32-row blocks of an A whose rows tiles can load as they are are not packed.
+  const bool a_direct = amx && bf16_amx::reads_a_directly(a, k);
+  const std::int64_t direct_blocks = a_direct ? m / kBlockRows : 0;
   const auto pack_a = [&](std::int64_t r, std::int64_t copy) {
+    if (r < direct_blocks) return;
     Word* packed_a = packed_a_copies + copy * a_copy_words;
     const std::int64_t row0 = r * rows_per_panel, rows = std::min(rows_per_panel, m - row0);
     if (amx) bf16_amx::pack_a_block(a, row0, rows, k, pairs, reinterpret_cast<std::uint16_t*>(packed_a + r * a_panel_words));  // NOLINT: bits
@@ -414,17 +418,21 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
       // block of the next row panel (this thread's next unit, unless another thread takes it)
       // is asked into L2, spread over the unit's steps; the unit's first block would otherwise
       // wait on L3 for its A. (Where A stays in L2 the prefetches only cost: the MLP's products.)
-      const std::int64_t a_block_bytes = a_panel_words * 4;
+      const auto a_block = [&](std::int64_t r) {
+        return r < direct_blocks ? bf16_amx::direct_a_block(a, r * kBlockRows)
+                                 : bf16_amx::packed_a_block(reinterpret_cast<const std::uint16_t*>(  // NOLINT: bits
+                                       packed_a + r * a_panel_words));
+      };
+      const std::int64_t a_block_bytes = a_direct ? kBlockRows * a.row_stride * 2 : a_panel_words * 4;
       const std::int64_t unit_steps = shape.group * (pairs / kAmxTilePairs);
       const std::int64_t lines_per_step = row_panels * a_block_bytes > bf16_schedule::kColumnGroupBytes
                                               ? (a_block_bytes / 64 + unit_steps - 1) / unit_steps
                                               : 0;
       for (std::int64_t unit; (unit = next_unit()) >= 0;) {
-        const char* next_a = reinterpret_cast<const char*>(packed_a + (unit + 1) % row_panels * a_panel_words);  // NOLINT
+        const char* next_a = reinterpret_cast<const char*>(a_block((unit + 1) % row_panels).data);  // NOLINT
         bf16_amx::L2Prefetch prefetch{next_a, next_a + a_block_bytes, lines_per_step};
         for_each_panel_pair(unit, [&](std::int64_t r, std::int64_t q) {
-          bf16_amx::run_block(reinterpret_cast<const std::uint16_t*>(packed_a + r * a_panel_words),  // NOLINT: bits
-                              packed_b + q * b_panel_halves, pairs, prefetch);
+          bf16_amx::run_block(a_block(r), packed_b + q * b_panel_halves, pairs, prefetch);
           if (pending.r >= 0) finish(pending);
           const int buffer = pending.r >= 0 ? 1 - pending.buffer : 0;
           bf16_amx::store_block(out[buffer]);

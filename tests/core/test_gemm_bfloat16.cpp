@@ -226,7 +226,8 @@ TEST_CASE("bfloat16 GEMM (vdpbf16ps): every element within float32 accumulation 
     const std::int64_t sizes[][3] = {{1, 1, 1},    {12, 32, 2},    {13, 33, 3},   {11, 31, 17},  {96, 64, 64},
                                      {97, 65, 65},  {130, 70, 301}, {1, 100, 40},  {100, 1, 40},  {5, 7, 0},
                                      {40, 50, 1},   {128, 256, 784}, {200, 3, 1000}, {31, 33, 31}, {32, 32, 32},
-                                     {33, 65, 33},  {64, 96, 97},   {129, 31, 63}};
+                                     {33, 65, 33},  {64, 96, 97},   {129, 31, 63}, {70, 40, 128},
+                                     {33, 64, 512}};  // the last two: AMX tiles read A's rows directly
     for (const auto& size : sizes)
       for (int layout = 0; layout < 4; ++layout)
         for (std::int64_t spread : {1, 2})
@@ -264,7 +265,9 @@ TEST_CASE("bfloat16 GEMM on AMX tiles: chosen where the CPU and Linux allow it, 
 
   // Wide enough for threads to own column groups, and tall and narrow (one column group), where
   // they own row panels (core/cpu/gemm_bf16_schedule.h).
-  for (const auto& [m, k, n] : {std::array<std::int64_t, 3>{150, 260, 90}, std::array<std::int64_t, 3>{600, 70, 40}}) {
+  // And k = 64: A's rows read directly by the tiles (but for the last, partial block of rows).
+  for (const auto& [m, k, n] : {std::array<std::int64_t, 3>{150, 260, 90}, std::array<std::int64_t, 3>{600, 70, 40},
+                                std::array<std::int64_t, 3>{600, 64, 40}}) {
     INFO(m << " x " << k << " x " << n);
     const Tensor a = native::to_dtype(randn({m, k}), kBFloat16);
     const Tensor b = native::to_dtype(randn({k, n}), kBFloat16);
