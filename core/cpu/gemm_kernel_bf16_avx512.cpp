@@ -163,22 +163,15 @@ void pack_b_panel(const Matrix16& b, std::int64_t col0, std::int64_t cols, std::
   }
 }
 
-// float32 -> bfloat16 bits, 16 lanes, rounding to nearest even and every NaN to 0x7FC0:
-// exactly core/reduced_float.h's bfloat16_bits_from_float, so this path rounds as every other
-// bfloat16 result in ember. vcvtneps2bf16 rounds to nearest even in one instruction but takes
-// subnormal inputs as zero and keeps a NaN's payload; a float32 that is neither subnormal nor
-// NaN rounds to the same bits either way (bfloat16 has float32's exponent range, so such a
-// value never rounds to a subnormal). So the instruction runs unless a lane is one of those,
-// and only then the integer rounding (the epilogue of a short-k product is mostly rounding:
-// docs/mixed-precision.md).
-
-// The lanes that are subnormal or NaN: |x| not >= the smallest normal (true for NaN too), and
-// not zero. (AVX512F compares; vfpclassps would need AVX512DQ, which the dispatch does not ask for.)
-inline __mmask16 subnormal_or_nan(__m512 value) {
-  const __mmask16 below_normal = _mm512_cmp_ps_mask(_mm512_abs_ps(value), _mm512_set1_ps(0x1p-126f), _CMP_NGE_UQ);
-  return _mm512_mask_cmp_ps_mask(below_normal, value, _mm512_setzero_ps(), _CMP_NEQ_UQ);
-}
-
+// float32 -> bfloat16 bits, rounding to nearest even and every NaN to 0x7FC0: exactly
+// core/reduced_float.h's bfloat16_bits_from_float, so this path rounds as every other bfloat16
+// result in ember. vcvtne2ps2bf16 rounds to nearest even in one instruction, but takes subnormal
+// inputs as zero and keeps a NaN's sign and payload. A float32 that is neither rounds to the
+// same bits either way (bfloat16 has float32's exponent range: a normal value never rounds to a
+// subnormal one), and its result is a normal number or inf. So the instruction runs, and only
+// where a result is something else (zero, subnormal or NaN: a zero may have been a subnormal)
+// are the lanes rounded again with integer operations. The epilogue of a short-k product is
+// mostly this rounding (docs/mixed-precision.md).
 inline __m256i round_to_bfloat16_exactly(__m512 value) {
   const __m512i bits = _mm512_castps_si512(value);
   const __m512i lowest_kept = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
@@ -189,16 +182,24 @@ inline __m256i round_to_bfloat16_exactly(__m512 value) {
   return _mm512_cvtepi32_epi16(rounded);
 }
 
-inline __m256i round_to_bfloat16(__m512 value) {
-  if (subnormal_or_nan(value) != 0) return round_to_bfloat16_exactly(value);
-  return (__m256i)_mm512_cvtneps_pbh(value);
+// Whether every bfloat16 word is a normal number or inf: with the sign shifted out, the bits
+// lie in [0x0100, 0xFF00] (exponent 1-254, or 255 with a zero mantissa).
+inline bool all_normal_or_inf(__m512i words) {
+  const __m512i from_smallest = _mm512_sub_epi16(_mm512_slli_epi16(words, 1), _mm512_set1_epi16(0x0100));
+  return _mm512_cmp_epu16_mask(from_smallest, _mm512_set1_epi16(static_cast<short>(0xFE01)), _MM_CMPINT_LT) ==
+         ~__mmask32{0};
 }
 
 // 32 lanes, `low` into the first 16 words of the result.
 inline __m512i round_to_bfloat16(__m512 low, __m512 high) {
-  if ((subnormal_or_nan(low) | subnormal_or_nan(high)) != 0)
-    return _mm512_inserti64x4(_mm512_castsi256_si512(round_to_bfloat16_exactly(low)), round_to_bfloat16_exactly(high), 1);
-  return (__m512i)_mm512_cvtne2ps_pbh(high, low);
+  const __m512i rounded = (__m512i)_mm512_cvtne2ps_pbh(high, low);
+  if (all_normal_or_inf(rounded)) return rounded;
+  return _mm512_inserti64x4(_mm512_castsi256_si512(round_to_bfloat16_exactly(low)), round_to_bfloat16_exactly(high), 1);
+}
+
+// 16 lanes.
+inline __m256i round_to_bfloat16(__m512 value) {
+  return _mm512_castsi512_si256(round_to_bfloat16(value, _mm512_set1_ps(1.0f)));
 }
 
 inline __m512 widen(__m256i bits) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16)); }
@@ -282,6 +283,13 @@ inline void tile(const Word* a_panel, const std::uint16_t* b_panel, std::int64_t
 template <bool kScale, bool kReadC, bool kFloat32C>
 void store_whole_amx_block(const float (&out)[4][16][16], std::int64_t row0, std::int64_t col0, const Epilogue& e) {
   const __m512 alpha = _mm512_set1_ps(e.alpha), beta = _mm512_set1_ps(e.beta);
+  // C's first row and its stride in locals: read through `e` in the loop, they were loaded
+  // again for every row (the compiler cannot tell that C's stores leave `e` alone).
+  const std::int64_t c_row_stride = e.c_row_stride;
+  auto* const c_first = [&] {
+    if constexpr (kFloat32C) return e.c_float32 + row0 * c_row_stride + col0;
+    else return e.c + row0 * c_row_stride + col0;
+  }();
   for (int i = 0; i < kBlockRows; ++i) {
     const int tile = i / 16 * 2, row = i % 16;
     __m512 low = _mm512_loadu_ps(out[tile][row]), high = _mm512_loadu_ps(out[tile + 1][row]);
@@ -290,7 +298,7 @@ void store_whole_amx_block(const float (&out)[4][16][16], std::int64_t row0, std
       high = _mm512_mul_ps(alpha, high);
     }
     if constexpr (kFloat32C) {
-      float* c = e.c_float32 + (row0 + i) * e.c_row_stride + col0;
+      float* c = c_first + i * c_row_stride;
       if constexpr (kReadC) {
         low = _mm512_fmadd_ps(beta, _mm512_loadu_ps(c), low);
         high = _mm512_fmadd_ps(beta, _mm512_loadu_ps(c + 16), high);
@@ -298,7 +306,7 @@ void store_whole_amx_block(const float (&out)[4][16][16], std::int64_t row0, std
       _mm512_storeu_ps(c, low);
       _mm512_storeu_ps(c + 16, high);
     } else {
-      std::uint16_t* c = e.c + (row0 + i) * e.c_row_stride + col0;
+      std::uint16_t* c = c_first + i * c_row_stride;
       if constexpr (kReadC) {
         low = _mm512_fmadd_ps(beta, widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c))), low);
         high = _mm512_fmadd_ps(beta, widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + 16))), high);
