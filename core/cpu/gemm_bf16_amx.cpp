@@ -1,6 +1,7 @@
 // core/cpu/gemm_bf16_amx.cpp — performance code: AMX tiles for the bfloat16 GEMM: A packed
 // tile by tile, and the 2 x 2 tile block (core/cpu/gemm_bf16_amx.h says what each does and
-// why). This file alone is compiled with -mamx-tile -mamx-bf16 (core/CMakeLists.txt).
+// why). This file alone is compiled with -mamx-tile -mamx-bf16 (core/CMakeLists.txt), and with
+// AVX512-BF16 for the epilogue it runs between tile products (core/cpu/gemm_bf16_epilogue.h).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 
 #include <ember/core/cpu/avx512_intrinsic_warnings.h>
 #include <ember/core/cpu/gemm_bf16_amx.h>
+#include <ember/core/cpu/gemm_bf16_epilogue.h>
 
 namespace ember::cpu::bf16_amx {
 
@@ -115,8 +117,12 @@ bool reads_a_directly(const Matrix16& a, std::int64_t k) {
   return a.col_stride == 1 && k % (2 * kAmxTilePairs) == 0 && a.row_stride * 2 <= 1024;
 }
 
-void run_block(const ABlock& a_block, const std::uint16_t* b_panel, std::int64_t padded_pairs, L2Prefetch& prefetch) {
+void run_block(const ABlock& a_block, const std::uint16_t* b_panel, std::int64_t padded_pairs, L2Prefetch& prefetch,
+               const PendingBlock* pending) {
   constexpr std::int64_t b_row_bytes = 2 * kNR * 2;  // a pair row of the B panel
+  const std::int64_t steps = padded_pairs / kAmxTilePairs;
+  const int pending_rows_per_step = static_cast<int>((kBlockRows + steps - 1) / steps);
+  int pending_done = pending == nullptr ? static_cast<int>(kBlockRows) : 0;
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);
@@ -138,6 +144,12 @@ void run_block(const ABlock& a_block, const std::uint16_t* b_panel, std::int64_t
     _tile_loadd(5, a + a_block.lower_halves, a_block.row_bytes);  // rows 16-31
     _tile_dpbf16ps(2, 5, 6);
     _tile_dpbf16ps(3, 5, 7);
+    if (pending_done < kBlockRows) {
+      const int rows = std::min(pending_rows_per_step, static_cast<int>(kBlockRows) - pending_done);
+      bf16_epilogue::store_whole_block_rows(*pending->sums, pending->row0, pending->col0, *pending->epilogue,
+                                            pending_done, rows);
+      pending_done += rows;
+    }
   }
 }
 

@@ -24,6 +24,10 @@
 
 #include <ember/core/cpu/gemm_bf16_layout.h>
 
+namespace ember::cpu::bf16_epilogue {
+struct Epilogue;  // core/cpu/gemm_bf16_epilogue.h
+}
+
 namespace ember::cpu::bf16_amx {
 
 constexpr std::int64_t kBlockRows = 32;  // rows of C per block: two A tiles
@@ -63,11 +67,22 @@ ABlock direct_a_block(const bf16_panels::Matrix16& a, std::int64_t row0);
 // L1's sets: the reason A is packed at all). The GPT's Linear layers (k = 128, 512).
 bool reads_a_directly(const bf16_panels::Matrix16& a, std::int64_t k);
 
+// A whole 32 x 32 block whose sums wait in `sums` (store_block's layout) for their epilogue,
+// into C at (row0, col0).
+struct PendingBlock {
+  const float (*sums)[4][16][16];
+  std::int64_t row0, col0;
+  const bf16_epilogue::Epilogue* epilogue;
+};
+
 // One 32 x 32 block of C over the whole of k, on tiles: an A block against a B panel
-// (bf16_panels layout, padded to whole tiles), the sums left in the C tiles. The products run
-// on after this returns: the caller can work on the vector units (the previous block's
-// epilogue) before store_block waits for them.
-void run_block(const ABlock& a_block, const std::uint16_t* b_panel, std::int64_t padded_pairs, L2Prefetch& prefetch);
+// (bf16_panels layout, padded to whole tiles), the sums left in the C tiles. `pending`, if not
+// null, is the previous block: its epilogue runs here, a few rows after each step's tile
+// products. (Run after the tiles instead, it did not overlap them: a block's tiles and its
+// epilogue then took their two times added up, and at k = 128 the epilogue is a third of that.)
+// The products run on after this returns, until store_block waits for them.
+void run_block(const ABlock& a_block, const std::uint16_t* b_panel, std::int64_t padded_pairs, L2Prefetch& prefetch,
+               const PendingBlock* pending);
 // The C tiles of the last run_block into `out`: rows 0-15 x columns 0-15, 0-15 x 16-31,
 // 16-31 x 0-15, 16-31 x 16-31.
 void store_block(float (&out)[4][16][16]);

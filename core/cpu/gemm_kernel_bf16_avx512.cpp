@@ -49,6 +49,7 @@
 
 #include <ember/core/cpu/avx512_intrinsic_warnings.h>
 #include <ember/core/cpu/gemm_bf16_amx.h>
+#include <ember/core/cpu/gemm_bf16_epilogue.h>
 #include <ember/core/cpu/gemm_bf16_layout.h>
 #include <ember/core/cpu/gemm_bf16_schedule.h>
 #include <ember/core/cpu/gemm_kernels.h>
@@ -58,6 +59,9 @@
 namespace ember::cpu {
 
 using bf16_amx::kBlockRows;
+using bf16_epilogue::Epilogue;
+using bf16_epilogue::round_to_bfloat16;
+using bf16_epilogue::widen;
 using bf16_panels::kAmxTilePairs;
 using bf16_panels::Matrix16;
 using bf16_panels::kInterleaveLow;
@@ -163,57 +167,6 @@ void pack_b_panel(const Matrix16& b, std::int64_t col0, std::int64_t cols, std::
   }
 }
 
-// float32 -> bfloat16 bits, rounding to nearest even and every NaN to 0x7FC0: exactly
-// core/reduced_float.h's bfloat16_bits_from_float, so this path rounds as every other bfloat16
-// result in ember. vcvtne2ps2bf16 rounds to nearest even in one instruction, but takes subnormal
-// inputs as zero and keeps a NaN's sign and payload. A float32 that is neither rounds to the
-// same bits either way (bfloat16 has float32's exponent range: a normal value never rounds to a
-// subnormal one), and its result is a normal number or inf. So the instruction runs, and only
-// where a result is something else (zero, subnormal or NaN: a zero may have been a subnormal)
-// are the lanes rounded again with integer operations. The epilogue of a short-k product is
-// mostly this rounding (docs/mixed-precision.md).
-inline __m256i round_to_bfloat16_exactly(__m512 value) {
-  const __m512i bits = _mm512_castps_si512(value);
-  const __m512i lowest_kept = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
-  const __m512i bias = _mm512_add_epi32(lowest_kept, _mm512_set1_epi32(0x7FFF));
-  __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(bits, bias), 16);
-  const __mmask16 nan = _mm512_cmp_ps_mask(value, value, _CMP_UNORD_Q);
-  rounded = _mm512_mask_blend_epi32(nan, rounded, _mm512_set1_epi32(0x7FC0));
-  return _mm512_cvtepi32_epi16(rounded);
-}
-
-// Whether every bfloat16 word is a normal number or inf: with the sign shifted out, the bits
-// lie in [0x0100, 0xFF00] (exponent 1-254, or 255 with a zero mantissa).
-inline bool all_normal_or_inf(__m512i words) {
-  const __m512i from_smallest = _mm512_sub_epi16(_mm512_slli_epi16(words, 1), _mm512_set1_epi16(0x0100));
-  return _mm512_cmp_epu16_mask(from_smallest, _mm512_set1_epi16(static_cast<short>(0xFE01)), _MM_CMPINT_LT) ==
-         ~__mmask32{0};
-}
-
-// 32 lanes, `low` into the first 16 words of the result.
-inline __m512i round_to_bfloat16(__m512 low, __m512 high) {
-  const __m512i rounded = (__m512i)_mm512_cvtne2ps_pbh(high, low);
-  if (all_normal_or_inf(rounded)) return rounded;
-  return _mm512_inserti64x4(_mm512_castsi256_si512(round_to_bfloat16_exactly(low)), round_to_bfloat16_exactly(high), 1);
-}
-
-// 16 lanes.
-inline __m256i round_to_bfloat16(__m512 value) {
-  return _mm512_castsi512_si256(round_to_bfloat16(value, _mm512_set1_ps(1.0f)));
-}
-
-inline __m512 widen(__m256i bits) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16)); }
-
-// C is bfloat16 (`c`), or float32 (`c_float32`: the sums are kept unrounded, for callers that
-// add several products before rounding, as the convolution's gradients do).
-struct Epilogue {
-  float alpha, beta;
-  bool read_c;
-  std::uint16_t* c;
-  std::int64_t c_row_stride, c_col_stride;
-  float* c_float32 = nullptr;
-};
-
 // C(i, j) = alpha * acc + beta * C(i, j) in float32 for the tile's valid part, rounded once
 // into a bfloat16 C.
 template <int ROWS>
@@ -276,62 +229,12 @@ inline void tile(const Word* a_panel, const std::uint16_t* b_panel, std::int64_t
 
 // ---- AMX tiles: core/cpu/gemm_bf16_amx.cpp packs A for them and runs a 32 x 32 block ----
 
-// A whole block into a row-major C, with alpha and beta decided once: each row two loads from
-// the C tiles, one rounding each, one 64-byte store (bfloat16) or two (float32). For products
-// with a short k (the GPT's 128) the general loop below, with its per-row branches and its
-// 32 x 2 registers of accumulators, took as long as the tiles.
-template <bool kScale, bool kReadC, bool kFloat32C>
-void store_whole_amx_block(const float (&out)[4][16][16], std::int64_t row0, std::int64_t col0, const Epilogue& e) {
-  const __m512 alpha = _mm512_set1_ps(e.alpha), beta = _mm512_set1_ps(e.beta);
-  // C's first row and its stride in locals: read through `e` in the loop, they were loaded
-  // again for every row (the compiler cannot tell that C's stores leave `e` alone).
-  const std::int64_t c_row_stride = e.c_row_stride;
-  auto* const c_first = [&] {
-    if constexpr (kFloat32C) return e.c_float32 + row0 * c_row_stride + col0;
-    else return e.c + row0 * c_row_stride + col0;
-  }();
-  for (int i = 0; i < kBlockRows; ++i) {
-    const int tile = i / 16 * 2, row = i % 16;
-    __m512 low = _mm512_loadu_ps(out[tile][row]), high = _mm512_loadu_ps(out[tile + 1][row]);
-    if constexpr (kScale) {
-      low = _mm512_mul_ps(alpha, low);
-      high = _mm512_mul_ps(alpha, high);
-    }
-    if constexpr (kFloat32C) {
-      float* c = c_first + i * c_row_stride;
-      if constexpr (kReadC) {
-        low = _mm512_fmadd_ps(beta, _mm512_loadu_ps(c), low);
-        high = _mm512_fmadd_ps(beta, _mm512_loadu_ps(c + 16), high);
-      }
-      _mm512_storeu_ps(c, low);
-      _mm512_storeu_ps(c + 16, high);
-    } else {
-      std::uint16_t* c = c_first + i * c_row_stride;
-      if constexpr (kReadC) {
-        low = _mm512_fmadd_ps(beta, widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c))), low);
-        high = _mm512_fmadd_ps(beta, widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + 16))), high);
-      }
-      _mm512_storeu_si512(c, round_to_bfloat16(low, high));
-    }
-  }
-}
-
-template <bool kFloat32C>
-void store_whole_amx_block(const float (&out)[4][16][16], std::int64_t row0, std::int64_t col0, const Epilogue& e) {
-  const bool scale = e.alpha != 1.0f;
-  if (scale && e.read_c) store_whole_amx_block<true, true, kFloat32C>(out, row0, col0, e);
-  else if (scale) store_whole_amx_block<true, false, kFloat32C>(out, row0, col0, e);
-  else if (e.read_c) store_whole_amx_block<false, true, kFloat32C>(out, row0, col0, e);
-  else store_whole_amx_block<false, false, kFloat32C>(out, row0, col0, e);
-}
-
 // The valid part of a 32 x 32 block through the epilogue: rows 0-15 from C tiles 0 and 1,
 // rows 16-31 from tiles 2 and 3.
 void store_amx_block(const float (&out)[4][16][16], std::int64_t row0, std::int64_t rows, std::int64_t col0,
                      std::int64_t cols, const Epilogue& e) {
-  if (rows == kBlockRows && cols == kNR && e.c_col_stride == 1) {
-    if (e.c_float32 != nullptr) store_whole_amx_block<true>(out, row0, col0, e);
-    else store_whole_amx_block<false>(out, row0, col0, e);
+  if (bf16_epilogue::is_whole_block(rows, cols, e)) {
+    bf16_epilogue::store_whole_block_rows(out, row0, col0, e, 0, kBlockRows);
     return;
   }
   for (int half = 0; half < 2 && half * 16 < rows; ++half) {
@@ -410,17 +313,17 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
       const Word* packed_a = packed_a_copies + a_copy * a_copy_words;
       const std::uint16_t* packed_b = b_copy(b_copy_index);
       bf16_amx::configure_tiles();  // tile state is per thread: configured here, released before it leaves
-      // Two buffers of C tiles: each block's epilogue runs on the vector units while the next
-      // block's tile products run (with k = 128, a block is four steps, and the epilogue took
-      // as long as they did).
+      // Two buffers of C tiles: each block's epilogue runs while the next block's tile products
+      // do (with k = 128, a block is four steps, and the epilogue took as long as they did).
       alignas(64) float out[2][4][16][16];
       struct Pending {
         std::int64_t r = -1, q = 0;
         int buffer = 0;
       } pending;
+      const auto rows_of = [&](const Pending& p) { return std::min<std::int64_t>(kBlockRows, m - p.r * kBlockRows); };
+      const auto cols_of = [&](const Pending& p) { return std::min<std::int64_t>(kNR, n - p.q * kNR); };
       const auto finish = [&](const Pending& p) {
-        store_amx_block(out[p.buffer], p.r * kBlockRows, std::min<std::int64_t>(kBlockRows, m - p.r * kBlockRows),
-                        p.q * kNR, std::min<std::int64_t>(kNR, n - p.q * kNR), e);
+        store_amx_block(out[p.buffer], p.r * kBlockRows, rows_of(p), p.q * kNR, cols_of(p), e);
       };
       // Where A is larger than half an L2 (so its blocks come from L3), while a unit runs the A
       // block of the next row panel (this thread's next unit, unless another thread takes it)
@@ -440,8 +343,13 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
         const char* next_a = reinterpret_cast<const char*>(a_block((unit + 1) % row_panels).data);  // NOLINT
         bf16_amx::L2Prefetch prefetch{next_a, next_a + a_block_bytes, lines_per_step};
         for_each_panel_pair(unit, [&](std::int64_t r, std::int64_t q) {
-          bf16_amx::run_block(a_block(r), packed_b + q * b_panel_halves, pairs, prefetch);
-          if (pending.r >= 0) finish(pending);
+          // The previous block's epilogue: run_block applies it between this block's tile
+          // products where it is a whole block, the general epilogue runs after them otherwise.
+          const bool interleave =
+              pending.r >= 0 && bf16_epilogue::is_whole_block(rows_of(pending), cols_of(pending), e);
+          const bf16_amx::PendingBlock whole{&out[pending.buffer], pending.r * kBlockRows, pending.q * kNR, &e};
+          bf16_amx::run_block(a_block(r), packed_b + q * b_panel_halves, pairs, prefetch, interleave ? &whole : nullptr);
+          if (pending.r >= 0 && !interleave) finish(pending);
           const int buffer = pending.r >= 0 ? 1 - pending.buffer : 0;
           bf16_amx::store_block(out[buffer]);
           pending = {r, q, buffer};
