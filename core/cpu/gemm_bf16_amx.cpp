@@ -120,8 +120,8 @@ bool reads_a_directly(const Matrix16& a, std::int64_t k) {
 void run_block(const ABlock& a_block, const std::uint16_t* b_panel, std::int64_t padded_pairs, L2Prefetch& prefetch,
                const PendingBlock* pending) {
   constexpr std::int64_t b_row_bytes = 2 * kNR * 2;  // a pair row of the B panel
-  const std::int64_t steps = padded_pairs / kAmxTilePairs;
-  const int pending_rows_per_step = static_cast<int>((kBlockRows + steps - 1) / steps);
+  const std::int64_t steps = padded_pairs / kAmxTilePairs;  // 0 where k = 0
+  const int pending_rows_per_step = static_cast<int>(steps > 0 ? (kBlockRows + steps - 1) / steps : kBlockRows);
   int pending_done = pending == nullptr ? static_cast<int>(kBlockRows) : 0;
   _tile_zero(0);
   _tile_zero(1);
@@ -151,6 +151,9 @@ void run_block(const ABlock& a_block, const std::uint16_t* b_panel, std::int64_t
       pending_done += rows;
     }
   }
+  if (pending_done < kBlockRows)  // k = 0: no steps to put them between
+    bf16_epilogue::store_whole_block_rows(*pending->sums, pending->row0, pending->col0, *pending->epilogue, pending_done,
+                                          static_cast<int>(kBlockRows) - pending_done);
 }
 
 void store_block(float (&out)[4][16][16]) {

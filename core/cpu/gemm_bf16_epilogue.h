@@ -9,9 +9,12 @@
 
 #include <cstdint>
 
+#include <ember/core/cpu/avx512_intrinsic_warnings.h>
 #include <ember/core/cpu/gemm_bf16_layout.h>
 
 namespace ember::cpu::bf16_epilogue {
+
+EMBER_AVX512_INTRINSICS_BEGIN  // core/cpu/avx512_intrinsic_warnings.h
 
 // float32 -> bfloat16 bits, rounding to nearest even and every NaN to 0x7FC0: exactly
 // core/reduced_float.h's bfloat16_bits_from_float, so this path rounds as every other bfloat16
@@ -125,5 +128,7 @@ inline void store_whole_block_rows(const float (&sums)[4][16][16], std::int64_t 
 inline bool is_whole_block(std::int64_t rows, std::int64_t cols, const Epilogue& e) {
   return rows == 32 && cols == bf16_panels::kNR && e.c_col_stride == 1;
 }
+
+EMBER_AVX512_INTRINSICS_END
 
 }  // namespace ember::cpu::bf16_epilogue

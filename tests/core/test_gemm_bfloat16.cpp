@@ -227,7 +227,8 @@ TEST_CASE("bfloat16 GEMM (vdpbf16ps): every element within float32 accumulation 
                                      {97, 65, 65},  {130, 70, 301}, {1, 100, 40},  {100, 1, 40},  {5, 7, 0},
                                      {40, 50, 1},   {128, 256, 784}, {200, 3, 1000}, {31, 33, 31}, {32, 32, 32},
                                      {33, 65, 33},  {64, 96, 97},   {129, 31, 63}, {70, 40, 128},
-                                     {33, 64, 512}};  // the last two: AMX tiles read A's rows directly
+                                     {33, 64, 512}, {64, 64, 0}};  // {70, 40, 128}, {33, 64, 512}: AMX tiles
+                                                                   // read A's rows directly
     for (const auto& size : sizes)
       for (int layout = 0; layout < 4; ++layout)
         for (std::int64_t spread : {1, 2})
@@ -242,6 +243,7 @@ TEST_CASE("bfloat16 GEMM (vdpbf16ps): every element within float32 accumulation 
     check_case({64, 96, 33, true, false, 1, -1.5f, 1.0f}, rng);
     check_case({64, 64, 20, false, true, 1, 1.0f, 1.0f}, rng);
     check_case({64, 64, 20, false, false, 1, 0.5f, 0.0f}, rng);
+    check_case({64, 96, 0, false, false, 1, 2.0f, 0.5f}, rng);  // k = 0: C = beta · C, block after block
   }
 }
 
