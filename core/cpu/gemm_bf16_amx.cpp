@@ -10,6 +10,7 @@
 #include <ember/core/cpu/avx512_intrinsic_warnings.h>
 #include <ember/core/cpu/gemm_bf16_amx.h>
 #include <ember/core/cpu/gemm_bf16_epilogue.h>
+#include <ember/core/cpu/transpose16_avx512.h>
 
 namespace ember::cpu::bf16_amx {
 
@@ -77,19 +78,41 @@ void pack_a_block(const Matrix16& a, std::int64_t row0, std::int64_t rows, std::
     }
     return;
   }
-  // Column-major A (a transposed operand, e.g. the convolution's Wᵀ): walk column by column,
-  // so the reads stream down each column and the block's rows are filled side by side. Row by
-  // row, every element read would be a cache line of its own.
-  const bool column_major = a.row_stride == 1;
-  if (column_major) {
-    for (std::int64_t p = 0; p < k; ++p) {
-      const std::uint16_t* column = a.data + row0 + p * a.col_stride;
-      for (std::int64_t i = 0; i < rows; ++i) a_tile_row(out, i, p / kStepHalves)[p % kStepHalves] = column[i];
+  if (a.row_stride == 1) {
+    // Column-major A (a transposed operand: the weight gradients' dYᵀ, the convolution's Wᵀ):
+    // each column's 32 rows are one 64-byte load. Two columns (a pair of k) interleave into 32
+    // words, rows 0-15 in one register and rows 16-31 in another (the vdpbf16ps pack's two
+    // permutes); a step's 16 pairs then transpose as two 16 x 16 blocks of words, each row of
+    // which is a tile row. (Element by element, this pack took more time than the GPT's
+    // bfloat16 step spent in the tile products.)
+    const __m512i low = _mm512_load_si512(bf16_panels::kInterleaveLow);
+    const __m512i high = _mm512_add_epi16(low, _mm512_set1_epi16(16));
+    const __mmask32 lanes = rows >= kBlockRows ? ~__mmask32{0} : (__mmask32{1} << rows) - 1;
+    const std::uint16_t* first = a.data + row0;
+    for (std::int64_t step = 0; step < steps; ++step) {
+      __m512i top[16], bottom[16];  // pair j of rows 0-15 and of rows 16-31, one word a row
+      for (int j = 0; j < 16; ++j) {
+        const std::int64_t p = step * kStepHalves + 2 * j;
+        const __m512i even = p < k ? _mm512_maskz_loadu_epi16(lanes, first + p * a.col_stride) : _mm512_setzero_si512();
+        const __m512i odd =
+            p + 1 < k ? _mm512_maskz_loadu_epi16(lanes, first + (p + 1) * a.col_stride) : _mm512_setzero_si512();
+        top[j] = _mm512_permutex2var_epi16(even, low, odd);
+        bottom[j] = _mm512_permutex2var_epi16(even, high, odd);
+      }
+      transpose16(top);
+      transpose16(bottom);
+      std::uint16_t* tiles = a_tile_row(out, 0, step);  // the step's two tiles, 32 rows in a row
+      for (int i = 0; i < 16; ++i) {
+        _mm512_storeu_si512(tiles + i * kStepHalves, top[i]);
+        _mm512_storeu_si512(tiles + (16 + i) * kStepHalves, bottom[i]);
+      }
     }
+    return;
   }
+  // Other strides: element by element, zeros past k and in the rows past `rows`.
   for (std::int64_t i = 0; i < kBlockRows; ++i) {
     const std::int64_t filled = i < rows ? k : 0;  // values of this row written (the rest are zeros)
-    if (i < rows && !column_major) {
+    if (i < rows) {
       const std::uint16_t* row = a.data + (row0 + i) * a.row_stride;
       for (std::int64_t step = 0; step * kStepHalves < k; ++step) {
         std::uint16_t* piece = a_tile_row(out, i, step);
