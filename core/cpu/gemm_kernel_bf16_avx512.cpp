@@ -72,6 +72,9 @@ namespace {
 
 EMBER_AVX512_INTRINSICS_BEGIN  // core/cpu/avx512_intrinsic_warnings.h
 
+// An A up to this size (half of a 2 MiB L2) stays in L2 while its blocks are reused; a larger
+// one comes from L3, and the AMX loop asks the next A block into L2 ahead of its use.
+constexpr std::int64_t kAStaysInL2Bytes = std::int64_t{1} << 20;
 constexpr int kMR = 12;                 // rows of a tile (kNR columns: gemm_bf16_layout.h)
 // Below this many multiply-adds the product runs on the calling thread (as the float32 GEMM).
 constexpr std::int64_t kParallelMinWork = 64 * 64 * 64;
@@ -336,7 +339,7 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
       };
       const std::int64_t a_block_bytes = a_direct ? kBlockRows * a.row_stride * 2 : a_panel_words * 4;
       const std::int64_t unit_steps = shape.group * (pairs / kAmxTilePairs);
-      const std::int64_t lines_per_step = row_panels * a_block_bytes > bf16_schedule::kColumnGroupBytes
+      const std::int64_t lines_per_step = row_panels * a_block_bytes > kAStaysInL2Bytes
                                               ? (a_block_bytes / 64 + unit_steps - 1) / unit_steps
                                               : 0;
       for (std::int64_t unit; (unit = next_unit()) >= 0;) {
