@@ -323,9 +323,10 @@ TEST_CASE("bfloat16 GEMM: inf and NaN propagate as in float32", "[gemm][reduced_
   for (std::int64_t j = 0; j < n; ++j) CHECK(std::isnan(c[4 * n + j]));
 }
 
-// The epilogue rounds with vcvtne2ps2bf16 unless a lane is subnormal or NaN, where that
-// instruction's answer differs from ember's rounding (core/reduced_float.h): a subnormal input
-// taken as zero, a NaN's sign and payload kept (x86's inf · 0 is a negative NaN). Small integer
+// The epilogue rounds with vcvtne2ps2bf16 and rounds a row again with integer operations where a
+// result word is zero, subnormal or NaN: there that instruction's answer may differ from ember's
+// rounding (core/reduced_float.h): a subnormal input taken as zero, a NaN's sign and payload
+// kept (x86's inf · 0 is a negative NaN). Small integer
 // operands make every sum exact, so alpha · sum is exactly the float32 the epilogue rounds, and
 // each element must be bfloat16_bits_from_float of it, bit for bit: alpha 2^-140 puts the sums
 // below float32's smallest normal (2^-126), 2^-100 above it.
