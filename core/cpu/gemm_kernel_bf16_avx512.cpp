@@ -214,20 +214,43 @@ inline void store_tile(const __m512 (&acc)[ROWS][2], std::int64_t row0, std::int
   }
 }
 
-// One 12 x 32 tile over the whole of k: the strategy comment at the top of the file.
-inline void tile(const Word* a_panel, const std::uint16_t* b_panel, std::int64_t pairs, __m512 (&acc)[kMR][2]) {
+// One tile over the whole of k (the strategy comment at the top of the file): ROWS rows (a
+// multiple of 4, at most kMR) and HALVES 16-column halves of the 12 x 32 tile, so that an edge
+// tile computes only what it stores: a 64-row A is five 12-row tiles and one of 4 rows (not a
+// sixth 12-row tile, a third of it padding), and a last column panel of 4 columns is one half.
+// The sums live in local registers and reach `acc` once, after the loop (an `acc` array
+// updated in the loop was kept on the stack by GCC, B's two vectors with it).
+template <int ROWS, int HALVES>
+void tile(const Word* a_panel, const std::uint16_t* b_panel, std::int64_t pairs, __m512 (&acc)[kMR][2]) {
+  __m512 sum[ROWS][HALVES];
 #pragma GCC unroll 12
-  for (int i = 0; i < kMR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  for (int i = 0; i < ROWS; ++i)
+#pragma GCC unroll 2
+    for (int half = 0; half < HALVES; ++half) sum[i][half] = _mm512_setzero_ps();
   for (std::int64_t p = 0; p < pairs; ++p) {
-    const __m512bh b0 = (__m512bh)_mm512_loadu_si512(b_panel + p * 2 * kNR);
-    const __m512bh b1 = (__m512bh)_mm512_loadu_si512(b_panel + p * 2 * kNR + kNR);
+    __m512bh b[HALVES];
+#pragma GCC unroll 2
+    for (int half = 0; half < HALVES; ++half) b[half] = (__m512bh)_mm512_loadu_si512(b_panel + (p * 2 + half) * kNR);
 #pragma GCC unroll 12
-    for (int i = 0; i < kMR; ++i) {
+    for (int i = 0; i < ROWS; ++i) {
       const __m512bh a = (__m512bh)_mm512_set1_epi32(static_cast<int>(a_panel[p * kMR + i]));
-      acc[i][0] = _mm512_dpbf16_ps(acc[i][0], a, b0);
-      acc[i][1] = _mm512_dpbf16_ps(acc[i][1], a, b1);
+#pragma GCC unroll 2
+      for (int half = 0; half < HALVES; ++half) sum[i][half] = _mm512_dpbf16_ps(sum[i][half], a, b[half]);
     }
   }
+#pragma GCC unroll 12
+  for (int i = 0; i < ROWS; ++i)
+#pragma GCC unroll 2
+    for (int half = 0; half < HALVES; ++half) acc[i][half] = sum[i][half];
+}
+
+// The tile for `rows` x `cols` valid elements (rows <= kMR, cols <= kNR).
+void run_tile(const Word* a_panel, const std::uint16_t* b_panel, std::int64_t pairs, std::int64_t rows,
+              std::int64_t cols, __m512 (&acc)[kMR][2]) {
+  using Tile = void (*)(const Word*, const std::uint16_t*, std::int64_t, __m512(&)[kMR][2]);
+  static constexpr Tile kTiles[3][2] = {{tile<4, 1>, tile<4, 2>}, {tile<8, 1>, tile<8, 2>}, {tile<12, 1>, tile<12, 2>}};
+  static_assert(kMR == 12 && kNR == 32, "kTiles covers 4, 8 and 12 rows of 16 and 32 columns");
+  kTiles[(rows + 3) / 4 - 1][cols > 16 ? 1 : 0](a_panel, b_panel, pairs, acc);
 }
 
 // ---- AMX tiles: core/cpu/gemm_bf16_amx.cpp packs A for them and runs a 32 x 32 block ----
@@ -369,9 +392,9 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
     __m512 acc[kMR][2];
     for (std::int64_t unit; (unit = next_unit()) >= 0;) {
       for_each_panel_pair(unit, [&](std::int64_t r, std::int64_t q) {
-        tile(packed_a + r * a_panel_words, packed_b + q * b_panel_halves, pairs, acc);
-        store_tile<kMR>(acc, r * kMR, std::min<std::int64_t>(kMR, m - r * kMR), q * kNR,
-                        std::min<std::int64_t>(kNR, n - q * kNR), e);
+        const std::int64_t rows = std::min<std::int64_t>(kMR, m - r * kMR), cols = std::min<std::int64_t>(kNR, n - q * kNR);
+        run_tile(packed_a + r * a_panel_words, packed_b + q * b_panel_halves, pairs, rows, cols, acc);
+        store_tile<kMR>(acc, r * kMR, rows, q * kNR, cols, e);
       });
     }
   });

@@ -221,8 +221,9 @@ TEST_CASE("bfloat16 GEMM (vdpbf16ps): every element within float32 accumulation 
     if (std::string(amx) == "1" && !cpu::amx_bfloat16_usable()) continue;
     INFO("EMBER_AMX=" << amx);
     std::mt19937 rng(22);
-    // vdpbf16ps tiles are 12 x 32 and a unit is 8 row panels (96 rows); AMX blocks are 32 x 32
-    // and its tiles 32 values of k deep: sizes on both sides of each.
+    // vdpbf16ps tiles are 12 x 32 (an edge tile 4, 8 or 12 rows of 16 or 32 columns) and a unit
+    // is 8 row panels (96 rows); AMX blocks are 32 x 32 and its tiles 32 values of k deep: sizes
+    // on both sides of each.
     const std::int64_t sizes[][3] = {{1, 1, 1},    {12, 32, 2},    {13, 33, 3},   {11, 31, 17},  {96, 64, 64},
                                      {97, 65, 65},  {130, 70, 301}, {1, 100, 40},  {100, 1, 40},  {5, 7, 0},
                                      {40, 50, 1},   {128, 256, 784}, {200, 3, 1000}, {31, 33, 31}, {32, 32, 32},
