@@ -22,7 +22,8 @@
 // Register blocking: a 12 x 32 float tile = 24 accumulators + 2 zmm of B + a broadcast,
 // 27 of the 32 zmm registers. Per k pair: 2 vector loads and 12 broadcast loads for 24
 // vdpbf16ps (768 multiply-adds), so the loads keep up with a core issuing one zmm dot product
-// per cycle, and 24 independent chains cover its latency.
+// per cycle, and 24 independent chains cover its latency. An edge tile runs only the rows (in
+// fours) and 16-column halves it stores: tile<ROWS, HALVES> below.
 //
 // Blocking: each tile runs over the whole of k, keeping its accumulators in registers, and
 // writes C once (the result is rounded once, as PyTorch's, with no float32 copy of C). A tile
