@@ -66,15 +66,19 @@ struct Epilogue {
   float* c_float32 = nullptr;
 };
 
-// Rows [first, first + count) of a whole 32 x 32 block of sums (`sums`: the four 16 x 16 C
-// tiles as AMX stores them: rows 0-15 in tiles 0 and 1, rows 16-31 in tiles 2 and 3) into a
-// row-major C from (row0, col0), with alpha and beta decided once: each row two loads, one
-// rounding, one 64-byte store (bfloat16) or two (float32). For products with a short k (the
-// GPT's 128) the general loop, with its per-row branches and its 32 x 2 registers of
-// accumulators, took as long as the tiles.
-template <bool kScale, bool kReadC, bool kFloat32C>
-void store_whole_block_rows(const float (&sums)[4][16][16], std::int64_t row0, std::int64_t col0, const Epilogue& e,
-                            int first, int count) {
+// One row of 32 sums: columns 0-15 and 16-31.
+struct RowSums {
+  __m512 low, high;
+};
+
+// Rows [first, first + count) of whole 32-column rows of sums (`row_sums(i)`: row i's
+// RowSums) into a row-major C from (row0, col0), with alpha and beta decided once: each row
+// one rounding and one 64-byte store (bfloat16) or two (float32). For products with a short k
+// (the GPT's 128) the general loop, with its per-row and per-half branches and a rounding for
+// each 16 columns, took as long as the AMX tiles and a seventh of the vdpbf16ps tiles' time.
+template <bool kScale, bool kReadC, bool kFloat32C, class RowSumsOf>
+void store_whole_rows(const RowSumsOf& row_sums, std::int64_t row0, std::int64_t col0, const Epilogue& e, int first,
+                      int count) {
   const __m512 alpha = _mm512_set1_ps(e.alpha), beta = _mm512_set1_ps(e.beta);
   // C's first row and its stride in locals: read through `e` in the loop, they were loaded
   // again for every row (the compiler cannot tell that C's stores leave `e` alone).
@@ -84,8 +88,7 @@ void store_whole_block_rows(const float (&sums)[4][16][16], std::int64_t row0, s
     else return e.c + row0 * c_row_stride + col0;
   }();
   for (int i = first; i < first + count; ++i) {
-    const int tile = i / 16 * 2, row = i % 16;
-    __m512 low = _mm512_loadu_ps(sums[tile][row]), high = _mm512_loadu_ps(sums[tile + 1][row]);
+    auto [low, high] = row_sums(i);
     if constexpr (kScale) {
       low = _mm512_mul_ps(alpha, low);
       high = _mm512_mul_ps(alpha, high);
@@ -108,25 +111,39 @@ void store_whole_block_rows(const float (&sums)[4][16][16], std::int64_t row0, s
   }
 }
 
-inline void store_whole_block_rows(const float (&sums)[4][16][16], std::int64_t row0, std::int64_t col0,
-                                   const Epilogue& e, int first, int count) {
+// store_whole_rows with alpha, beta and C's type looked at once.
+template <class RowSumsOf>
+void store_whole_rows(const RowSumsOf& row_sums, std::int64_t row0, std::int64_t col0, const Epilogue& e, int first,
+                      int count) {
   const bool scale = e.alpha != 1.0f, to_float32 = e.c_float32 != nullptr;
   if (to_float32) {
-    if (scale && e.read_c) store_whole_block_rows<true, true, true>(sums, row0, col0, e, first, count);
-    else if (scale) store_whole_block_rows<true, false, true>(sums, row0, col0, e, first, count);
-    else if (e.read_c) store_whole_block_rows<false, true, true>(sums, row0, col0, e, first, count);
-    else store_whole_block_rows<false, false, true>(sums, row0, col0, e, first, count);
+    if (scale && e.read_c) store_whole_rows<true, true, true>(row_sums, row0, col0, e, first, count);
+    else if (scale) store_whole_rows<true, false, true>(row_sums, row0, col0, e, first, count);
+    else if (e.read_c) store_whole_rows<false, true, true>(row_sums, row0, col0, e, first, count);
+    else store_whole_rows<false, false, true>(row_sums, row0, col0, e, first, count);
   } else {
-    if (scale && e.read_c) store_whole_block_rows<true, true, false>(sums, row0, col0, e, first, count);
-    else if (scale) store_whole_block_rows<true, false, false>(sums, row0, col0, e, first, count);
-    else if (e.read_c) store_whole_block_rows<false, true, false>(sums, row0, col0, e, first, count);
-    else store_whole_block_rows<false, false, false>(sums, row0, col0, e, first, count);
+    if (scale && e.read_c) store_whole_rows<true, true, false>(row_sums, row0, col0, e, first, count);
+    else if (scale) store_whole_rows<true, false, false>(row_sums, row0, col0, e, first, count);
+    else if (e.read_c) store_whole_rows<false, true, false>(row_sums, row0, col0, e, first, count);
+    else store_whole_rows<false, false, false>(row_sums, row0, col0, e, first, count);
   }
 }
 
-// Whether a block of C takes the whole-block epilogue: 32 x 32 of it in a row-major C.
-inline bool is_whole_block(std::int64_t rows, std::int64_t cols, const Epilogue& e) {
-  return rows == 32 && cols == bf16_panels::kNR && e.c_col_stride == 1;
+// Rows [first, first + count) of a whole 32 x 32 block of AMX sums (`sums`: the four 16 x 16 C
+// tiles as AMX stores them: rows 0-15 in tiles 0 and 1, rows 16-31 in tiles 2 and 3).
+inline void store_whole_block_rows(const float (&sums)[4][16][16], std::int64_t row0, std::int64_t col0,
+                                   const Epilogue& e, int first, int count) {
+  const auto row_sums = [&](int i) {
+    const int tile = i / 16 * 2, row = i % 16;
+    return RowSums{_mm512_loadu_ps(sums[tile][row]), _mm512_loadu_ps(sums[tile + 1][row])};
+  };
+  store_whole_rows(row_sums, row0, col0, e, first, count);
+}
+
+// Whether a block (AMX: 32 rows) or a tile (vdpbf16ps: 12 rows) of C takes the whole-rows
+// epilogue: all its rows, 32 columns of each, in a row-major C.
+inline bool is_whole_block(std::int64_t rows, std::int64_t cols, const Epilogue& e, std::int64_t block_rows = 32) {
+  return rows == block_rows && cols == bf16_panels::kNR && e.c_col_stride == 1;
 }
 
 EMBER_AVX512_INTRINSICS_END
