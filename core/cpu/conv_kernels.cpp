@@ -159,6 +159,17 @@ void conv2d_forward_typed(const Conv2dPlan& p) {
   const BFloat16PanelLayout layout = panels ? bfloat16_panel_layout(g.k, g.l) : BFloat16PanelLayout{};
   const BFloat16ColsRows cols_rows =
       panels ? bfloat16_cols_rows(p, g.in_channels, 2 * layout.pairs, layout.panels) : BFloat16ColsRows{};
+  // Each group's weights, the A of every sample's product, packed once for all samples (on
+  // vdpbf16ps; the AMX tiles read most of A's rows as they are).
+  const auto weight_plan = [&](std::int64_t group, T* out_g) {
+    return matmul_plan<T>(g.out_channels, g.l, g.k, weight + group * g.out_channels * g.k, g.k, 1, nullptr, 0, 0,
+                          out_g, g.l, bias != nullptr ? 1.0 : 0.0);
+  };
+  const bool pack_weights_once = panels && !layout.amx && p.batch > 1;
+  const std::int64_t packed_weight_halves = pack_weights_once ? bfloat16_packed_a_halves(g.out_channels, g.k) : 0;
+  std::vector<std::uint16_t> packed_weights(static_cast<std::size_t>(packed_weight_halves * p.groups));
+  for (std::int64_t group = 0; group < (pack_weights_once ? p.groups : 0); ++group)
+    pack_bfloat16_a(weight_plan(group, nullptr), packed_weights.data() + group * packed_weight_halves);
   for_each_sample<T>(p, pointwise || panels ? 0 : g.k * g.l, [&](std::int64_t n, T* cols) {
     T* out_n = output + n * p.out_channels * g.l;
     if (bias != nullptr) {
@@ -170,9 +181,8 @@ void conv2d_forward_typed(const Conv2dPlan& p) {
         if (panels) {
           std::uint16_t* packed = panels_buffer(layout.panels * layout.panel_halves);
           im2col_bfloat16_panels(in_g, cols_rows, layout, packed);
-          const GemmPlan plan = matmul_plan<T>(g.out_channels, g.l, g.k, weight + group * g.out_channels * g.k, g.k, 1, nullptr,
-                                               0, 0, out_n + group * g.out_channels * g.l, g.l, bias != nullptr ? 1.0 : 0.0);
-          gemm_bfloat16_packed_b_avx512(plan, layout, packed);
+          gemm_bfloat16_packed_b_avx512(weight_plan(group, out_n + group * g.out_channels * g.l), layout, packed, false,
+                                        pack_weights_once ? packed_weights.data() + group * packed_weight_halves : nullptr);
           continue;
         }
       }

@@ -54,6 +54,7 @@
 #include <ember/core/cpu/gemm_bf16_layout.h>
 #include <ember/core/cpu/gemm_bf16_schedule.h>
 #include <ember/core/cpu/gemm_kernels.h>
+#include <ember/core/error.h>
 #include <ember/core/parallel.h>
 #include <ember/core/strided_index.h>
 
@@ -292,9 +293,11 @@ struct PackBuffer {
   }
 };
 
-// `prepacked_b`: B already in the packed layout (bfloat16_panel_layout), or null to pack b.
+// `prepacked_b`: B already in the packed layout (bfloat16_panel_layout), or null to pack b;
+// `prepacked_a`: A's vdpbf16ps panels (pack_bfloat16_a; not on AMX), or null to pack a.
 void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& e, std::int64_t m, std::int64_t n,
-                          std::int64_t k, int threads, bool amx, const std::uint16_t* prepacked_b = nullptr) {
+                          std::int64_t k, int threads, bool amx, const std::uint16_t* prepacked_b = nullptr,
+                          const Word* prepacked_a = nullptr) {
   // On AMX, A's panels are 32-row blocks.
   const std::int64_t pairs = packed_pairs(k, amx);
   const std::int64_t rows_per_panel = amx ? kBlockRows : kMR;
@@ -303,7 +306,7 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
   const bf16_schedule::Shape shape = bf16_schedule::plan(row_panels, col_panels, a_panel_words * 4,
                                                          b_panel_halves * 2, prepacked_b == nullptr, threads);
   // The shared operand, where every thread packs it for itself, has a copy per thread.
-  const std::int64_t a_copies = shape.shared_per_thread && !shape.own_rows ? threads : 1;
+  const std::int64_t a_copies = prepacked_a ? 0 : shape.shared_per_thread && !shape.own_rows ? threads : 1;
   const std::int64_t b_copies = prepacked_b ? 0 : shape.shared_per_thread && shape.own_rows ? threads : 1;
   const std::int64_t a_copy_words = row_panels * a_panel_words, b_copy_halves = col_panels * b_panel_halves;
   thread_local PackBuffer buffer;
@@ -314,7 +317,7 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
   const bool a_direct = amx && bf16_amx::reads_a_directly(a, k);
   const std::int64_t direct_blocks = a_direct ? m / kBlockRows : 0;
   const auto pack_a = [&](std::int64_t r, std::int64_t copy) {
-    if (r < direct_blocks) return;
+    if (r < direct_blocks || prepacked_a) return;
     Word* packed_a = packed_a_copies + copy * a_copy_words;
     const std::int64_t row0 = r * rows_per_panel, rows = std::min(rows_per_panel, m - row0);
     if (amx) bf16_amx::pack_a_block(a, row0, rows, k, pairs, reinterpret_cast<std::uint16_t*>(packed_a + r * a_panel_words));  // NOLINT: bits
@@ -326,6 +329,9 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
     // The pair rows past k up to whole tiles (AMX only; none otherwise) are zeros.
     const std::int64_t packed_halves = (k + 1) / 2 * 2 * kNR;
     std::fill(panel_out + packed_halves, panel_out + b_panel_halves, std::uint16_t{0});
+  };
+  const auto a_copy_of = [&](std::int64_t copy) -> const Word* {
+    return prepacked_a ? prepacked_a : packed_a_copies + copy * a_copy_words;
   };
   const auto b_copy = [&](std::int64_t copy) -> const std::uint16_t* {
     return prepacked_b ? prepacked_b : packing_b + copy * b_copy_halves;
@@ -388,7 +394,7 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
     return;
   }
   bf16_schedule::run(shape, threads, pack_a, pack_b, [&](const auto& next_unit, std::int64_t a_copy, std::int64_t b_copy_index) {
-    const Word* packed_a = packed_a_copies + a_copy * a_copy_words;
+    const Word* packed_a = a_copy_of(a_copy);
     const std::uint16_t* packed_b = b_copy(b_copy_index);
     __m512 acc[kMR][2];
     for (std::int64_t unit; (unit = next_unit()) >= 0;) {
@@ -428,8 +434,22 @@ void run_bfloat16_gemm(const GemmPlan& plan, bool float32_c) {
 
 }  // namespace
 
+std::int64_t bfloat16_packed_a_halves(std::int64_t m, std::int64_t k) {
+  return (m + kMR - 1) / kMR * packed_pairs(k, false) * kMR * 2;
+}
+
+void pack_bfloat16_a(const GemmPlan& plan, std::uint16_t* packed_a) {
+  const Matrix16 a{static_cast<const std::uint16_t*>(plan.a), plan.row_stride_a, plan.col_stride_a};
+  const std::int64_t panel_words = packed_pairs(plan.k, false) * kMR;
+  auto* words = reinterpret_cast<Word*>(packed_a);  // NOLINT: 32-bit words of pairs
+  for (std::int64_t r = 0; r * kMR < plan.m; ++r)
+    pack_a_panel(a, r * kMR, std::min<std::int64_t>(kMR, plan.m - r * kMR), plan.k, words + r * panel_words);
+}
+
 void gemm_bfloat16_packed_b_avx512(const GemmPlan& plan, const BFloat16PanelLayout& layout,
-                                   const std::uint16_t* packed_b, bool float32_c) {
+                                   const std::uint16_t* packed_b, bool float32_c, const std::uint16_t* packed_a) {
+  EMBER_CHECK(packed_a == nullptr || !layout.amx, ValueError,
+              "gemm_bfloat16_packed_b_avx512: a packed A is vdpbf16ps panels, and this layout is AMX's");
   if (plan.m == 0 || plan.n == 0) return;
   const std::int64_t work = plan.m * plan.n * std::max<std::int64_t>(plan.k, 1);
   const int threads = work >= kParallelMinWork ? get_num_threads() : 1;
@@ -437,7 +457,8 @@ void gemm_bfloat16_packed_b_avx512(const GemmPlan& plan, const BFloat16PanelLayo
                    static_cast<std::uint16_t*>(plan.c), plan.row_stride_c, plan.col_stride_c,
                    float32_c ? static_cast<float*>(plan.c) : nullptr};
   gemm_one_batch_entry({static_cast<const std::uint16_t*>(plan.a), plan.row_stride_a, plan.col_stride_a},
-                       {nullptr, 0, 0}, e, plan.m, plan.n, plan.k, threads, layout.amx, packed_b);
+                       {nullptr, 0, 0}, e, plan.m, plan.n, plan.k, threads, layout.amx, packed_b,
+                       reinterpret_cast<const Word*>(packed_a));  // NOLINT: 32-bit words of pairs
 }
 
 void gemm_bfloat16_avx512(const GemmPlan& plan) { run_bfloat16_gemm(plan, false); }

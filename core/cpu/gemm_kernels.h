@@ -125,9 +125,15 @@ void pack_bfloat16_rows(const std::uint16_t* base, const BFloat16MaskedRow* rows
 void pack_bfloat16_rows_transposed(const std::uint16_t* base, const BFloat16MaskedRow* rows,
                                    const BFloat16PanelLayout& layout, std::uint16_t* packed);
 // gemm_bfloat16_avx512 with B given packed in `layout` (plan.b is not read; batch 1); with
-// float32_c, C is float32 and not rounded, as gemm_bfloat16_to_float32_avx512.
+// float32_c, C is float32 and not rounded, as gemm_bfloat16_to_float32_avx512. `packed_a`, on
+// a vdpbf16ps layout (not AMX), is A packed by pack_bfloat16_a, for an A shared by many
+// products (a convolution's weights, one product per sample), or null to pack plan.a.
 void gemm_bfloat16_packed_b_avx512(const GemmPlan& plan, const BFloat16PanelLayout& layout,
-                                   const std::uint16_t* packed_b, bool float32_c = false);
+                                   const std::uint16_t* packed_b, bool float32_c = false,
+                                   const std::uint16_t* packed_a = nullptr);
+// The vdpbf16ps kernel's packed A for an m x k plan.a (in 16-bit units), and the packing.
+std::int64_t bfloat16_packed_a_halves(std::int64_t m, std::int64_t k);
+void pack_bfloat16_a(const GemmPlan& plan, std::uint16_t* packed_a);
 // Whether a bfloat16 GEMM reads its 16-bit operands directly right now: the CPU has
 // AVX512-BF16 and EMBER_GEMM_KERNEL does not force a kernel without it (portable, avx2).
 // Otherwise core/linalg.cpp widens them to float32.

@@ -483,7 +483,8 @@ TEST_CASE("bfloat16 convolution: im2col written into the GEMM's packed panels gi
       {{1, 4, 8, 8}, {3, 4, 3, 3}, {{1, 1}, {2, 2}, {2, 2}, 1}},   // K 36, L 64: two whole panels
       {{2, 4, 5, 4}, {6, 2, 3, 1}, {{1, 1}, {3, 0}, {1, 1}, 2}},   // out_h 9 > in_h, groups 2
       {{1, 32, 14, 14}, {64, 32, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},  // the CNN's second layer
-  };
+      {{3, 32, 14, 14}, {64, 32, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},  // ... with its weights packed once
+  };                                                                    // for the batch (vdpbf16ps)
   for (const char* amx : {"1", "0"}) {
     AmxSetting setting(amx);
     if (std::string(amx) == "1" && !cpu::amx_bfloat16_usable()) continue;
@@ -535,4 +536,15 @@ TEST_CASE("bfloat16 convolution: im2col written into the GEMM's packed panels gi
       }
     }
   }
+}
+
+TEST_CASE("bfloat16 GEMM: a prepacked A is refused with an AMX layout, whose A blocks differ",
+          "[gemm][reduced_float]") {
+  if (!cpu_has_avx512_bf16()) return;
+  cpu::BFloat16PanelLayout layout;
+  layout.amx = true;
+  const std::uint16_t word = 0;
+  GemmPlan plan;
+  plan.m = plan.n = plan.k = 1;
+  REQUIRE_THROWS_AS(cpu::gemm_bfloat16_packed_b_avx512(plan, layout, &word, false, &word), ValueError);
 }
