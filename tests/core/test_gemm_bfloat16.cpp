@@ -483,8 +483,8 @@ TEST_CASE("bfloat16 convolution: im2col written into the GEMM's packed panels gi
       {{1, 4, 8, 8}, {3, 4, 3, 3}, {{1, 1}, {2, 2}, {2, 2}, 1}},   // K 36, L 64: two whole panels
       {{2, 4, 5, 4}, {6, 2, 3, 1}, {{1, 1}, {3, 0}, {1, 1}, 2}},   // out_h 9 > in_h, groups 2
       {{1, 32, 14, 14}, {64, 32, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},  // the CNN's second layer
-      {{3, 32, 14, 14}, {64, 32, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},  // ... with its weights packed once
-  };                                                                    // for the batch (vdpbf16ps)
+      {{3, 32, 14, 14}, {64, 32, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},  // its weights packed once (vdpbf16ps)
+  };
   for (const char* amx : {"1", "0"}) {
     AmxSetting setting(amx);
     if (std::string(amx) == "1" && !cpu::amx_bfloat16_usable()) continue;
