@@ -140,10 +140,10 @@ inline void store_whole_block_rows(const float (&sums)[4][16][16], std::int64_t 
   store_whole_rows(row_sums, row0, col0, e, first, count);
 }
 
-// Whether a block (AMX: 32 rows) or a tile (vdpbf16ps: 12 rows) of C takes the whole-rows
-// epilogue: all its rows, 32 columns of each, in a row-major C.
-inline bool is_whole_block(std::int64_t rows, std::int64_t cols, const Epilogue& e, std::int64_t block_rows = 32) {
-  return rows == block_rows && cols == bf16_panels::kNR && e.c_col_stride == 1;
+// Whether an AMX block of C takes the whole-rows epilogue between the next block's tile
+// products: 32 x 32 of it in a row-major C.
+inline bool is_whole_block(std::int64_t rows, std::int64_t cols, const Epilogue& e) {
+  return rows == 32 && cols == bf16_panels::kNR && e.c_col_stride == 1;
 }
 
 EMBER_AVX512_INTRINSICS_END

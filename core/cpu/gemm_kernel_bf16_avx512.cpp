@@ -401,9 +401,9 @@ void gemm_one_batch_entry(const Matrix16& a, const Matrix16& b, const Epilogue& 
       for_each_panel_pair(unit, [&](std::int64_t r, std::int64_t q) {
         const std::int64_t rows = std::min<std::int64_t>(kMR, m - r * kMR), cols = std::min<std::int64_t>(kNR, n - q * kNR);
         run_tile(packed_a + r * a_panel_words, packed_b + q * b_panel_halves, pairs, rows, cols, acc);
-        if (bf16_epilogue::is_whole_block(rows, cols, e, kMR)) {
+        if (cols == kNR && e.c_col_stride == 1) {  // whole 32-column rows of a row-major C
           const auto row_sums = [&](int i) { return bf16_epilogue::RowSums{acc[i][0], acc[i][1]}; };
-          bf16_epilogue::store_whole_rows(row_sums, r * kMR, q * kNR, e, 0, kMR);
+          bf16_epilogue::store_whole_rows(row_sums, r * kMR, q * kNR, e, 0, static_cast<int>(rows));
         } else {
           store_tile<kMR>(acc, r * kMR, rows, q * kNR, cols, e);
         }
