@@ -7,11 +7,12 @@
 //     forward (batch x in · in x out) and backward (the transposed) products; GFLOP/s, ratio;
 //   * large elementwise add / mul / relu against a plain memcpy of the same size: GB/s of
 //     memory traffic and the fraction of the copy's bandwidth;
-//   * the per-op overhead of a 1-element add with autograd off, in ns.
+//   * the per-op overhead of a 1-element add with autograd off, in ns;
+//   * the small ops between a training step's GEMMs at the MLP's shapes, in us.
 // Each number is the median of several repetitions after a warm-up; a repetition repeats
 // the op until it has run for at least ~20 ms. Both sides use the same thread count.
 //
-//   cpu_bench [--threads N] [--reps R] [--quick] [--only gemm,elementwise,overhead] [--shape S]
+//   cpu_bench [--threads N] [--reps R] [--quick] [--only gemm,elementwise,overhead,stepops] [--shape S]
 // (--only: the tables to run, all by default; --shape S: only GEMM shapes whose label contains S.)
 //
 // OpenBLAS is linked into this program only (benchmarks/CMakeLists.txt), never into ember;
@@ -299,6 +300,30 @@ void overhead_table() {
   }
 }
 
+// The small ops between a training step's GEMMs, at the MLP's batch of 128 (784-256-128-10):
+// the bias gradient (a sum over the batch), ReLU's backward, the fused cross-entropy.
+void step_ops_table() {
+  std::printf("\n## a training step's small ops (MLP, batch 128, autograd off)\n\n| op | us per call |\n|---|---|\n");
+  NoGradGuard no_grad;
+  manual_seed(7);
+  Tensor gradient = ember::randn({128, 256}), result = ember::relu(ember::randn({128, 256}));
+  Tensor logits = ember::randn({128, 10}), targets = ember::randint(0, 10, {128});
+  struct Op {
+    const char* name;
+    std::function<void()> run;
+  };
+  const std::vector<Op> ops = {
+      {"sum over dim 0 of [128, 256] (a bias gradient)", [&] { Tensor r = native::sum(gradient, {0}, false); }},
+      {"relu_backward of [128, 256]", [&] { Tensor r = native::relu_backward(gradient, result); }},
+      {"cross_entropy of [128, 10]", [&] { Tensor r = nn::functional::cross_entropy(logits, targets); }},
+  };
+  for (const Op& op : ops) {
+    auto [seconds, unused] = interleaved(op.run, nullptr);
+    (void)unused;
+    std::printf("| %s | %.2f |\n", op.name, seconds * 1e6);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -306,7 +331,7 @@ int main(int argc, char** argv) {
   ember_bench::rerun_with_openblas_core_type(argv, openblas_get_corename());
 #endif
   int threads = 0;
-  std::string only = "gemm,elementwise,overhead";  // which tables to print
+  std::string only = "gemm,elementwise,overhead,stepops";  // which tables to print
   for (int i = 1; i < argc; ++i) {
     std::string argument = argv[i];
     if (argument == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
@@ -315,7 +340,7 @@ int main(int argc, char** argv) {
     else if (argument == "--only" && i + 1 < argc) only = argv[++i];
     else if (argument == "--shape" && i + 1 < argc) gemm_filter = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cpu_bench [--threads N] [--reps R] [--quick] [--only gemm,elementwise,overhead] [--shape S]\n");
+      std::fprintf(stderr, "usage: cpu_bench [--threads N] [--reps R] [--quick] [--only gemm,elementwise,overhead,stepops] [--shape S]\n");
       return 2;
     }
   }
@@ -331,5 +356,6 @@ int main(int argc, char** argv) {
   if (only.find("gemm") != std::string::npos) gemm_table();
   if (only.find("elementwise") != std::string::npos) elementwise_table();
   if (only.find("overhead") != std::string::npos) overhead_table();
+  if (only.find("stepops") != std::string::npos) step_ops_table();
   return 0;
 }

@@ -167,6 +167,35 @@ TEST_CASE("reduce: a long sum gives the same bits on one thread and on several",
   for (std::int64_t row = 0; row < 3; ++row) CHECK(row_sums.data_ptr<float>()[row] == serial);
 }
 
+// A sum over a leading dim (a Linear's bias gradient: [batch, features] summed over the
+// batch) adds whole rows into double totals (core/cpu/reduce_kernels.cpp, add_widened_row,
+// built also for AVX-512 and AVX2). Each column must be its values added in double, in row
+// order, then rounded once: the values mix 2^24 with small odd ones, so float accumulation,
+// a different order, or a wrong vector tail (every width 1..41 is tried) changes the bits.
+TEST_CASE("reduce: a sum over the leading dim adds each column in double and in row order", "[reduce]") {
+  for (std::int64_t width = 1; width <= 41; ++width) {
+    const std::int64_t rows = 67;
+    Tensor values = empty({rows, width}, kFloat32);
+    Tensor doubles = empty({rows, width}, kFloat64);
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < width; ++c) {
+        const float value = (r + c) % 5 == 0 ? 16777216.0f : static_cast<float>((r * 31 + c * 17) % 13) * 0.375f - 2.0f;
+        values.data_ptr<float>()[r * width + c] = value;
+        doubles.data_ptr<double>()[r * width + c] = value;
+      }
+    Tensor sums = native::sum(values, {0}, false), means = native::mean(values, {0}, false);
+    Tensor double_sums = native::sum(doubles, {0}, false);
+    for (std::int64_t c = 0; c < width; ++c) {
+      double exact = 0.0;
+      for (std::int64_t r = 0; r < rows; ++r) exact += values.data_ptr<float>()[r * width + c];
+      INFO("width " << width << ", column " << c);
+      CHECK(sums.data_ptr<float>()[c] == static_cast<float>(exact));
+      CHECK(means.data_ptr<float>()[c] == static_cast<float>(exact / static_cast<double>(rows)));
+      CHECK(double_sums.data_ptr<double>()[c] == exact);
+    }
+  }
+}
+
 TEST_CASE("reduce: allclose and equal match PyTorch", "[reduce][compare]") {
   for (const json& c : reference()["allclose"]) {
     INFO(c.dump());
