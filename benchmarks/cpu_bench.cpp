@@ -314,6 +314,7 @@ void step_ops_table() {
   };
   const std::vector<Op> ops = {
       {"sum over dim 0 of [128, 256] (a bias gradient)", [&] { Tensor r = native::sum(gradient, {0}, false); }},
+      {"relu of [128, 256]", [&] { Tensor r = gradient.relu(); }},
       {"relu_backward of [128, 256]", [&] { Tensor r = native::relu_backward(gradient, result); }},
       {"cross_entropy of [128, 10]", [&] { Tensor r = nn::functional::cross_entropy(logits, targets); }},
   };

@@ -4,7 +4,8 @@
 // core/cpu/elementwise_kernels.cpp is compiled for plain x86-64 (SSE2, four floats at a
 // time) so the library runs on any x86-64 CPU. That is enough for loops that wait on memory,
 // but GELU's erf and exp (core/vectorisable_math.h) are some forty operations per element:
-// those loops are bound by arithmetic, and a wider vector does the same work in a quarter
+// those loops are bound by arithmetic (and ReLU's, on activations that fit in L2, by the
+// four-float vectors), and a wider vector does the same work in a quarter
 // of the time. Each function here is compiled three times with GCC's target_clones (AVX-512,
 // AVX2 with FMA, plain x86-64) and the dynamic loader picks the widest the CPU has, once. The element
 // function is the same in every clone, and no clone contracts a multiply-add into an FMA
@@ -21,6 +22,11 @@ namespace ember::cpu::wide {
 // out[i] = gelu(x[i]) and out[i] = gelu_backward(grad_output[i], x[i]) for i < count.
 void run(element::Gelu<float>, float* out, const float* x, std::int64_t count);
 void run(element::GeluBackward<float>, float* out, const float* grad_output, const float* x, std::int64_t count);
+
+// out[i] = relu(x[i]) and out[i] = relu_backward(grad_output[i], result[i]) (ReLU's backward,
+// PyTorch's threshold_backward at 0) for i < count.
+void run(element::Relu<float>, float* out, const float* x, std::int64_t count);
+void run(element::ReluBackward<float>, float* out, const float* grad_output, const float* result, std::int64_t count);
 
 // out[i] = a[i] + alpha·b[i] rounded once (element::AddScaled, torch.add's alpha): a fused
 // multiply-add, one vector instruction in the AVX-512 and AVX2 (+FMA) clones; the plain
@@ -41,6 +47,8 @@ void run(element::Cast<BFloat16, float> cast, BFloat16* out, const float* x, std
 template <class F> inline constexpr bool has_wide_run = false;
 template <> inline constexpr bool has_wide_run<element::Gelu<float>> = true;
 template <> inline constexpr bool has_wide_run<element::GeluBackward<float>> = true;
+template <> inline constexpr bool has_wide_run<element::Relu<float>> = true;
+template <> inline constexpr bool has_wide_run<element::ReluBackward<float>> = true;
 template <> inline constexpr bool has_wide_run<element::AddScaled<float>> = true;
 template <> inline constexpr bool has_wide_run<element::AddScaled<double>> = true;
 template <> inline constexpr bool has_wide_run<element::Cast<Half, float>> = true;
