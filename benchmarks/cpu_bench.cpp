@@ -8,7 +8,8 @@
 //   * large elementwise add / mul / relu against a plain memcpy of the same size: GB/s of
 //     memory traffic and the fraction of the copy's bandwidth;
 //   * the per-op overhead of a 1-element add with autograd off, in ns;
-//   * the small ops between a training step's GEMMs at the MLP's shapes, in us.
+//   * one MLP training step's ops each alone (its GEMMs in their real layouts, the small ops
+//     between them), in us.
 // Each number is the median of several repetitions after a warm-up; a repetition repeats
 // the op until it has run for at least ~20 ms. Both sides use the same thread count.
 //
@@ -300,28 +301,44 @@ void overhead_table() {
   }
 }
 
-// The small ops between a training step's GEMMs, at the MLP's batch of 128 (784-256-128-10):
-// the bias gradient (a sum over the batch), ReLU's backward, the fused cross-entropy.
+// One training step of the Fashion-MNIST MLP (784-256-128-10, batch 128), op by op, each alone:
+// the GEMMs in the layouts autograd hands them (nn.Linear's forward is X·Wᵀ, a transposed
+// view; the weight gradient is Gᵀ·X), and the small ops between them. Set against the
+// same ops inside `ember train --profile-steps` (docs/performance.md), it shows what the
+// step's context costs each op.
 void step_ops_table() {
-  std::printf("\n## a training step's small ops (MLP, batch 128, autograd off)\n\n| op | us per call |\n|---|---|\n");
+  std::printf("\n## a training step's ops, each alone (MLP, batch 128, autograd off)\n\n| op | us per call | GFLOP/s |\n|---|---|---|\n");
   NoGradGuard no_grad;
   manual_seed(7);
+  Tensor x = ember::randn({128, 784}), w1 = ember::randn({256, 784}), b1 = ember::randn({256});
+  Tensor h1 = ember::randn({128, 256}), w2 = ember::randn({128, 256}), b2 = ember::randn({128});
+  Tensor g1 = ember::randn({128, 256}), g2 = ember::randn({128, 128});
   Tensor gradient = ember::randn({128, 256}), result = ember::relu(ember::randn({128, 256}));
   Tensor logits = ember::randn({128, 10}), targets = ember::randint(0, 10, {128});
+  Tensor tokens = ember::randn({2048, 512});
   struct Op {
     const char* name;
+    double flops;
     std::function<void()> run;
   };
+  const double layer1 = 2.0 * 128 * 784 * 256, layer2 = 2.0 * 128 * 256 * 128;
   const std::vector<Op> ops = {
-      {"sum over dim 0 of [128, 256] (a bias gradient)", [&] { Tensor r = native::sum(gradient, {0}, false); }},
-      {"relu of [128, 256]", [&] { Tensor r = gradient.relu(); }},
-      {"relu_backward of [128, 256]", [&] { Tensor r = native::relu_backward(gradient, result); }},
-      {"cross_entropy of [128, 10]", [&] { Tensor r = nn::functional::cross_entropy(logits, targets); }},
+      {"addmm(b1, X, W1ᵀ) 128x784x256 (forward)", layer1, [&] { Tensor r = ember::addmm(b1, x, w1.t()); }},
+      {"mm(G1ᵀ, X) 256x128x784 (weight gradient)", layer1, [&] { Tensor r = ember::mm(g1.t(), x); }},
+      {"addmm(b2, H1, W2ᵀ) 128x256x128 (forward)", layer2, [&] { Tensor r = ember::addmm(b2, h1, w2.t()); }},
+      {"mm(G2, W2) 128x128x256 (input gradient)", layer2, [&] { Tensor r = ember::mm(g2, w2); }},
+      {"mm(G2ᵀ, H1) 128x128x256 (weight gradient)", layer2, [&] { Tensor r = ember::mm(g2.t(), h1); }},
+      {"sum over dim 0 of [128, 256] (a bias gradient)", 0, [&] { Tensor r = native::sum(gradient, {0}, false); }},
+      {"sum over dim 0 of [2048, 512] (the GPT's MLP bias gradient)", 0, [&] { Tensor r = native::sum(tokens, {0}, false); }},
+      {"relu of [128, 256]", 0, [&] { Tensor r = gradient.relu(); }},
+      {"relu_backward of [128, 256]", 0, [&] { Tensor r = native::relu_backward(gradient, result); }},
+      {"cross_entropy of [128, 10]", 0, [&] { Tensor r = nn::functional::cross_entropy(logits, targets); }},
   };
   for (const Op& op : ops) {
     auto [seconds, unused] = interleaved(op.run, nullptr);
     (void)unused;
-    std::printf("| %s | %.2f |\n", op.name, seconds * 1e6);
+    if (op.flops > 0) std::printf("| %s | %.2f | %.0f |\n", op.name, seconds * 1e6, op.flops / seconds * 1e-9);
+    else std::printf("| %s | %.2f | |\n", op.name, seconds * 1e6);
   }
 }
 

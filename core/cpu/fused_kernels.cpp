@@ -98,6 +98,10 @@ struct SgdScalars {
 // plain product, rounded on its own.
 template <class T>
 [[gnu::always_inline]] inline void sgd_block_body(const SgdScalars<T>& s, T* p, const T* g, T* b, std::int64_t n) {
+  if (!s.maximize && !s.decay && !s.use_momentum) {  // plain SGD: the direction is the gradient itself
+    for (std::int64_t j = 0; j < n; ++j) p[j] = wide::fma(s.step, g[j], p[j]);
+    return;
+  }
   T d[kSgdBlock];
   if (s.maximize) {
     for (std::int64_t j = 0; j < n; ++j) d[j] = static_cast<T>(-g[j]);
