@@ -238,14 +238,18 @@ void accumulate_kernel(ReduceOp op, const ReducePlan& plan) {
     }
     std::vector<acc_t> acc(static_cast<std::size_t>(count), start);
     const T* first_row = input + o * reduce * inner + i_begin;
+    bool summed = false;  // a float32 or float64 sum: the column blocks above
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      if (op != ReduceOp::Prod) sum_columns(first_row, inner, reduce, count, acc.data());
+      if (op != ReduceOp::Prod) {
+        sum_columns(first_row, inner, reduce, count, acc.data());
+        summed = true;
+      }
     }
-    for (std::int64_t r = 0; r < reduce; ++r) {
+    for (std::int64_t r = 0; !summed && r < reduce; ++r) {
       const T* row = first_row + r * inner;
       if (op == ReduceOp::Prod) {
         for (std::int64_t j = 0; j < count; ++j) acc[j] *= static_cast<acc_t>(row[j]);
-      } else if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, double>) {
+      } else {
         for (std::int64_t j = 0; j < count; ++j) acc[j] += static_cast<acc_t>(row[j]);
       }
     }
