@@ -18,7 +18,7 @@ bool any_needs_grad(const TensorList& inputs) {
 
 namespace {
 // "mul(Tensor[2, 3] float32, Tensor[3] float32)" — anomaly mode's note of the forward op.
-std::string describe_forward(const std::string& node_name, const TensorList& inputs) {
+std::string describe_forward(const std::string& node_name, std::span<const Tensor> inputs) {
   // "LogSoftmaxBackward0" -> "log_softmax": the name of the forward function.
   std::string camel = node_name.substr(0, node_name.find("Backward"));
   std::string op;
@@ -40,7 +40,7 @@ std::string describe_forward(const std::string& node_name, const TensorList& inp
 }
 }  // namespace
 
-std::shared_ptr<Node> record(const std::string& name, const TensorList& inputs, const TensorList& outputs) {
+std::shared_ptr<Node> record(const std::string& name, std::span<const Tensor> inputs, std::span<const Tensor> outputs) {
   auto node = detail::make_pooled<Node>(name);
   node->reserve(inputs.size(), outputs.size());
   for (const Tensor& input : inputs) {

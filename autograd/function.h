@@ -22,7 +22,9 @@
 // create_graph=true it records a graph of its own, which is what higher derivatives use.
 #pragma once
 
+#include <initializer_list>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,9 +46,18 @@ bool any_needs_grad(const TensorList& inputs);
 // Makes the node `name`, with one next edge per input (inputs that do not require grad get
 // an invalid edge) and one gradient slot per output; marks each output as produced by the
 // node (grad_fn, output_nr, requires_grad). Call only when needs_grad(...) is true.
-std::shared_ptr<Node> record(const std::string& name, const TensorList& inputs, const TensorList& outputs);
+// The inputs and outputs are read, not kept: a braced list `{a, b}` and a single output are
+// passed without building a std::vector for them (two heap blocks per op in a small step).
+std::shared_ptr<Node> record(const std::string& name, std::span<const Tensor> inputs, std::span<const Tensor> outputs);
+inline std::shared_ptr<Node> record(const std::string& name, const TensorList& inputs, const TensorList& outputs) {
+  return record(name, std::span<const Tensor>(inputs), std::span<const Tensor>(outputs));
+}
 inline std::shared_ptr<Node> record(const std::string& name, const TensorList& inputs, const Tensor& output) {
-  return record(name, inputs, TensorList{output});
+  return record(name, std::span<const Tensor>(inputs), std::span<const Tensor>(&output, 1));
+}
+inline std::shared_ptr<Node> record(const std::string& name, std::initializer_list<Tensor> inputs,
+                                    const Tensor& output) {
+  return record(name, std::span<const Tensor>(inputs.begin(), inputs.size()), std::span<const Tensor>(&output, 1));
 }
 
 // Makes `self` (modified in place by an op) the output of `node`: its history is

@@ -25,7 +25,7 @@ Node::Node(std::string name, std::uint64_t sequence_nr) : name_(std::move(name))
 // previous node through the tensor's grad_fn, which would keep it from looking uniquely
 // owned here, and would free it recursively when the members are destroyed.
 namespace {
-void move_out_unique_edges(std::vector<Edge>& edges, std::vector<std::shared_ptr<Node>>& stack) {
+void move_out_unique_edges(EdgeList& edges, std::vector<std::shared_ptr<Node>>& stack) {
   for (Edge& edge : edges) {
     if (edge.node != nullptr && edge.node.use_count() == 1) stack.push_back(std::move(edge.node));
     edge.node.reset();  // shared elsewhere: just drop this reference (no destructor runs)

@@ -25,6 +25,7 @@
 
 #include <ember/autograd/saved_tensor.h>
 #include <ember/core/autograd_meta.h>
+#include <ember/core/small_object_pool.h>
 #include <ember/core/tensor.h>
 
 namespace ember::autograd {
@@ -32,6 +33,15 @@ namespace ember::autograd {
 using TensorList = std::vector<Tensor>;
 
 class Node;
+struct Edge;
+struct GradientSlot;
+
+// A node's short lists (its edges, gradient slots and saved tensors: one to three each) take
+// their memory from the small-object pool (core/small_object_pool.h) rather than malloc: a
+// training step makes and frees a dozen nodes, three lists each (docs/performance.md).
+template <class T>
+using NodeList = std::vector<T, detail::PoolAllocator<T>>;
+using EdgeList = NodeList<Edge>;
 
 // Where a gradient goes: input slot `input_nr` of `node`. An Edge with no node means
 // "this input does not need a gradient".
@@ -64,7 +74,7 @@ class Node : public GradFn, public std::enable_shared_from_this<Node> {
   std::string name() const override { return name_; }
 
   // ---- edges and slots
-  const std::vector<Edge>& next_edges() const { return next_edges_; }
+  const EdgeList& next_edges() const { return next_edges_; }
   void add_next_edge(Edge edge) { next_edges_.push_back(std::move(edge)); }
   // Room for a recorded op's edges and slots, so that filling them allocates once each.
   void reserve(std::size_t inputs, std::size_t outputs) {
@@ -75,7 +85,7 @@ class Node : public GradFn, public std::enable_shared_from_this<Node> {
   bool needs_input_grad(std::size_t i) const { return i < next_edges_.size() && next_edges_[i].is_valid(); }
   // One slot per forward output: the gradient the engine will hand this node for it.
   std::uint32_t add_gradient_slot(const Tensor& output);
-  const std::vector<GradientSlot>& gradient_slots() const { return gradient_slots_; }
+  const NodeList<GradientSlot>& gradient_slots() const { return gradient_slots_; }
 
   // ---- saved tensors (in the order saved; formulas fetch them by index)
   void save(const std::string& name, const Tensor& tensor) { saved_.emplace_back(tensor, false, name); }
@@ -85,7 +95,7 @@ class Node : public GradFn, public std::enable_shared_from_this<Node> {
     saved_.emplace_back(target, false, name, true);
   }
   Tensor saved(std::size_t index);  // version-checked; throws after release
-  const std::vector<SavedTensor>& saved_tensors() const { return saved_; }
+  const NodeList<SavedTensor>& saved_tensors() const { return saved_; }
   // Virtual: a node that runs another node's formula (CopySlices) releases that one's too.
   virtual void release_saved_tensors();
 
@@ -121,12 +131,12 @@ class Node : public GradFn, public std::enable_shared_from_this<Node> {
   // other owner, and frees `stack` with free_iteratively from its own destructor.
   virtual void move_out_owned_nodes(std::vector<std::shared_ptr<Node>>& /*stack*/) {}
   static void free_iteratively(std::vector<std::shared_ptr<Node>>& stack);
-  std::vector<SavedTensor> saved_;
+  NodeList<SavedTensor> saved_;
 
  private:
   std::string name_;
-  std::vector<Edge> next_edges_;
-  std::vector<GradientSlot> gradient_slots_;
+  EdgeList next_edges_;
+  NodeList<GradientSlot> gradient_slots_;
   BackwardFormula formula_;
   std::vector<std::pair<std::uint32_t, TensorHook>> pre_hooks_;
   std::vector<std::pair<std::uint32_t, TensorHook>> retain_hooks_;

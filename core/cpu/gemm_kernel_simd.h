@@ -164,6 +164,25 @@ template <class Ops, int ROWS, int COLS, bool A_ROWS>
       }
     }
   };
+  // C's rows closer together than one vector (a product a few columns wide, such as a
+  // classifier's logits, when beta reads C: addmm's bias): the masked load of row i + 1 spans
+  // bytes that row i's masked store just covered, and the CPU cannot forward a masked store,
+  // so each load waited for the previous row's store to reach the cache (about 30 cycles a
+  // row, measured; docs/performance.md). Reading every row of the tile before storing any
+  // leaves one such wait per tile.
+  if constexpr (COLS == 1) {
+    if (t.read_c && tail < L && c_stride < L) {
+      V old[ROWS];
+#pragma GCC unroll 16
+      for (int i = 0; i < ROWS; ++i) old[i] = Ops::load_partial(c + i * c_stride, tail);
+#pragma GCC unroll 16
+      for (int i = 0; i < ROWS; ++i) {
+        const V value = t.alpha != T(1) ? Ops::mul(alpha, acc[i][0]) : acc[i][0];
+        Ops::store_partial(c + i * c_stride, Ops::fma(beta, old[i], value), tail);
+      }
+      return;
+    }
+  }
   using Yes = std::true_type;
   using No = std::false_type;
   const bool scale = t.alpha != T(1);

@@ -141,24 +141,41 @@ accumulate_t<T> sum_contiguous(const T* x, std::int64_t n) {
 // adds its rows in order in double, as the plain loop did, so the bits are the same; compiled
 // also for AVX-512 and AVX2 (core/cpu/wide_clones.h), where a conversion and an addition take
 // eight values at a time.
+// The columns left after the last whole block (a layer narrower than a block, as most of a
+// small model's are) go in blocks of 16, 8, 4, 2 and 1, each also held in registers: a loop
+// over them that added into `totals` row after row waited on its own stores, one dependent
+// load and store per value (the [128, 2] bias gradient's sum took as long as [128, 30]'s;
+// docs/performance.md). Walking the rows once for all of them together was slower still:
+// the compiler no longer kept the parts in registers.
 constexpr std::int64_t kColumnBlock = 32;
+
+template <std::int64_t Width, class T>
+[[gnu::always_inline]] inline void sum_column_block(const T* x, std::int64_t stride, std::int64_t rows,
+                                                    double* totals) {
+  double block[Width] = {};
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const T* row = x + r * stride;
+#pragma GCC unroll 32
+    for (std::int64_t j = 0; j < Width; ++j) block[j] += static_cast<double>(row[j]);
+  }
+  for (std::int64_t j = 0; j < Width; ++j) totals[j] = block[j];
+}
 
 template <class T>
 [[gnu::always_inline]] inline void sum_columns_body(const T* x, std::int64_t stride, std::int64_t rows,
                                                     std::int64_t count, double* totals) {
   std::int64_t j0 = 0;
-  for (; j0 + kColumnBlock <= count; j0 += kColumnBlock) {
-    double block[kColumnBlock] = {};
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const T* row = x + r * stride + j0;
-#pragma GCC unroll 32
-      for (std::int64_t j = 0; j < kColumnBlock; ++j) block[j] += static_cast<double>(row[j]);
-    }
-    for (std::int64_t j = 0; j < kColumnBlock; ++j) totals[j0 + j] = block[j];
-  }
-  for (std::int64_t j = j0; j < count; ++j) totals[j] = 0.0;
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t j = j0; j < count; ++j) totals[j] += static_cast<double>(x[r * stride + j]);
+  for (; j0 + kColumnBlock <= count; j0 += kColumnBlock) sum_column_block<kColumnBlock>(x + j0, stride, rows, totals + j0);
+  auto narrower = [&]<std::int64_t Width>(std::integral_constant<std::int64_t, Width>) {
+    if (count - j0 < Width) return;
+    sum_column_block<Width>(x + j0, stride, rows, totals + j0);
+    j0 += Width;
+  };
+  narrower(std::integral_constant<std::int64_t, 16>{});
+  narrower(std::integral_constant<std::int64_t, 8>{});
+  narrower(std::integral_constant<std::int64_t, 4>{});
+  narrower(std::integral_constant<std::int64_t, 2>{});
+  narrower(std::integral_constant<std::int64_t, 1>{});
 }
 EMBER_WIDE_CLONES void sum_columns(const float* x, std::int64_t stride, std::int64_t rows, std::int64_t count,
                                    double* totals) {
@@ -236,12 +253,22 @@ void accumulate_kernel(ReduceOp op, const ReducePlan& plan) {
       output[o] = accumulated_value<Out>(op, total, reduce);
       return;
     }
-    std::vector<acc_t> acc(static_cast<std::size_t>(count), start);
+    // The running totals: on the stack for the usual widths (a layer's bias gradient), which
+    // spares a heap block per call of a small step; a heap vector beyond.
+    constexpr std::int64_t kStackTotals = 256;
+    acc_t stack_totals[kStackTotals];
+    std::vector<acc_t> heap_totals;
+    acc_t* acc = stack_totals;
+    if (count > kStackTotals) {
+      heap_totals.resize(static_cast<std::size_t>(count));
+      acc = heap_totals.data();
+    }
+    std::fill(acc, acc + count, start);
     const T* first_row = input + o * reduce * inner + i_begin;
     bool summed = false;  // a float32 or float64 sum: the column blocks above
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
       if (op != ReduceOp::Prod) {
-        sum_columns(first_row, inner, reduce, count, acc.data());
+        sum_columns(first_row, inner, reduce, count, acc);
         summed = true;
       }
     }

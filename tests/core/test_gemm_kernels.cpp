@@ -226,6 +226,10 @@ void check_kernel_planner_paths(const std::string& name) {
       // Short k (no B prefetch), whole tiles of a row in one kernel call, row-major A in
       // place: the logits layer's input gradient, then with beta and an edge panel.
       {128, 128, 10, false, false, false, 1, 1.0, 0.0}, {30, 200, 3, false, false, false, 1, 1.0, 1.0},
+      // A row-major C narrower than a vector, read for beta (addmm's bias under a classifier's
+      // logits, the toy MLP's 2 outputs): the rows of a tile are all read before any is stored.
+      {128, 10, 64, false, true, false, 1, 1.0, 1.0}, {37, 2, 20, false, true, false, 1, 0.5, -2.0},
+      {29, 5, 33, true, false, false, 1, 2.0, 0.5},
       // Batches (bmm), thin and wide.
       {7, 9, 5, false, true, false, 1, 1.0, 0.0, 3}, {40, 90, 60, true, false, false, 1, 1.0, 1.0, 3},
       // Packed B larger than one phase's buffer (16 MiB): two column phases, then two batch
