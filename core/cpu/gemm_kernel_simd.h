@@ -164,24 +164,48 @@ template <class Ops, int ROWS, int COLS, bool A_ROWS>
       }
     }
   };
-  // C's rows closer together than one vector (a product a few columns wide, such as a
-  // classifier's logits, when beta reads C: addmm's bias): the masked load of row i + 1 spans
-  // bytes that row i's masked store just covered, and the CPU cannot forward a masked store,
-  // so each load waited for the previous row's store to reach the cache (about 30 cycles a
-  // row, measured; docs/performance.md). Reading every row of the tile before storing any
-  // leaves one such wait per tile.
-  if constexpr (COLS == 1) {
-    if (t.read_c && tail < L && c_stride < L) {
-      V old[ROWS];
+  // A tile that ends inside a vector, over C's rows packed closer than the tile is wide, when
+  // beta reads C (addmm's bias under a narrow layer: the toy MLP's 20 and 30 outputs, a
+  // classifier's 2 or 10 logits): row i's masked store spans bytes of row i + 1, and a load
+  // that overlaps a masked store — even only in its masked-off lanes — cannot take its data
+  // from the store, so it waits until the store reaches the cache (about 30 cycles a row,
+  // measured; docs/performance.md). So each row's C is read before the row above it is
+  // stored: with one vector a row (rows can be a few floats apart) every row of the tile is
+  // read first; with more, the next row is read before this one is stored (rows are then at
+  // least a vector apart, so two rows up is never in the way).
+  if (t.read_c && tail < L && c_stride < COLS * L) {
+    auto old_row = [&](int i, V (&old)[COLS]) {
+#pragma GCC unroll 4
+      for (int j = 0; j < COLS; ++j)
+        old[j] = j < COLS - 1 ? Ops::load(c + i * c_stride + j * L) : Ops::load_partial(c + i * c_stride + j * L, tail);
+    };
+    auto store_row = [&](int i, const V (&old)[COLS]) {
+#pragma GCC unroll 4
+      for (int j = 0; j < COLS; ++j) {
+        const V value = Ops::fma(beta, old[j], t.alpha != T(1) ? Ops::mul(alpha, acc[i][j]) : acc[i][j]);
+        if (j < COLS - 1) Ops::store(c + i * c_stride + j * L, value);
+        else Ops::store_partial(c + i * c_stride + j * L, value, tail);
+      }
+    };
+    if constexpr (COLS == 1) {
+      V old[ROWS][1];
 #pragma GCC unroll 16
-      for (int i = 0; i < ROWS; ++i) old[i] = Ops::load_partial(c + i * c_stride, tail);
+      for (int i = 0; i < ROWS; ++i) old_row(i, old[i]);
+#pragma GCC unroll 16
+      for (int i = 0; i < ROWS; ++i) store_row(i, old[i]);
+    } else {
+      V old[COLS], next[COLS];
+      old_row(0, old);
 #pragma GCC unroll 16
       for (int i = 0; i < ROWS; ++i) {
-        const V value = t.alpha != T(1) ? Ops::mul(alpha, acc[i][0]) : acc[i][0];
-        Ops::store_partial(c + i * c_stride, Ops::fma(beta, old[i], value), tail);
+        if (i + 1 < ROWS) old_row(i + 1, next);
+        store_row(i, old);
+        if (i + 1 < ROWS)
+#pragma GCC unroll 4
+          for (int j = 0; j < COLS; ++j) old[j] = next[j];
       }
-      return;
     }
+    return;
   }
   using Yes = std::true_type;
   using No = std::false_type;

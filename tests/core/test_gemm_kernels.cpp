@@ -226,10 +226,13 @@ void check_kernel_planner_paths(const std::string& name) {
       // Short k (no B prefetch), whole tiles of a row in one kernel call, row-major A in
       // place: the logits layer's input gradient, then with beta and an edge panel.
       {128, 128, 10, false, false, false, 1, 1.0, 0.0}, {30, 200, 3, false, false, false, 1, 1.0, 1.0},
-      // A row-major C narrower than a vector, read for beta (addmm's bias under a classifier's
-      // logits, the toy MLP's 2 outputs): the rows of a tile are all read before any is stored.
+      // A row-major C whose rows are closer than its tiles are wide, read for beta (addmm's
+      // bias under a narrow layer): narrower than a vector, every row of a tile is read before
+      // any is stored (the toy MLP's 2 outputs, a classifier's 10); wider (the toy's 20 and
+      // 30, 12 doubles), each row is read before the row above it is stored.
       {128, 10, 64, false, true, false, 1, 1.0, 1.0}, {37, 2, 20, false, true, false, 1, 0.5, -2.0},
-      {29, 5, 33, true, false, false, 1, 2.0, 0.5},
+      {29, 5, 33, true, false, false, 1, 2.0, 0.5},   {50, 30, 40, false, true, false, 1, 1.0, 1.0},
+      {43, 20, 7, false, false, false, 1, -1.0, 0.5}, {45, 12, 25, false, true, false, 1, 1.0, 2.0},
       // Batches (bmm), thin and wide.
       {7, 9, 5, false, true, false, 1, 1.0, 0.0, 3}, {40, 90, 60, true, false, false, 1, 1.0, 1.0, 3},
       // Packed B larger than one phase's buffer (16 MiB): two column phases, then two batch
