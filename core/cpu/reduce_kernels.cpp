@@ -141,6 +141,7 @@ accumulate_t<T> sum_contiguous(const T* x, std::int64_t n) {
 // adds its rows in order in double, as the plain loop did, so the bits are the same; compiled
 // also for AVX-512 and AVX2 (core/cpu/wide_clones.h), where a conversion and an addition take
 // eight values at a time.
+//
 // The columns left after the last whole block (a layer narrower than a block, as most of a
 // small model's are) go in blocks of 16, 8, 4, 2 and 1, each also held in registers: a loop
 // over them that added into `totals` row after row waited on its own stores, one dependent
