@@ -150,26 +150,29 @@ accumulate_t<T> sum_contiguous(const T* x, std::int64_t n) {
 // the compiler no longer kept the parts in registers.
 constexpr std::int64_t kColumnBlock = 32;
 
+// Columns [first, first + Width). x is stepped only inside the row loop: an empty input
+// (rows == 0) may have no storage at all, and a null pointer plus an offset is undefined
+// behaviour even when nothing is read (the API fuzzer).
 template <std::int64_t Width, class T>
 [[gnu::always_inline]] inline void sum_column_block(const T* x, std::int64_t stride, std::int64_t rows,
-                                                    double* totals) {
+                                                    std::int64_t first, double* totals) {
   double block[Width] = {};
   for (std::int64_t r = 0; r < rows; ++r) {
-    const T* row = x + r * stride;
+    const T* row = x + r * stride + first;
 #pragma GCC unroll 32
     for (std::int64_t j = 0; j < Width; ++j) block[j] += static_cast<double>(row[j]);
   }
-  for (std::int64_t j = 0; j < Width; ++j) totals[j] = block[j];
+  for (std::int64_t j = 0; j < Width; ++j) totals[first + j] = block[j];
 }
 
 template <class T>
 [[gnu::always_inline]] inline void sum_columns_body(const T* x, std::int64_t stride, std::int64_t rows,
                                                     std::int64_t count, double* totals) {
   std::int64_t j0 = 0;
-  for (; j0 + kColumnBlock <= count; j0 += kColumnBlock) sum_column_block<kColumnBlock>(x + j0, stride, rows, totals + j0);
+  for (; j0 + kColumnBlock <= count; j0 += kColumnBlock) sum_column_block<kColumnBlock>(x, stride, rows, j0, totals);
   auto narrower = [&]<std::int64_t Width>(std::integral_constant<std::int64_t, Width>) {
     if (count - j0 < Width) return;
-    sum_column_block<Width>(x + j0, stride, rows, totals + j0);
+    sum_column_block<Width>(x, stride, rows, j0, totals);
     j0 += Width;
   };
   narrower(std::integral_constant<std::int64_t, 16>{});

@@ -7,6 +7,7 @@
 //                                        -> RuntimeError: index_select(): Index to scalar can have only 1 value, got 3 value(s)
 // Before the fixes, the first crashed in backward's bookkeeping (an out-of-range index into
 // the 0-d tensor's empty sizes), the second was accepted, and the third wrote past its output.
+#include <cmath>
 #include <catch2/catch.hpp>
 
 #include <ember/ember.h>
@@ -56,4 +57,24 @@ TEST_CASE("addmm with an empty strided bias gives an empty result", "[autograd][
   Tensor out_k0 = ember::addmm(ember::full({2, 3}, 1.5f), ember::ones({2, 0}), ember::ones({0, 3}));
   CHECK(out_k0.sizes() == std::vector<std::int64_t>{2, 3});
   CHECK(ember::sum(out_k0).item<float>() == 9.0f);
+}
+
+// PyTorch: torch.linspace(-2, 3, 0, dtype=torch.float64).reshape(5, 0, 1, 1).T.sum(-2, keepdim=True)
+// -> zeros of size [1, 1, 1, 5]. The fuzzer found the column sum over the empty dim stepping the
+// input's null pointer (an empty tensor has no storage) to a later block of columns: undefined
+// behaviour under clang's UBSan (the fuzz build) even though no row was read.
+TEST_CASE("a sum over an empty dim gives zeros for every column", "[autograd][fuzz]") {
+  for (ember::DType dtype : {ember::kFloat32, ember::kFloat64}) {
+    for (std::int64_t columns : {5, 7, 40}) {  // blocks of 4 + 1, 4 + 2 + 1, 32 + 8
+      Tensor empty = ember::linspace(-2.0, 3.0, 0, dtype).reshape({columns, 0, 1, 1}).T();
+      Tensor sums = ember::to(ember::sum(empty, {-2}, true), ember::kFloat64);
+      Tensor means = ember::to(ember::mean(empty, {-2}, true), ember::kFloat64);
+      REQUIRE(sums.sizes() == std::vector<std::int64_t>{1, 1, 1, columns});
+      REQUIRE(means.sizes() == std::vector<std::int64_t>{1, 1, 1, columns});
+      for (std::int64_t column = 0; column < columns; ++column) {
+        CHECK(sums.data_ptr<double>()[column] == 0.0);
+        CHECK(std::isnan(means.data_ptr<double>()[column]));  // 0 / 0, as torch.mean
+      }
+    }
+  }
 }
