@@ -36,9 +36,11 @@ TensorList AccumulateGrad::apply(const TensorList& grad_outputs) {
     // engine's list holds the only handle, no other tensor shares its memory, and it is laid
     // out like the leaf — it is taken as it is (PyTorch "steals" it the same way); anything
     // else gets a private copy. Stealing saves a copy of every weight gradient per step.
-    // With create_graph the gradient keeps its graph (it can be differentiated again).
-    stored = create_graph_ || can_steal(grad, leaf) ? grad : native::clone(grad);
-  } else if (create_graph_) {
+    // With create_graph (the engine runs formulas in grad mode then, as PyTorch's does) the
+    // gradient keeps its graph: it can be differentiated again.
+    const bool create_graph = is_grad_enabled();
+    stored = create_graph || can_steal(grad, leaf) ? grad : native::clone(grad);
+  } else if (is_grad_enabled()) {
     stored = ember::add(stored, grad);  // out of place: the old .grad may be in a graph
   } else {
     native::add_(stored, grad);

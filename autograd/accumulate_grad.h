@@ -37,12 +37,9 @@ class AccumulateGrad : public Node {
   void run_pre_hooks(TensorList& grads) override;
   // The leaf, or an undefined tensor once the leaf has been destroyed.
   Tensor leaf() const { return Tensor(leaf_.lock()); }
-  // Set by the engine: with create_graph the stored gradient keeps its own graph.
-  void set_create_graph(bool value) { create_graph_ = value; }
 
  private:
   std::weak_ptr<TensorImpl> leaf_;
-  bool create_graph_ = false;
 };
 
 // The leaf's accumulator, created on first use.

@@ -1,7 +1,7 @@
 // autograd/engine.cpp — the backward pass: dependency counting, gradient buffers, capture.
 #include <ember/autograd/engine.h>
 
-#include <queue>
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -22,7 +22,25 @@ namespace {
 // Gradients arriving for one node, one entry per gradient slot; summed on arrival.
 using GradientBuffer = TensorList;
 
-void accumulate(GradientBuffer& buffer, std::size_t slot, const Tensor& gradient, bool create_graph) {
+// Emptied gradient lists kept for reuse: each node's buffer and the list its formula
+// returns would otherwise be one heap block each per node per backward call.
+struct SpareLists {
+  std::vector<TensorList> lists;
+  TensorList take() {
+    if (lists.empty()) return {};
+    TensorList list = std::move(lists.back());
+    lists.pop_back();
+    return list;
+  }
+  void give(TensorList&& list) {
+    list.clear();
+    if (list.capacity() != 0) lists.push_back(std::move(list));
+  }
+};
+
+void accumulate(GradientBuffer& buffer, std::size_t slot, const Tensor& gradient, bool create_graph,
+                SpareLists& spares) {
+  if (buffer.capacity() == 0) buffer = spares.take();
   if (buffer.size() <= slot) buffer.resize(slot + 1);
   Tensor& current = buffer[slot];
   if (!current.defined()) {
@@ -49,30 +67,85 @@ Tensor validate_gradient(const Node& node, std::size_t index, Tensor gradient, c
     gradient = sum_to(gradient, slot.sizes);
   }
   if (gradient.dtype() != slot.dtype) gradient = ember::to(gradient, slot.dtype);
-  if (gradient_needs_device_move(node.name(), index, slot.device, gradient.device(), gradient.dim())) {
+  if (gradient.device() != slot.device &&
+      gradient_needs_device_move(node.name(), index, slot.device, gradient.device(), gradient.dim())) {
     gradient = gradient.to(slot.device);
   }
   return gradient;
 }
 
-// What the engine knows about one node during a backward call. One map entry per node
-// (rather than a map each for dependencies, buffers and the queued flag, and a set for the
-// nodes seen) keeps the bookkeeping to one lookup and one allocation per node per edge.
+// What the engine knows about one node during a backward call.
 struct NodeTask {
   int dependencies = 0;       // edges from nodes that have not run yet
   bool queued = false;        // pushed onto the ready queue (never twice)
   GradientBuffer gradients;   // gradients arrived so far, summed per slot
 };
 
+// Every node reachable from the roots, with its NodeTask, found by the node's address: an
+// open-addressing table (linear probing, a power-of-two number of slots, at most half full)
+// over a vector of tasks. A training step's graph has a few dozen nodes, each looked up once
+// per edge into it; std::unordered_map spent a heap node and a bucket walk on each.
+class NodeTable {
+ public:
+  NodeTable() : slots_(kInitialSlots), mask_(kInitialSlots - 1) { tasks_.reserve(kInitialSlots / 2); }
+  // The node's task, made on first sight (`added` says so). The reference is good until the
+  // next node is added.
+  NodeTask& find_or_add(Node* node, bool& added) {
+    Slot* slots = slots_.data();
+    std::size_t i = home(node);
+    while (slots[i].node != node) {
+      if (slots[i].node == nullptr) return add(node, i, added);
+      i = (i + 1) & mask_;
+    }
+    added = false;
+    return tasks_[slots[i].task];
+  }
+  NodeTask& operator[](Node* node) {
+    bool added = false;
+    return find_or_add(node, added);
+  }
+
+ private:
+  // 64 slots and 32 tasks: a training step's graph without growing, in blocks small enough
+  // for malloc's per-thread cache.
+  static constexpr std::size_t kInitialSlots = 64;
+  struct Slot {
+    Node* node = nullptr;
+    std::uint32_t task = 0;
+  };
+  std::size_t home(const Node* node) const {  // Fibonacci hashing of the address
+    const auto address = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(node));
+    return static_cast<std::size_t>((address * 0x9E3779B97F4A7C15ull) >> 32) & mask_;
+  }
+  NodeTask& add(Node* node, std::size_t empty_slot, bool& added) {
+    added = true;
+    slots_[empty_slot] = {node, static_cast<std::uint32_t>(tasks_.size())};
+    tasks_.emplace_back();
+    if (2 * tasks_.size() > slots_.size()) grow();
+    return tasks_.back();
+  }
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.size() * 2, Slot{});
+    mask_ = slots_.size() - 1;
+    for (const Slot& slot : old) {
+      if (slot.node == nullptr) continue;
+      std::size_t i = home(slot.node);
+      while (slots_[i].node != nullptr) i = (i + 1) & mask_;
+      slots_[i] = slot;
+    }
+  }
+  std::vector<Slot> slots_;
+  std::size_t mask_;
+  std::vector<NodeTask> tasks_;
+};
+
 // One backward call's state.
 struct GraphTask {
   bool retain_graph = false;
   bool create_graph = false;
-  // Every node reachable from the roots. Its entries come from the small-object pool: a
-  // training step's backward makes and frees one per node (docs/performance.md).
-  std::unordered_map<Node*, NodeTask, std::hash<Node*>, std::equal_to<Node*>,
-                     detail::PoolAllocator<std::pair<Node* const, NodeTask>>>
-      nodes;
+  NodeTable nodes;
+  SpareLists spares;
   // grad() mode: where to capture, and which nodes lead to a capture (the only ones run).
   bool capture_mode = false;
   std::unordered_map<Node*, std::vector<std::pair<std::uint32_t, std::size_t>>> captures;  // node -> (slot, input #)
@@ -127,17 +200,17 @@ bool is_needed(const GraphTask& task, Node* node) { return !task.capture_mode ||
 // Counts, for every node reachable from the roots, the edges that point at it.
 void compute_dependencies(const std::vector<Node*>& roots, GraphTask& task) {
   std::vector<Node*> stack;
-  task.nodes.reserve(64);  // a typical training step's graph, without rehashing
+  bool first_visit = false;
   for (Node* root : roots) {
-    if (task.nodes.try_emplace(root).second) stack.push_back(root);
+    task.nodes.find_or_add(root, first_visit);
+    if (first_visit) stack.push_back(root);
   }
   while (!stack.empty()) {
     Node* node = stack.back();
     stack.pop_back();
     for (const Edge& edge : node->next_edges()) {
       if (!edge.is_valid() || !is_needed(task, edge.node.get())) continue;
-      auto [entry, first_visit] = task.nodes.try_emplace(edge.node.get());
-      entry->second.dependencies += 1;
+      task.nodes.find_or_add(edge.node.get(), first_visit).dependencies += 1;
       if (first_visit) stack.push_back(edge.node.get());
     }
   }
@@ -165,23 +238,29 @@ void execute(const std::vector<Edge>& roots, const TensorList& root_grads, Graph
   auto later_first = [](const std::shared_ptr<Node>& a, const std::shared_ptr<Node>& b) {
     return a->sequence_nr() < b->sequence_nr();
   };
-  std::priority_queue<std::shared_ptr<Node>, std::vector<std::shared_ptr<Node>>, decltype(later_first)> ready(
-      later_first);
+  std::vector<std::shared_ptr<Node>> ready;  // a heap under later_first
+  auto push_ready = [&](const std::shared_ptr<Node>& node) {
+    ready.push_back(node);
+    std::push_heap(ready.begin(), ready.end(), later_first);
+  };
   for (std::size_t i = 0; i < roots.size(); ++i) {
-    accumulate(task.nodes[roots[i].node.get()].gradients, roots[i].input_nr, root_grads[i], task.create_graph);
+    accumulate(task.nodes[roots[i].node.get()].gradients, roots[i].input_nr, root_grads[i], task.create_graph,
+               task.spares);
   }
   for (const Edge& root : roots) {
     NodeTask& entry = task.nodes[root.node.get()];
     if (entry.dependencies == 0 && is_needed(task, root.node.get()) && !entry.queued) {
       entry.queued = true;
-      ready.push(root.node);
+      push_ready(root.node);
     }
   }
 
-  AutoGradMode grad_mode(task.create_graph);  // formulas record only under create_graph
+  // Formulas record only under create_graph (AccumulateGrad reads the mode too).
+  AutoGradMode grad_mode(task.create_graph);
   while (!ready.empty()) {
-    std::shared_ptr<Node> node = ready.top();
-    ready.pop();
+    std::pop_heap(ready.begin(), ready.end(), later_first);
+    const std::shared_ptr<Node> node = std::move(ready.back());
+    ready.pop_back();
     GradientBuffer grads = std::move(task.nodes[node.get()].gradients);
     grads.resize(std::max(grads.size(), node->gradient_slots().size()));
     node->run_pre_hooks(grads);
@@ -204,8 +283,6 @@ void execute(const std::vector<Edge>& roots, const TensorList& root_grads, Graph
     for (const Tensor& grad : grads) any_gradient = any_gradient || grad.defined();
     TensorList outputs;
     if (run_formula && any_gradient) {
-      auto* accumulator = dynamic_cast<AccumulateGrad*>(node.get());
-      if (accumulator != nullptr) accumulator->set_create_graph(task.create_graph);
       // The profiler's event for the node (core/profiler.h): the ops its formula calls nest
       // inside it, and its sequence number links it to the forward op that recorded it.
       const std::string profiled_name = profiler::is_enabled() ? node->name() : std::string();
@@ -213,8 +290,7 @@ void execute(const std::vector<Edge>& roots, const TensorList& root_grads, Graph
       profiler::note_recorded_node(profiled_name, node->sequence_nr());
       outputs = node->apply(grads);
       if (is_anomaly_enabled()) check_anomaly(*node, outputs);
-      EMBER_CHECK(outputs.size() == node->next_edges().size() || accumulator != nullptr,
-                  AutogradError, "function ", node->name(), " returned an incorrect number of gradients (expected ",
+      EMBER_CHECK(outputs.size() == node->next_edges().size(), AutogradError, "function ", node->name(), " returned an incorrect number of gradients (expected ",
                   node->next_edges().size(), ", got ", outputs.size(), ")");
     }
     if (!task.retain_graph) node->release_saved_tensors();
@@ -227,13 +303,15 @@ void execute(const std::vector<Edge>& roots, const TensorList& root_grads, Graph
       if (i < outputs.size() && outputs[i].defined()) {
         const GradientSlot& slot = edge.node->gradient_slots()[edge.input_nr];
         Tensor gradient = validate_gradient(*node, i, outputs[i], slot);
-        accumulate(next.gradients, edge.input_nr, gradient, task.create_graph);
+        accumulate(next.gradients, edge.input_nr, gradient, task.create_graph, task.spares);
       }
       if (--next.dependencies == 0 && !next.queued) {
         next.queued = true;
-        ready.push(edge.node);
+        push_ready(edge.node);
       }
     }
+    task.spares.give(std::move(grads));
+    task.spares.give(std::move(outputs));
   }
 }
 

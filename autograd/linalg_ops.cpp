@@ -12,6 +12,8 @@
 #include <ember/core/native.h>
 #include <ember/core/profiler.h>
 
+#include <optional>
+
 namespace ember {
 
 using autograd::needs_grad;
@@ -29,12 +31,33 @@ bool is_transposed_contiguous(const Tensor& m) { return m.stride(0) == 1 && m.st
 // gradient computed as (dCᵀ A)ᵀ is, after TBackward, contiguous like W itself, so
 // AccumulateGrad can keep it as W.grad instead of copying it (accumulate_grad.cpp). The
 // product is the same either way (the same sums, in the same order).
-Tensor mat1_gradient(const Tensor& g, const Tensor& a, const Tensor& b) {
+//
+// Recording (create_graph) composes them from t and mm, whose formulas give the second
+// gradient. Otherwise a transpose is only a matter of strides, and native::mm_transposed
+// takes it as one: no transposed views to make and free (three per nn::Linear in a
+// training step's backward), the same product. Under the profiler it shows as the mm it is,
+// with the shapes of the transposes.
+bool by_strides() { return !is_grad_enabled() && !autocast::active(); }
+
+Tensor product_of_transposes(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b,
+                             bool transposed_result) {
+  std::optional<Tensor> shown_a, shown_b;  // the operands as the profiler lists them
+  if (profiler::is_enabled()) [[unlikely]] {
+    shown_a = transpose_a ? native::t(a) : a;
+    shown_b = transpose_b ? native::t(b) : b;
+  }
+  EMBER_RECORD_FUNCTION("mm", shown_a, shown_b);
+  return native::mm_transposed(a, transpose_a, b, transpose_b, transposed_result);
+}
+
+Tensor mat1_gradient(const Tensor& g, const Tensor& a, const Tensor& b) {  // g bᵀ
+  if (by_strides()) return product_of_transposes(g, false, b, true, is_transposed_contiguous(a));
   if (is_transposed_contiguous(a)) return ember::t(ember::mm(b, ember::t(g)));
   return ember::mm(g, ember::t(b));
 }
 
-Tensor mat2_gradient(const Tensor& g, const Tensor& a, const Tensor& b) {
+Tensor mat2_gradient(const Tensor& g, const Tensor& a, const Tensor& b) {  // aᵀ g
+  if (by_strides()) return product_of_transposes(a, true, g, false, is_transposed_contiguous(b));
   if (is_transposed_contiguous(b)) return ember::t(ember::mm(ember::t(g), a));
   return ember::mm(ember::t(a), g);
 }

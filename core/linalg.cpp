@@ -316,6 +316,30 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   return mm_unchecked(a, b);
 }
 
+Tensor mm_transposed(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, bool transposed_result) {
+  check_same_device(a, b);
+  EMBER_CHECK(a.dim() == 2, ShapeError, "mm: self must be a matrix, got ", a.dim(), "-D tensor");
+  EMBER_CHECK(b.dim() == 2, ShapeError, "mm: mat2 must be a matrix, got ", b.dim(), "-D tensor");
+  // The dims of each stored matrix that are op()'s rows and columns.
+  const int a_row = transpose_a ? 1 : 0, b_row = transpose_b ? 1 : 0;
+  const std::int64_t m = a.size(a_row), k = a.size(1 - a_row), n = b.size(1 - b_row);
+  EMBER_CHECK(b.size(b_row) == k, ShapeError, "mm: mat1 and mat2 shapes cannot be multiplied (", matrix_shape(m, k),
+              " and ", matrix_shape(b.size(b_row), n), ")");
+  check_mm_dtypes(a, b);
+  check_not_bool(a, "addmm_impl_cpu_");
+  profiler::add_flops(2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n));
+  Tensor out;
+  if (transposed_result) {  // the transpose of a contiguous [n, m]: strides (1, m), 1 for an empty dim
+    const std::int64_t nbytes = compute_storage_nbytes({m, n}, itemsize(a.dtype()));
+    out = make_tensor(make_storage(static_cast<std::size_t>(nbytes), a.device()), {m, n},
+                      {1, std::max<std::int64_t>(m, 1)}, 0, a.dtype());
+  } else {
+    out = empty({m, n}, a.options());
+  }
+  run_gemm({&a, -1, a_row, 1 - a_row}, {&b, -1, b_row, 1 - b_row}, {&out, -1, 0, 1}, 1, m, n, k, 0.0, 1.0);
+  return out;
+}
+
 Tensor bmm(const Tensor& a, const Tensor& b) {
   check_same_device(a, b);
   EMBER_CHECK(a.dim() == 3, ShapeError, "batch1 must be a 3D tensor");

@@ -125,6 +125,11 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, std::int64_t k, std::int64_t
 // ----------------------------------------------------------------- linear algebra (linalg.cpp)
 // mm: "mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)".
 Tensor mm(const Tensor& a, const Tensor& b);
+// op(a) · op(b), op transposing its matrix when asked (no transposed view is made), and the
+// result laid out transposed (strides (1, rows): the transpose of a contiguous matrix, not a
+// view of one) when asked. mm's checks on op(a) and op(b). The gradients of mm and addmm use
+// it (autograd/linalg_ops.cpp): each wants its result in its operand's layout.
+Tensor mm_transposed(const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, bool transposed_result);
 Tensor bmm(const Tensor& a, const Tensor& b);
 // beta * bias + alpha * (a @ b), bias broadcast to [n, m].
 Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, Scalar beta = 1, Scalar alpha = 1);

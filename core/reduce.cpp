@@ -25,10 +25,14 @@ namespace ember::native {
 
 namespace {
 
-// Which dims are reduced: `dims` wrapped and checked, or every dim when dims is empty.
-std::vector<bool> reduced_dims_mask(const Tensor& self, IntArrayRef dims) {
+// Which dims a reduction folds: 1 for a reduced dim, 0 for a kept one. A DimVector
+// (core/dim_vector.h) holds it inline, so the bookkeeping of a reduction takes no heap block.
+using DimMask = DimVector;
+
+// The mask of `dims`, wrapped and checked, or of every dim when dims is empty.
+DimMask reduced_dims_mask(const Tensor& self, IntArrayRef dims) {
   const std::int64_t ndim = self.dim();
-  std::vector<bool> mask(static_cast<std::size_t>(ndim), dims.empty());
+  DimMask mask(static_cast<std::size_t>(ndim), dims.empty() ? 1 : 0);
   bool zero_d_dim_seen = false;  // a 0-d tensor accepts dim 0 / -1 once: there is nothing to fold
   for (std::int64_t dim : dims) {
     std::int64_t wrapped = wrap_dim(dim, ndim);
@@ -40,7 +44,7 @@ std::vector<bool> reduced_dims_mask(const Tensor& self, IntArrayRef dims) {
   return mask;
 }
 
-Shape reduced_sizes(const Tensor& self, const std::vector<bool>& mask, bool keepdim) {
+Shape reduced_sizes(const Tensor& self, const DimMask& mask, bool keepdim) {
   Shape sizes;
   for (std::size_t d = 0; d < mask.size(); ++d) {
     if (!mask[d]) {
@@ -58,7 +62,7 @@ struct ReductionLayout {
   std::int64_t outer = 1, reduce = 1, inner = 1;
 };
 
-ReductionLayout reduction_layout(const Tensor& self, const std::vector<bool>& mask) {
+ReductionLayout reduction_layout(const Tensor& self, const DimMask& mask) {
   const std::size_t ndim = mask.size();
   ReductionLayout layout;
   auto first = std::find(mask.begin(), mask.end(), true);
@@ -114,8 +118,8 @@ void run_reduce(ReduceOp op, const ReductionLayout& layout, const Tensor& output
 
 // The last run of adjacent reduced dims, when the reduced dims form more than one run
 // ({0, 2, 3} of [N, C, H, W]: the run {2, 3}); empty when they form one run or none.
-std::vector<bool> last_run_if_scattered(const std::vector<bool>& mask) {
-  std::vector<bool> run(mask.size(), false);
+DimMask last_run_if_scattered(const DimMask& mask) {
+  DimMask run(mask.size(), 0);
   std::size_t d = mask.size();
   while (d > 0 && !mask[d - 1]) --d;
   while (d > 0 && mask[d - 1]) run[--d] = true;
@@ -133,12 +137,12 @@ std::vector<bool> last_run_if_scattered(const std::vector<bool>& mask) {
 // one-pass sum keeps) and rounds once at the end.
 Tensor accumulate(ReduceOp op, const Tensor& self, IntArrayRef dims, bool keepdim, DType dtype) {
   Tensor input = to_dtype(self, dtype);
-  std::vector<bool> mask = reduced_dims_mask(input, dims);
+  DimMask mask = reduced_dims_mask(input, dims);
   const TensorOptions options = TensorOptions().dtype(dtype).device(self.device());
   Tensor output = empty(reduced_sizes(input, mask, keepdim), options);
   if (op == ReduceOp::Sum && output.numel() != 0) {
     const TensorOptions partial_options = is_reduced_floating_point(dtype) ? options.dtype(kFloat32) : options;
-    for (std::vector<bool> run = last_run_if_scattered(mask); !run.empty(); run = last_run_if_scattered(mask)) {
+    for (DimMask run = last_run_if_scattered(mask); !run.empty(); run = last_run_if_scattered(mask)) {
       Tensor partial = empty(reduced_sizes(input, run, /*keepdim=*/true), partial_options);
       run_reduce(op, reduction_layout(input, run), partial);
       input = partial;
@@ -161,7 +165,7 @@ DType integer_accumulate_dtype(const Tensor& self, std::optional<DType> dtype) {
 }
 
 // max/min/amax/amin/argmax/argmin have no value to give for an empty reduction.
-void check_nonempty_reduction(const std::string& name, const Tensor& self, const std::vector<bool>& mask,
+void check_nonempty_reduction(const std::string& name, const Tensor& self, const DimMask& mask,
                               bool all_dims) {
   if (self.numel() != 0) return;
   if (all_dims) {
@@ -177,7 +181,7 @@ void check_nonempty_reduction(const std::string& name, const Tensor& self, const
 }
 
 Tensor extremum(ReduceOp op, const char* name, const Tensor& self, IntArrayRef dims, bool keepdim) {
-  std::vector<bool> mask = reduced_dims_mask(self, dims);
+  DimMask mask = reduced_dims_mask(self, dims);
   check_nonempty_reduction(name, self, mask, dims.empty());
   Tensor output = empty(reduced_sizes(self, mask, keepdim), self.options());
   run_reduce(op, reduction_layout(self, mask), output);
@@ -186,7 +190,7 @@ Tensor extremum(ReduceOp op, const char* name, const Tensor& self, IntArrayRef d
 
 std::tuple<Tensor, Tensor> extremum_with_indices(ReduceOp op, const char* name, const Tensor& self, std::int64_t dim,
                                                  bool keepdim) {
-  std::vector<bool> mask = reduced_dims_mask(self, {dim});
+  DimMask mask = reduced_dims_mask(self, {dim});
   check_nonempty_reduction(name, self, mask, false);
   Shape sizes = reduced_sizes(self, mask, keepdim);
   Tensor values = empty(sizes, self.options());
@@ -199,7 +203,7 @@ Tensor arg_extremum(ReduceOp op, const char* name, const Tensor& self, std::opti
   EMBER_CHECK(self.dtype() != kBool, DTypeError, name, "(): does not support bool input");
   Tensor output;
   if (dim) {
-    std::vector<bool> mask = reduced_dims_mask(self, {*dim});
+    DimMask mask = reduced_dims_mask(self, {*dim});
     check_nonempty_reduction(name, self, mask, false);
     output = empty(reduced_sizes(self, mask, keepdim), TensorOptions().dtype(kInt64).device(self.device()));
     run_reduce(op, reduction_layout(self, mask), output);

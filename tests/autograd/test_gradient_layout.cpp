@@ -102,3 +102,30 @@ TEST_CASE("addmm's gradients keep their values with transposed and plain operand
   require_close(w.grad(), g.t().matmul(a));
   require_close(bias.grad(), g.sum({0}));
 }
+
+TEST_CASE("mm and addmm gradients: the same bits by strides (backward) as through recorded transposes (create_graph)",
+          "[autograd][layout]") {
+  // A plain backward multiplies the stored matrices with their transposes given as strides
+  // (native::mm_transposed); create_graph records t and mm instead, so that the gradient can
+  // be differentiated again. Both must give the same bits, in the same layouts.
+  ember::manual_seed(4);
+  auto gradients = [](bool create_graph) {
+    ember::manual_seed(5);
+    Tensor bias = ember::randn({4}, ember::requires_grad());
+    Tensor x = ember::randn({7, 5}, ember::requires_grad());
+    Tensor w = ember::randn({4, 5}, ember::requires_grad());
+    Tensor a0 = ember::randn({6, 3}, ember::requires_grad()), b0 = ember::randn({2, 6}, ember::requires_grad());
+    ember::addmm(bias, x, w.t()).backward(ember::randn({7, 4}), false, create_graph);
+    ember::mm(a0.t(), b0.t()).backward(ember::randn({3, 2}), false, create_graph);  // both operands column-major
+    ember::mm(x, w.t()).backward(ember::randn({7, 4}), false, create_graph);         // accumulates into x, w
+    return std::vector<Tensor>{bias.grad(), x.grad(), w.grad(), a0.grad(), b0.grad()};
+  };
+  const std::vector<Tensor> by_strides = gradients(false), recorded = gradients(true);
+  for (std::size_t i = 0; i < by_strides.size(); ++i) {
+    CAPTURE(i);
+    CHECK_FALSE(by_strides[i].requires_grad());
+    CHECK(recorded[i].requires_grad() == (i != 0));  // create_graph kept the graphs (bias's sums only g)
+    CHECK(by_strides[i].strides() == recorded[i].strides());
+    CHECK(to_vector(by_strides[i]) == to_vector(recorded[i]));
+  }
+}

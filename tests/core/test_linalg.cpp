@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -375,4 +376,61 @@ TEST_CASE("batched matmul with k = 0 over batch dims that do not merge gives zer
     REQUIRE(native::matmul(a, b).abs().sum().item<float>() == 0.0f);
     REQUIRE(out.abs().sum().item<float>() == 0.0f);
   }
+}
+
+TEST_CASE("mm_transposed: op(a)·op(b) from the stored matrices, in the layout asked for", "[linalg]") {
+  // Against mm of explicit transposed views, bit for bit: the GEMM picks the same
+  // orientation for C as for its transpose (core/cpu/gemm.cpp), so the sums are the same.
+  std::mt19937 rng(11);
+  std::normal_distribution<double> normal;
+  auto random_matrix = [&](std::int64_t rows, std::int64_t cols, DType dtype) {
+    Tensor t = empty({rows, cols}, TensorOptions().dtype(dtype));
+    for (std::int64_t i = 0; i < t.numel(); ++i) {
+      EMBER_DISPATCH_FLOATING(dtype, t.data_ptr<scalar_t>()[i] = static_cast<scalar_t>(normal(rng)));
+    }
+    return t;
+  };
+  const std::vector<std::array<std::int64_t, 3>> shapes = {{1, 1, 1}, {3, 5, 2}, {32, 2, 30}, {17, 30, 20},
+                                                           {0, 4, 3}, {4, 0, 3}, {4, 3, 0}};
+  for (DType dtype : {kFloat32, kFloat64}) {
+    for (const auto& [m, k, n] : shapes) {
+      for (int flags = 0; flags < 8; ++flags) {
+        const bool transpose_a = flags & 1, transpose_b = flags & 2, transposed_result = flags & 4;
+        CAPTURE(dtype, m, k, n, transpose_a, transpose_b, transposed_result);
+        const Tensor a = transpose_a ? random_matrix(k, m, dtype) : random_matrix(m, k, dtype);
+        const Tensor b = transpose_b ? random_matrix(n, k, dtype) : random_matrix(k, n, dtype);
+        const Tensor op_a = transpose_a ? native::t(a) : a, op_b = transpose_b ? native::t(b) : b;
+        const Tensor result = native::mm_transposed(a, transpose_a, b, transpose_b, transposed_result);
+        // What the autograd formulas computed before: mm of views, transposed back for the layout.
+        const Tensor expected =
+            transposed_result ? native::t(native::mm(native::t(op_b), native::t(op_a))) : native::mm(op_a, op_b);
+        REQUIRE(result.sizes() == Shape{m, n});
+        CHECK(result.strides() == expected.strides());  // (n, 1) or (1, m), PyTorch's 1 for an empty dim
+        CHECK(result.storage_offset() == 0);
+        CHECK(result.storage().get() != a.storage().get());
+        CHECK(strided_values(result) == strided_values(expected));
+      }
+    }
+  }
+  // A strided operand (every other column of a wider matrix) is read in place.
+  const Tensor wide = random_matrix(6, 8, kFloat32);
+  const Tensor every_other = native::slice(wide, 1, 0, 8, 2);  // [6, 4], column stride 2
+  const Tensor b = random_matrix(6, 3, kFloat32);
+  CHECK(strided_values(native::mm_transposed(every_other, true, b, false, false)) ==
+        strided_values(native::mm(native::t(every_other), b)));
+}
+
+TEST_CASE("mm_transposed: mm's errors, worded for the transposed operands", "[linalg]") {
+  auto zeros = [](IntArrayRef sizes, DType dtype = kFloat32) {
+    Tensor t = empty(sizes, TensorOptions().dtype(dtype));
+    native::fill_(t, 0);
+    return t;
+  };
+  const Tensor a = zeros({2, 3}), b = zeros({4, 5});
+  // op(a) is 3x2 and op(b) is 4x5: the message names the shapes being multiplied.
+  CHECK_THROWS_WITH(native::mm_transposed(a, true, b, false, false),
+                    "mm: mat1 and mat2 shapes cannot be multiplied (3x2 and 4x5)");
+  CHECK_THROWS_AS(native::mm_transposed(a, false, zeros({3}), false, false), ShapeError);
+  CHECK_THROWS_AS(native::mm_transposed(a, false, zeros({3, 2}, kFloat64), false, false), DTypeError);
+  CHECK_THROWS_AS(native::mm_transposed(zeros({2, 2}, kBool), false, zeros({2, 2}, kBool), false, false), DTypeError);
 }

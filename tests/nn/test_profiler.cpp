@@ -66,8 +66,10 @@ TEST_CASE("profiler: a forward and backward pass records each op and each node o
   loss.backward();
   const Profile profile = guard.stop();
 
-  // mm: one in the forward, two in MmBackward0 (dx = g wᵀ, dw = xᵀ g).
+  // mm: one in the forward, two in MmBackward0 (dx = g wᵀ, dw = xᵀ g), each taking its
+  // transpose as strides: no t() view is made (autograd/linalg_ops.cpp).
   CHECK(calls_of(profile, "mm") == 3);
+  CHECK(calls_of(profile, "t") == 0);
   CHECK(calls_of(profile, "relu") == 1);
   CHECK(calls_of(profile, "sum") == 1);
   CHECK(calls_of(profile, "backward") == 1);
@@ -98,6 +100,9 @@ TEST_CASE("profiler: a forward and backward pass records each op and each node o
     if (child->name == "mm") {
       ++nested_mm;
       CHECK(child->flops == 2.0 * 4 * 3 * 5);
+      // Listed with the shapes of the product it is: g [4, 5] · wᵀ [5, 3], or xᵀ [3, 4] · g [4, 5].
+      CHECK((child->input_sizes == std::vector<std::vector<std::int64_t>>{{4, 5}, {5, 3}} ||
+             child->input_sizes == std::vector<std::vector<std::int64_t>>{{3, 4}, {4, 5}}));
     }
   }
   CHECK(nested_mm == 2);
