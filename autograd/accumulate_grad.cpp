@@ -65,7 +65,7 @@ void AccumulateGrad::run_pre_hooks(TensorList& grads) {
 std::shared_ptr<Node> grad_accumulator(const Tensor& leaf) {
   AutogradMeta& meta = leaf.ensure_autograd_meta();
   if (auto existing = meta.grad_accumulator.lock()) return std::static_pointer_cast<Node>(existing);
-  auto node = std::make_shared<AccumulateGrad>(leaf);
+  auto node = detail::make_pooled<AccumulateGrad>(leaf);  // made again each step: from the small-object pool
   meta.grad_accumulator = node;
   return node;
 }

@@ -25,6 +25,7 @@ using GradientBuffer = TensorList;
 // Emptied gradient lists kept for reuse: each node's buffer and the list its formula
 // returns would otherwise be one heap block each per node per backward call.
 struct SpareLists {
+  SpareLists() { lists.reserve(8); }
   std::vector<TensorList> lists;
   TensorList take() {
     if (lists.empty()) return {};
@@ -200,6 +201,7 @@ bool is_needed(const GraphTask& task, Node* node) { return !task.capture_mode ||
 // Counts, for every node reachable from the roots, the edges that point at it.
 void compute_dependencies(const std::vector<Node*>& roots, GraphTask& task) {
   std::vector<Node*> stack;
+  stack.reserve(32);
   bool first_visit = false;
   for (Node* root : roots) {
     task.nodes.find_or_add(root, first_visit);
@@ -239,6 +241,7 @@ void execute(const std::vector<Edge>& roots, const TensorList& root_grads, Graph
     return a->sequence_nr() < b->sequence_nr();
   };
   std::vector<std::shared_ptr<Node>> ready;  // a heap under later_first
+  ready.reserve(16);
   auto push_ready = [&](const std::shared_ptr<Node>& node) {
     ready.push_back(node);
     std::push_heap(ready.begin(), ready.end(), later_first);

@@ -115,17 +115,18 @@ Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, Scalar beta, 
   EMBER_RECORD_FUNCTION("addmm", bias, a, b);
   Tensor out = native::addmm(bias, a, b, beta, alpha);
   if (needs_grad(bias, a, b)) {
-    // out = beta * bias + alpha * a @ b; bias was broadcast to [n, m].
+    // out = beta * bias + alpha * a @ b; bias was broadcast to [n, m]. Its gradient is
+    // beta * g, which the engine sums down to the bias's shape (validate_gradient, as
+    // PyTorch's validate_outputs does for this formula).
     auto node = record("AddmmBackward0", {bias, a, b}, out);
     node->save("mat1", a);
     node->save("mat2", b);
-    Shape bias_sizes = bias.sizes();
     double beta_value = beta.to_double(), alpha_value = alpha.to_double();
-    node->set_backward([bias_sizes, beta_value, alpha_value](Node& n, const TensorList& grads) -> TensorList {
+    node->set_backward([beta_value, alpha_value](Node& n, const TensorList& grads) -> TensorList {
       const Tensor& g = grads[0];
       Tensor a = n.saved(0), b = n.saved(1);
       auto scaled = [](const Tensor& t, double factor) { return factor == 1.0 ? t : t * factor; };
-      return {n.needs_input_grad(0) ? sum_to(scaled(g, beta_value), bias_sizes) : Tensor(),
+      return {n.needs_input_grad(0) ? scaled(g, beta_value) : Tensor(),
               n.needs_input_grad(1) ? scaled(mat1_gradient(g, a, b), alpha_value) : Tensor(),
               n.needs_input_grad(2) ? scaled(mat2_gradient(g, a, b), alpha_value) : Tensor()};
     });

@@ -108,6 +108,32 @@ void check_no_partial_overlap(const Tensor& written, const Tensor& input) {
               "memory location. Please clone() the tensor before performing the operation.");
 }
 
+namespace {
+
+// The operands' first elements, dtypes and device, whichever way the plan's dims were found.
+void set_operands(StridedPlan& plan, const Tensor& output, std::span<const Tensor> inputs) {
+  plan.data[0] = output.data_ptr();
+  plan.dtypes[0] = output.dtype();
+  plan.device = output.device().index();  // every operand is on this device (checked by the caller)
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    plan.data[i + 1] = inputs[i].data_ptr();
+    plan.dtypes[i + 1] = inputs[i].dtype();
+  }
+}
+
+// Every operand contiguous with the output's sizes: the usual elementwise op on fresh
+// tensors (a ReLU, its backward, an add), whose plan steps 2-5 below would coalesce into one
+// dim of numel elements at stride 1 (no dim for a single element). Decided directly.
+bool all_contiguous_alike(const Tensor& output, std::span<const Tensor> inputs) {
+  if (!output.is_contiguous()) return false;
+  for (const Tensor& input : inputs) {
+    if (!(IntArrayRef(input.sizes()) == IntArrayRef(output.sizes())) || !input.is_contiguous()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 StridedPlan make_strided_plan(const Tensor& output, std::span<const Tensor> inputs) {
   EMBER_CHECK(inputs.size() + 1 <= static_cast<std::size_t>(kMaxOperands), ValueError,
               "make_strided_plan: at most ", kMaxOperands - 1, " inputs, got ", inputs.size());
@@ -118,6 +144,16 @@ StridedPlan make_strided_plan(const Tensor& output, std::span<const Tensor> inpu
   StridedPlan plan;
   plan.num_operands = static_cast<int>(inputs.size()) + 1;
   plan.numel = output.numel();
+  if (plan.numel > 0 && all_contiguous_alike(output, inputs)) {
+    if (plan.numel > 1) {
+      plan.ndim = 1;
+      plan.sizes[0] = plan.numel;
+      for (int k = 0; k < plan.num_operands; ++k) plan.strides[k][0] = 1;
+    }
+    set_operands(plan, output, inputs);
+    plan.contiguous = true;
+    return plan;
+  }
 
   std::array<std::byte, kScratchBytes> scratch;
   std::pmr::monotonic_buffer_resource arena(scratch.data(), scratch.size());
@@ -163,13 +199,7 @@ StridedPlan make_strided_plan(const Tensor& output, std::span<const Tensor> inpu
     ++ndim;
   }
   plan.ndim = ndim;
-  plan.data[0] = output.data_ptr();
-  plan.dtypes[0] = output.dtype();
-  plan.device = output.device().index();  // every operand is on this device (checked by the caller)
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    plan.data[i + 1] = inputs[i].data_ptr();
-    plan.dtypes[i + 1] = inputs[i].dtype();
-  }
+  set_operands(plan, output, inputs);
 
   // Step 5: the fast path: at most one dim left and every operand walks it with stride 1.
   plan.contiguous = plan.ndim == 0;

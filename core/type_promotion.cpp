@@ -61,7 +61,12 @@ DType result_type(const std::vector<Tensor>& operands) {
   return finish(state);
 }
 
-DType result_type(const Tensor& a, const Tensor& b) { return result_type(std::vector<Tensor>{a, b}); }
+DType result_type(const Tensor& a, const Tensor& b) {
+  ResultTypeState state;
+  update_state(state, a);
+  update_state(state, b);
+  return finish(state);
+}
 
 DType result_type(const Tensor& a, Scalar b) {
   ResultTypeState state;

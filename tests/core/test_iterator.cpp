@@ -33,6 +33,37 @@ TEST_CASE("iterator: contiguous operands coalesce into one fast dim", "[iterator
   CHECK(plan.dtypes[0] == kFloat32);
 }
 
+TEST_CASE("iterator: contiguous operands of one shape get the one-dim plan whatever their size-1 strides", "[iterator]") {
+  // Decided without the general steps (tensor_iterator.cpp): the same plan they would build.
+  Tensor storage = empty({6});
+  Tensor out = empty({2, 1, 3}), a = view_of(storage, {2, 1, 3}, {3, 99, 1}), b = empty({2, 1, 3}, kFloat64);
+  StridedPlan plan = make_strided_plan(out, {a, b});
+  REQUIRE(plan.ndim == 1);
+  CHECK(plan.sizes[0] == 6);
+  CHECK(plan.sizes[1] == 0);
+  for (int k = 0; k < 3; ++k) {
+    CHECK(plan.strides[k][0] == 1);
+    CHECK(plan.strides[k][1] == 0);
+  }
+  CHECK(plan.contiguous);
+  CHECK(plan.data[1] == storage.data_ptr());
+  CHECK(plan.dtypes[2] == kFloat64);
+  CHECK(plan.device == -1);
+
+  StridedPlan one = make_strided_plan(empty({1, 1}), {empty({1, 1}), empty({1})});  // broadcast: the general steps
+  StridedPlan one_alike = make_strided_plan(empty({1, 1}), {empty({1, 1})});
+  CHECK(one.ndim == 0);
+  CHECK(one_alike.ndim == 0);
+  CHECK(one_alike.strides[1][0] == 0);
+  CHECK(one_alike.contiguous);
+
+  // One operand transposed: the general steps, two dims.
+  Tensor transposed = view_of(empty({3, 2}), {2, 3}, {1, 2});
+  StridedPlan mixed = make_strided_plan(empty({2, 3}), {transposed});
+  CHECK(mixed.ndim == 2);
+  CHECK_FALSE(mixed.contiguous);
+}
+
 TEST_CASE("iterator: broadcast dims get stride 0 and block coalescing", "[iterator]") {
   Tensor out = empty({4, 5}), row = empty({5}), column = empty({4, 1});
   StridedPlan plan = make_strided_plan(out, {row, column});
