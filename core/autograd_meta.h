@@ -58,8 +58,12 @@ using RefreshViewGradFn = void (*)(const Tensor& view);
 inline std::atomic<RefreshViewGradFn> refresh_view_grad_fn{nullptr};
 
 // Grad mode (PyTorch: torch.is_grad_enabled). Thread-local: a NoGradGuard in one thread
-// does not switch off recording in another (autograd/grad_mode.h has the guard).
-bool is_grad_enabled();
-void set_grad_enabled(bool enabled);
+// does not switch off recording in another (autograd/grad_mode.h has the guard). Read inline:
+// every op asks, several times a call (constinit: no per-thread initialisation to check).
+namespace detail {
+constinit inline thread_local bool grad_mode_enabled = true;
+}  // namespace detail
+inline bool is_grad_enabled() { return detail::grad_mode_enabled; }
+inline void set_grad_enabled(bool enabled) { detail::grad_mode_enabled = enabled; }
 
 }  // namespace ember

@@ -173,8 +173,13 @@ class DimVector {
     *this = std::move(held);
   }
 
+  // Plain loops: std::equal on int64 becomes a call to memcmp, slower for a few dims.
   friend bool operator==(const DimVector& a, const DimVector& b) noexcept {
-    return a.size_ == b.size_ && std::equal(a.begin(), a.end(), b.begin());
+    if (a.size_ != b.size_) return false;
+    for (size_type i = 0; i < a.size_; ++i) {
+      if (a.data_[i] != b.data_[i]) return false;
+    }
+    return true;
   }
   // Against a std::vector directly: through the conversions, `vector == DimVector` would be
   // ambiguous between C++20's two argument orders.

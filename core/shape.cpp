@@ -8,8 +8,13 @@
 
 namespace ember {
 
+// A plain loop: std::equal on int64 becomes a call to memcmp, slower than a few compares.
 bool IntArrayRef::operator==(const IntArrayRef& other) const {
-  return std::equal(begin(), end(), other.begin(), other.end());
+  if (size() != other.size()) return false;
+  for (std::size_t i = 0; i < size(); ++i) {
+    if ((*this)[i] != other[i]) return false;
+  }
+  return true;
 }
 
 namespace {

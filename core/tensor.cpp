@@ -7,13 +7,6 @@
 
 namespace ember {
 
-namespace {
-thread_local bool grad_mode_enabled = true;
-}  // namespace
-
-bool is_grad_enabled() { return grad_mode_enabled; }
-void set_grad_enabled(bool enabled) { grad_mode_enabled = enabled; }
-
 void Tensor::throw_undefined() { throw ValueError("Tensor is undefined (default-constructed)"); }
 
 void Tensor::throw_no_dimensions(std::int64_t dim) {

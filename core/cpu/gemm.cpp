@@ -392,10 +392,11 @@ EMBER_REGISTER_KERNEL(::ember::gemm_kernel, CPU, gemm);
 
 // addmm (nn.Linear's forward): C starts as the broadcast bias, then the GEMM computes
 // alpha·A·B + beta·C over it, exactly what a copy of the bias followed by gemm_kernel gives.
-// The copy is one memcpy per row of C (a bias vector read once per row), not a general
-// strided copy with its plan and output tensor, whose set-up is a large share of a small
-// product (docs/performance.md, "the toy step's fixed costs"). The product itself goes through
-// gemm_kernel's dispatch, so EMBER_KERNELS=reference still runs the reference loops.
+// The copy is a few memcpys (one per row of C, or log2 of the rows for one bias row over a
+// dense C), not a general strided copy with its plan and output tensor, whose set-up is a
+// large share of a small product (docs/performance.md, "the toy step's fixed costs"). The
+// product itself goes through gemm_kernel's dispatch, so EMBER_KERNELS=reference still runs
+// the reference loops.
 void addmm(const GemmPlan& plan) {
   const auto element = static_cast<std::int64_t>(itemsize(plan.dtype));
   const bool whole_rows = plan.col_stride_bias == 1 && plan.col_stride_c == 1;
@@ -405,6 +406,17 @@ void addmm(const GemmPlan& plan) {
   for (std::int64_t batch = 0; !empty_c && batch < plan.batch; ++batch) {
     const auto* from = static_cast<const std::byte*>(plan.bias) + batch * plan.batch_stride_bias * element;
     auto* to = static_cast<std::byte*>(plan.c) + batch * plan.batch_stride_c * element;
+    if (whole_rows && plan.row_stride_bias == 0 && plan.row_stride_c == plan.n) {
+      // One bias row over a dense C: copy it once, then double the rows filled (1, 2, 4, ...):
+      // log2(m) copies instead of m (a batch of 32 rows: 6 instead of 32).
+      const auto row_bytes = static_cast<std::size_t>(plan.n * element);
+      std::memcpy(to, from, row_bytes);
+      for (std::int64_t filled = 1; filled < plan.m; filled *= 2) {
+        const std::int64_t rows = std::min(filled, plan.m - filled);
+        std::memcpy(to + static_cast<std::size_t>(filled) * row_bytes, to, static_cast<std::size_t>(rows) * row_bytes);
+      }
+      continue;
+    }
     for (std::int64_t i = 0; i < plan.m; ++i, from += plan.row_stride_bias * element, to += plan.row_stride_c * element) {
       if (whole_rows) {
         std::memcpy(to, from, static_cast<std::size_t>(plan.n * element));

@@ -471,6 +471,39 @@ TEST_CASE("gemm kernels: k == 0 scales C by beta", "[gemm]") {
   CHECK(count_mismatches<float>({5, 7, 0, false, false, true, 2, 1.0, 2.0}, rng) == 0);   // C = 2 C
 }
 
+TEST_CASE("gemm kernels: addmm's bias row fills C by doubling copies, the bits of a full bias", "[gemm]") {
+  // One bias row over a dense C is copied into 1, 2, 4, ... rows at a time (core/cpu/gemm.cpp);
+  // a full [m, n] bias takes one copy per row. The products must agree bit for bit, for row
+  // counts on both sides of each power of two.
+  std::mt19937 rng(21);
+  std::normal_distribution<float> normal;
+  auto random = [&](IntArrayRef sizes) {
+    Tensor t = empty(sizes);
+    for (std::int64_t i = 0; i < t.numel(); ++i) t.data_ptr<float>()[i] = normal(rng);
+    return t;
+  };
+  for (std::int64_t m : {1, 2, 3, 5, 8, 31, 32, 33, 64}) {
+    for (std::int64_t n : {1, 2, 30}) {
+      CAPTURE(m, n);
+      Tensor a = random({m, 7}), b = random({7, n}), bias = random({n});
+      Tensor full_bias = native::contiguous(native::expand(bias, {m, n}));
+      Tensor from_row = native::addmm(bias, a, b, 0.5, 2.0), from_full = native::addmm(full_bias, a, b, 0.5, 2.0);
+      REQUIRE(from_row.is_contiguous());
+      std::int64_t differ = 0;
+      for (std::int64_t i = 0; i < m * n; ++i) differ += from_row.data_ptr<float>()[i] != from_full.data_ptr<float>()[i];
+      CHECK(differ == 0);
+      // And against the definition, to rounding: 0.5 * bias + 2 * a · b.
+      Tensor product = native::mm(a, b);
+      double worst = 0.0;
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j)
+          worst = std::max(worst, std::abs(static_cast<double>(from_row.data_ptr<float>()[i * n + j]) -
+                                           (0.5 * bias.data_ptr<float>()[j] + 2.0 * product.data_ptr<float>()[i * n + j])));
+      CHECK(worst < 1e-4);
+    }
+  }
+}
+
 TEST_CASE("gemm kernels: addmm through the public op fuses the bias", "[gemm]") {
   // addmm(bias, a, b, beta, alpha) = beta * bias + alpha * a · b with a broadcast bias row,
   // on every kernel this CPU has. [[1,2],[3,4]] · [[1,0],[0,1]] = a; bias [10, 20].
