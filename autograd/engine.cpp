@@ -23,9 +23,12 @@ namespace {
 using GradientBuffer = TensorList;
 
 // Emptied gradient lists kept for reuse: each node's buffer and the list its formula
-// returns would otherwise be one heap block each per node per backward call.
+// returns would otherwise be one heap block each per node per backward call. A few suffice
+// (a node's lists come back as soon as it has run); more are let go, so that a long chain,
+// which returns two lists per node and takes one, does not pile them up.
 struct SpareLists {
-  SpareLists() { lists.reserve(8); }
+  static constexpr std::size_t kKept = 8;
+  SpareLists() { lists.reserve(kKept); }
   std::vector<TensorList> lists;
   TensorList take() {
     if (lists.empty()) return {};
@@ -35,7 +38,7 @@ struct SpareLists {
   }
   void give(TensorList&& list) {
     list.clear();
-    if (list.capacity() != 0) lists.push_back(std::move(list));
+    if (list.capacity() != 0 && lists.size() < kKept) lists.push_back(std::move(list));
   }
 };
 
@@ -293,8 +296,9 @@ void execute(const std::vector<Edge>& roots, const TensorList& root_grads, Graph
       profiler::note_recorded_node(profiled_name, node->sequence_nr());
       outputs = node->apply(grads);
       if (is_anomaly_enabled()) check_anomaly(*node, outputs);
-      EMBER_CHECK(outputs.size() == node->next_edges().size(), AutogradError, "function ", node->name(), " returned an incorrect number of gradients (expected ",
-                  node->next_edges().size(), ", got ", outputs.size(), ")");
+      EMBER_CHECK(outputs.size() == node->next_edges().size(), AutogradError, "function ", node->name(),
+                  " returned an incorrect number of gradients (expected ", node->next_edges().size(), ", got ",
+                  outputs.size(), ")");
     }
     if (!task.retain_graph) node->release_saved_tensors();
 
