@@ -24,6 +24,7 @@ class GradFn {
 };
 
 struct AutogradMeta {
+  AutogradMeta() noexcept {}  // NOLINT(modernize-use-equals-default): no zero fill first, as TensorImpl's
   bool requires_grad = false;
   Tensor grad;                        // accumulated gradient of a leaf (or a retained non-leaf)
   std::shared_ptr<GradFn> grad_fn;    // the node that produced this tensor; null for leaves

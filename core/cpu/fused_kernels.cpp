@@ -50,7 +50,12 @@ void cross_entropy_typed(const CrossEntropyPlan& plan) {
   const std::int64_t classes = plan.classes;
   const double scale = plan.scale;
   parallel_for(0, plan.rows, row_grain(classes), [&](std::int64_t begin, std::int64_t end) {
-    std::vector<double> exps(grad != nullptr ? static_cast<std::size_t>(classes) : 0);
+    // The scratch row: on the stack for up to kStackClasses classes (a classifier's 2 or 10
+    // logits: no heap block per call), on the heap beyond (a GPT's vocabulary).
+    constexpr std::int64_t kStackClasses = 64;
+    double stack_row[kStackClasses];
+    std::vector<double> heap_row(grad != nullptr && classes > kStackClasses ? static_cast<std::size_t>(classes) : 0);
+    double* const exps = classes > kStackClasses ? heap_row.data() : stack_row;
     for (std::int64_t r = begin; r < end; ++r) {
       const T* x = logits + r * classes;
       T* dx = grad != nullptr ? grad + r * classes : nullptr;

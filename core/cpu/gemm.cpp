@@ -252,11 +252,14 @@ Strategy choose_packing(const Problem<T>& p, const MicroKernel<T>& kernel) {
 // FMAs over whole vectors (edge tiles are exact in rows, padded in lanes), plus the copies.
 template <class T>
 double estimated_cycles(const Problem<T>& p, const MicroKernel<T>& kernel, bool vector_transpose) {
+  // Rounding up is done in integers: this file is built for any x86-64, where std::ceil is a
+  // libm call, and this estimate runs twice per GEMM (a tiny product's set-up counts).
+  auto ceil_div = [](std::int64_t value, std::int64_t step) { return static_cast<double>((value + step - 1) / step); };
   const Strategy s = choose_packing(p, kernel);
-  const double lanes = static_cast<double>(kernel.nr) / 2;  // the SIMD tiles are 2 vectors wide
-  double cycles = static_cast<double>(p.m) * static_cast<double>(p.k) * std::ceil(p.n / lanes) / 2;
+  const std::int64_t lanes = kernel.nr / 2;  // the SIMD tiles are 2 vectors wide
+  double cycles = static_cast<double>(p.m) * static_cast<double>(p.k) * ceil_div(p.n, lanes) / 2;
   const double transpose_cost = vector_transpose ? 0.3 : 1.0, copy_cost = 0.1;
-  const double a_elements = static_cast<double>(p.m) * static_cast<double>(p.k) * std::ceil(p.n / 1024.0);
+  const double a_elements = static_cast<double>(p.m) * static_cast<double>(p.k) * ceil_div(p.n, 1024);
   const double b_elements = static_cast<double>(p.k) * static_cast<double>(p.n);
   if (s.pack_a) cycles += a_elements * (p.a_rs == 1 ? copy_cost : transpose_cost);
   if (s.pack_b) cycles += b_elements * (p.b_cs == 1 ? copy_cost : transpose_cost);
@@ -264,7 +267,7 @@ double estimated_cycles(const Problem<T>& p, const MicroKernel<T>& kernel, bool 
   // through a scalar fma (a libm call here: this file is built for any x86-64): measured at
   // about 6 cycles per element and slice, it decided the MLP's forward shape (docs/performance.md).
   if (p.c_cs != 1) {
-    const double slices = std::ceil(static_cast<double>(p.k) / static_cast<double>(kernel.kc));
+    const double slices = ceil_div(p.k, kernel.kc);
     cycles += 6.0 * slices * static_cast<double>(p.m) * static_cast<double>(p.n);
   }
   return cycles;

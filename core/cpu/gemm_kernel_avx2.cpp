@@ -39,6 +39,8 @@ struct Ymm32 {
   static V splat(T x) { return _mm256_set1_ps(x); }
   static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  // No half-width tail (gemm_kernel_simd.h): AVX2 cores run a 128-bit FMA no faster than a 256-bit one.
+  static constexpr bool kHalfTail = false;
 };
 struct Ymm64 {
   using T = double;
@@ -53,6 +55,7 @@ struct Ymm64 {
   static V splat(T x) { return _mm256_set1_pd(x); }
   static V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
   static V mul(V a, V b) { return _mm256_mul_pd(a, b); }
+  static constexpr bool kHalfTail = false;  // as Ymm32's
 };
 
 // Transposes 8 rows of 8 floats in registers: afterwards r[q] holds element q of every row.

@@ -29,6 +29,8 @@ namespace ember::cpu {
 
 namespace {
 
+EMBER_AVX512_INTRINSICS_BEGIN  // core/cpu/avx512_intrinsic_warnings.h: also around the kernels' instantiations below
+
 struct Zmm32 {
   using T = float;
   using V = __m512;
@@ -42,6 +44,16 @@ struct Zmm32 {
   static V splat(T x) { return _mm512_set1_ps(x); }
   static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  // A last vector column at most half used runs at half width (gemm_kernel_simd.h, HALF_TAIL).
+  // A ymm register is the low half of a zmm, so narrowing is free; widening zero-fills.
+  static constexpr bool kHalfTail = true;
+  using HalfV = __m256;
+  static HalfV half_zero() { return _mm256_setzero_ps(); }
+  static HalfV half_load(const T* p) { return _mm256_loadu_ps(p); }
+  static HalfV half_load_partial(const T* p, int n) { return _mm256_maskz_loadu_ps(static_cast<__mmask8>((1u << n) - 1), p); }
+  static HalfV lower_half(V v) { return _mm512_castps512_ps256(v); }
+  static HalfV half_fma(HalfV a, HalfV b, HalfV c) { return _mm256_fmadd_ps(a, b, c); }
+  static V widen(HalfV v) { return _mm512_zextps256_ps512(v); }
 };
 struct Zmm64 {
   using T = double;
@@ -56,9 +68,15 @@ struct Zmm64 {
   static V splat(T x) { return _mm512_set1_pd(x); }
   static V fma(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
   static V mul(V a, V b) { return _mm512_mul_pd(a, b); }
+  static constexpr bool kHalfTail = true;  // as Zmm32's
+  using HalfV = __m256d;
+  static HalfV half_zero() { return _mm256_setzero_pd(); }
+  static HalfV half_load(const T* p) { return _mm256_loadu_pd(p); }
+  static HalfV half_load_partial(const T* p, int n) { return _mm256_maskz_loadu_pd(static_cast<__mmask8>((1u << n) - 1), p); }
+  static HalfV lower_half(V v) { return _mm512_castpd512_pd256(v); }
+  static HalfV half_fma(HalfV a, HalfV b, HalfV c) { return _mm256_fmadd_pd(a, b, c); }
+  static V widen(HalfV v) { return _mm512_zextpd256_pd512(v); }
 };
-
-EMBER_AVX512_INTRINSICS_BEGIN  // core/cpu/avx512_intrinsic_warnings.h
 
 // out[p * W + i] = src[i * stride + p] for i < rows (zeros up to W), p < depth: a panel of
 // W interleaved rows. 16 x 16 blocks are transposed in registers, so each element costs a
@@ -123,8 +141,6 @@ bool pack_panel(const T* src, std::int64_t stride_i, std::int64_t stride_p, std:
   return false;
 }
 
-EMBER_AVX512_INTRINSICS_END
-
 }  // namespace
 
 MicroKernel<float> avx512_kernel_f32() {
@@ -141,5 +157,7 @@ MicroKernel<double> avx512_kernel_f64() {
   kernel.pack_b = &pack_panel<double, 16>;
   return kernel;
 }
+
+EMBER_AVX512_INTRINSICS_END
 
 }  // namespace ember::cpu

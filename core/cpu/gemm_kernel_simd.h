@@ -17,6 +17,12 @@
 // instantiations for the edges, so edge tiles run the same code, only shorter, and no
 // scratch tile or padding of C is ever needed. The last vector column is stored partially
 // (a masked store) when the tile ends inside it.
+//
+// Where the vector is wider than the tail it holds (an Ops with `kHalfTail`: AVX-512), a last
+// vector column of at most half a vector (a layer 20 wide: 16 + 4) runs its FMAs at half width
+// (HALF_TAIL): a core that executes a 512-bit FMA as two 256-bit halves (AMD Zen 4) then
+// spends one half, not two, on lanes that are mostly padding. Same lanes, same order over k,
+// so the same bits; the upper lanes stay zero and are never stored.
 #pragma once
 
 #include <immintrin.h>
@@ -37,8 +43,18 @@ constexpr int kPrefetchSteps = 8;
 // The C tile is prefetched at the start of a tile whose k loop is at least this long.
 constexpr int kPrefetchCMinK = 32;
 
+// The vector type of a tile's last column: the half-width one in a HALF_TAIL tile.
+template <class Ops, bool HALF_TAIL>
+struct LastColumn {
+  using V = typename Ops::V;
+};
+template <class Ops>
+struct LastColumn<Ops, true> {
+  using V = typename Ops::HalfV;
+};
+
 // One tile: B panel at `b_panel`, C tile at `c_tile`, everything else from `t`.
-template <class Ops, int ROWS, int COLS, bool A_ROWS>
+template <class Ops, int ROWS, int COLS, bool A_ROWS, bool HALF_TAIL>
 [[gnu::always_inline]] inline void one_tile(const TileArgs<typename Ops::T>& t, const typename Ops::T* b_panel,
                                             typename Ops::T* c_tile) {
   using T = typename Ops::T;
@@ -49,6 +65,16 @@ template <class Ops, int ROWS, int COLS, bool A_ROWS>
   for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 4
     for (int j = 0; j < COLS; ++j) acc[i][j] = Ops::zero();
+  // A HALF_TAIL tile sums its last column in half-width registers of their own (narrowing a
+  // full vector for each FMA and widening it back made the compiler copy registers around
+  // every FMA), and widens them into acc once, after the k loop. kFull columns are full width.
+  using HalfV = typename LastColumn<Ops, HALF_TAIL>::V;
+  constexpr int kFull = HALF_TAIL ? COLS - 1 : COLS;
+  HalfV half_acc[ROWS];
+  if constexpr (HALF_TAIL) {
+#pragma GCC unroll 16
+    for (int i = 0; i < ROWS; ++i) half_acc[i] = Ops::half_zero();
+  }
 
   // Ask for the C tile now: it is needed only at the end, and its lines then arrive for free
   // (a short k loop would not hide the wait, and the prefetches would only add work).
@@ -74,10 +100,13 @@ template <class Ops, int ROWS, int COLS, bool A_ROWS>
   const std::int64_t b_step = t.b_k_step;
   const int tail = static_cast<int>(t.cols - (COLS - 1) * L);  // lanes used in the last vector, 1..L
   auto k_loop = [&](auto prefetch, auto partial_b) {
-    auto load_b = [&](V (&bv)[COLS]) {
+    // bv: the full-width columns of B's row; bh: the last one, in a HALF_TAIL tile.
+    auto load_b = [&](V (&bv)[COLS], HalfV& bh) {
 #pragma GCC unroll 4
-      for (int j = 0; j < COLS; ++j)
+      for (int j = 0; j < kFull; ++j)
         bv[j] = decltype(partial_b)::value && j == COLS - 1 ? Ops::load_partial(b + j * L, tail) : Ops::load(b + j * L);
+      if constexpr (HALF_TAIL)
+        bh = decltype(partial_b)::value ? Ops::half_load_partial(b + kFull * L, tail) : Ops::half_load(b + kFull * L);
       if constexpr (prefetch) {
         const T* ahead = b + kPrefetchSteps * b_step;
         _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
@@ -85,6 +114,12 @@ template <class Ops, int ROWS, int COLS, bool A_ROWS>
           _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 / sizeof(T)), _MM_HINT_T0);
       }
       b += b_step;
+    };
+    // One k step of row i: A(i, p) broadcast in `av`, into every column's accumulator.
+    auto fma_row = [&](int i, V av, const V (&bv)[COLS], HalfV bh) {
+#pragma GCC unroll 4
+      for (int j = 0; j < kFull; ++j) acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
+      if constexpr (HALF_TAIL) half_acc[i] = Ops::half_fma(Ops::lower_half(av), bh, half_acc[i]);
     };
 
     if constexpr (A_ROWS) {
@@ -112,13 +147,10 @@ template <class Ops, int ROWS, int COLS, bool A_ROWS>
 #pragma GCC unroll 4
       for (std::int64_t p = 0; p < t.k; ++p) {
         V bv[COLS];
-        load_b(bv);
+        HalfV bh;
+        load_b(bv, bh);
 #pragma GCC unroll 16
-        for (int i = 0; i < ROWS; ++i) {
-          V av = Ops::broadcast(row_value(i));
-#pragma GCC unroll 4
-          for (int j = 0; j < COLS; ++j) acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
-        }
+        for (int i = 0; i < ROWS; ++i) fma_row(i, Ops::broadcast(row_value(i)), bv, bh);
         ++base_low;
         ++base_high;
       }
@@ -129,13 +161,10 @@ template <class Ops, int ROWS, int COLS, bool A_ROWS>
 #pragma GCC unroll 4
       for (std::int64_t p = 0; p < t.k; ++p) {
         V bv[COLS];
-        load_b(bv);
+        HalfV bh;
+        load_b(bv, bh);
 #pragma GCC unroll 16
-        for (int i = 0; i < ROWS; ++i) {
-          V av = Ops::broadcast(column + i);
-#pragma GCC unroll 4
-          for (int j = 0; j < COLS; ++j) acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
-        }
+        for (int i = 0; i < ROWS; ++i) fma_row(i, Ops::broadcast(column + i), bv, bh);
         column += a_step;
       }
     }
@@ -143,6 +172,10 @@ template <class Ops, int ROWS, int COLS, bool A_ROWS>
   const bool prefetch = t.k > 2 * kPrefetchSteps;
   if (t.b_partial) prefetch ? k_loop(std::true_type{}, std::true_type{}) : k_loop(std::false_type{}, std::true_type{});
   else prefetch ? k_loop(std::true_type{}, std::false_type{}) : k_loop(std::false_type{}, std::false_type{});
+  if constexpr (HALF_TAIL) {
+#pragma GCC unroll 16
+    for (int i = 0; i < ROWS; ++i) acc[i][COLS - 1] = Ops::widen(half_acc[i]);
+  }
 
   // C = alpha * acc (+ beta * C). beta == 0 must not read C (it may hold NaNs), hence the
   // flag. The flags and strides are copied to locals first: the masked stores below may
@@ -221,32 +254,42 @@ template <class Ops, int ROWS, int COLS, bool A_ROWS>
 
 // The kernel entry: `t.panels` tiles side by side along C's rows, so that the call and the
 // set-up are paid once per row of tiles (5 % of the k = 10 product, where a tile is short).
-template <class Ops, int ROWS, int COLS, bool A_ROWS>
+// (A row of several tiles has whole vectors only, so HALF_TAIL tiles come one at a time.)
+template <class Ops, int ROWS, int COLS, bool A_ROWS, bool HALF_TAIL>
 void tile_kernel(const TileArgs<typename Ops::T>& t) {
   constexpr std::int64_t kWidth = COLS * Ops::kLanes;
   const typename Ops::T* b = t.b;
   typename Ops::T* c = t.c;
   for (std::int64_t panel = 0; panel < t.panels; ++panel, b += t.b_panel_step, c += kWidth)
-    one_tile<Ops, ROWS, COLS, A_ROWS>(t, b, c);
+    one_tile<Ops, ROWS, COLS, A_ROWS, HALF_TAIL>(t, b, c);
 }
 
 // Every tile shape from 1 x 1 vector up to MR x COLS_MAX vectors, indexed [vectors - 1][rows - 1].
-template <class Ops, int COLS, bool A_ROWS, int... R>
+template <class Ops, int COLS, bool A_ROWS, bool HALF_TAIL, int... R>
 constexpr std::array<TileFn<typename Ops::T>, sizeof...(R)> row_table(std::integer_sequence<int, R...>) {
-  return {&tile_kernel<Ops, R + 1, COLS, A_ROWS>...};
+  return {&tile_kernel<Ops, R + 1, COLS, A_ROWS, HALF_TAIL>...};
 }
 
-template <class Ops, int MR, int COLS_MAX, bool A_ROWS, int... C>
+template <class Ops, int MR, int COLS_MAX, bool A_ROWS, bool HALF_TAIL, int... C>
 constexpr std::array<std::array<TileFn<typename Ops::T>, MR>, COLS_MAX> tile_table(std::integer_sequence<int, C...>) {
-  return {row_table<Ops, C + 1, A_ROWS>(std::make_integer_sequence<int, MR>{})...};
+  return {row_table<Ops, C + 1, A_ROWS, HALF_TAIL>(std::make_integer_sequence<int, MR>{})...};
 }
 
-// The entry point gemm.cpp calls: picks the instantiation for this tile's rows and columns.
+// The entry point gemm.cpp calls: picks the instantiation for this tile's rows and columns,
+// and for a last vector at most half used, the half-width one where the Ops has it.
 template <class Ops, int MR, int COLS_MAX, bool A_ROWS>
 void dispatch_tile(const TileArgs<typename Ops::T>& t) {
   static constexpr auto table =
-      tile_table<Ops, MR, COLS_MAX, A_ROWS>(std::make_integer_sequence<int, COLS_MAX>{});
+      tile_table<Ops, MR, COLS_MAX, A_ROWS, false>(std::make_integer_sequence<int, COLS_MAX>{});
   const std::int64_t vectors = (t.cols + Ops::kLanes - 1) / Ops::kLanes;
+  if constexpr (Ops::kHalfTail) {
+    static constexpr auto half_table =
+        tile_table<Ops, MR, COLS_MAX, A_ROWS, true>(std::make_integer_sequence<int, COLS_MAX>{});
+    if (t.cols - (vectors - 1) * Ops::kLanes <= Ops::kLanes / 2) {
+      half_table[vectors - 1][t.rows - 1](t);
+      return;
+    }
+  }
   table[vectors - 1][t.rows - 1](t);
 }
 

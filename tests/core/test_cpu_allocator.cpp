@@ -114,6 +114,62 @@ TEST_CASE("cpu allocator: the cache stays under its limit, least recently freed 
   CHECK(y.data_ptr() != oldest);
 }
 
+// Classes up to 1 MiB keep their free lists in an array indexed by class, larger ones in a
+// map (core/cpu_allocator.cpp): each class must find its own blocks on either side of the
+// boundary, and eviction must take the least recently freed block across both.
+TEST_CASE("cpu allocator: every size class gets its own block back, on both sides of the indexed classes") {
+  CacheLimit cache(64 * kMiB);
+  // Twelve different classes: the first and last few indexed slots, both sides of 1 MiB.
+  const std::vector<std::int64_t> sizes = {1,    65,    512,        513,  1024,        1025,
+                                           8192, 65536, 15 * 65536, kMiB, kMiB + 1, 3 * kMiB};
+  for (std::size_t i = 1; i < sizes.size(); ++i)
+    REQUIRE(cpu::allocation_size(sizes[i]) > cpu::allocation_size(sizes[i - 1]));
+  std::vector<Tensor> blocks;
+  std::vector<void*> pointers;
+  for (std::int64_t n : sizes) {
+    blocks.push_back(empty({n}, kUInt8));
+    pointers.push_back(blocks.back().data_ptr());
+  }
+  blocks.clear();  // every class now holds one cached block
+  const cpu::CpuMemoryStats before = cpu::memory_stats();
+  for (std::size_t i = sizes.size(); i-- > 0;) {  // the other order, so no class takes another's
+    INFO("bytes " << sizes[i]);
+    Tensor again = empty({sizes[i]}, kUInt8);
+    CHECK(again.data_ptr() == pointers[i]);
+  }
+  CHECK(cpu::memory_stats().cache_hits == before.cache_hits + sizes.size());
+}
+
+TEST_CASE("cpu allocator: eviction takes the least recently freed block, indexed class or not") {
+  for (bool large_first : {false, true}) {
+    INFO("the large (map) class freed first: " << large_first);
+    CacheLimit cache(3 * kMiB);
+    {
+      Tensor small_old = empty({static_cast<std::int64_t>(kMiB)}, kUInt8);  // an indexed class
+      Tensor large = empty({static_cast<std::int64_t>(3 * kMiB / 2)}, kUInt8);  // past 1 MiB: the map
+      Tensor small_new = empty({static_cast<std::int64_t>(kMiB)}, kUInt8);
+      // Freed in this order: 3.5 MiB in all, so the first one freed must go.
+      if (large_first) large = Tensor();
+      small_old = Tensor();
+      if (!large_first) large = Tensor();
+      small_new = Tensor();
+    }
+    CHECK(cpu::memory_stats().cached_blocks == 2);
+    // Whether a request of `bytes` was served from the cache (the block is kept alive, so
+    // that freeing it does not change what the cache holds).
+    std::vector<Tensor> taken;
+    auto cached = [&taken](std::size_t bytes) {
+      const std::uint64_t hits = cpu::memory_stats().cache_hits;
+      taken.push_back(empty({static_cast<std::int64_t>(bytes)}, kUInt8));
+      return cpu::memory_stats().cache_hits == hits + 1;
+    };
+    // Kept: both 1 MiB blocks when the large one was the oldest; else one of each.
+    CHECK(cached(3 * kMiB / 2) == !large_first);
+    CHECK(cached(kMiB));                 // the newest 1 MiB block, either way
+    CHECK(cached(kMiB) == large_first);  // the older one
+  }
+}
+
 TEST_CASE("cpu allocator: a block larger than the limit is never cached; empty_cache returns everything") {
   CacheLimit cache(1 * kMiB);
   { Tensor big = empty({1024 * 1024}, kFloat32); }  // 4 MiB

@@ -465,6 +465,43 @@ TEST_CASE("gemm kernels: a narrow B read in place is never read past its end", "
   }
 }
 
+// The AVX-512 kernels run a last vector column that is at most half used at half width
+// (core/cpu/gemm_kernel_simd.h, HALF_TAIL). It must change only the speed: the same lanes,
+// summed over k in the same order, so the bits of the AVX2 kernel, whose vectors are that
+// half (both sum each element over k in order with one FMA per step, within one kc slice).
+template <class T>
+void check_half_tail_matches_avx2(const Case& test, std::mt19937& rng) {
+  Operands<T> operands(test, rng);
+  {
+    ForcedKernel forced("avx512");
+    operands.run(test);
+  }
+  const CpuAlignedVector<T> wide = operands.c;
+  CHECK(operands.mismatches(test) == 0);
+  operands.c = operands.c_before;
+  {
+    ForcedKernel forced("avx2");
+    operands.run(test);
+  }
+  CHECK(std::memcmp(wide.data(), operands.c.data(), wide.size() * sizeof(T)) == 0);
+}
+
+TEST_CASE("gemm kernels: a half-used last vector gives the full-width bits", "[gemm]") {
+  if (!cpu_reports("avx512") || !cpu_reports("avx2")) return;  // nothing to compare on this CPU
+  std::mt19937 rng(77);
+  // Last-vector lanes on both sides of half a vector (8 floats, 4 doubles), one and two
+  // vector columns, edge and full row tiles, A row- and column-major, addmm's beta.
+  for (std::int64_t n : {1, 3, 4, 5, 8, 9, 16, 17, 20, 24, 25, 31, 32})
+    for (std::int64_t m : {1, 12, 13, 32})
+      for (std::int64_t k : {1, 20, 37})
+        for (bool a_transposed : {false, true}) {
+          const Case test{m, n, k, a_transposed, false, false, 1, 1.0, a_transposed ? 1.0 : 0.0};
+          INFO("m " << m << " n " << n << " k " << k << " a_t " << a_transposed);
+          check_half_tail_matches_avx2<float>(test, rng);
+          check_half_tail_matches_avx2<double>(test, rng);
+        }
+}
+
 TEST_CASE("gemm kernels: k == 0 scales C by beta", "[gemm]") {
   std::mt19937 rng(3);
   CHECK(count_mismatches<float>({5, 7, 0, false, false, false, 1, 1.0, 0.0}, rng) == 0);  // C = 0
