@@ -71,6 +71,8 @@ Tensor validate_gradient(const Node& node, std::size_t index, Tensor gradient, c
     gradient = sum_to(gradient, slot.sizes);
   }
   if (gradient.dtype() != slot.dtype) gradient = ember::to(gradient, slot.dtype);
+  // The devices are compared here first so that the node's name (a string) is built only
+  // when they differ, which is also gradient_needs_device_move's own first test.
   if (gradient.device() != slot.device &&
       gradient_needs_device_move(node.name(), index, slot.device, gradient.device(), gradient.dim())) {
     gradient = gradient.to(slot.device);

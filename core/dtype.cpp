@@ -9,7 +9,7 @@ namespace ember {
 
 namespace {
 struct DTypeInfo {
-  std::size_t itemsize;
+  std::size_t itemsize;     // as itemsize() in the header says (checked below)
   const char* name;         // torch.<name>
   const char* scalar_type;  // PyTorch's ScalarType name
   const char* c_type;       // the C++ type's name, as some PyTorch messages print it
@@ -20,17 +20,14 @@ constexpr DTypeInfo kInfo[kNumDTypes] = {
     {2, "float16", "Half", "c10::Half"}, {2, "bfloat16", "BFloat16", "c10::BFloat16"},
 };
 const DTypeInfo& info(DType dtype) { return kInfo[static_cast<int>(dtype)]; }
+constexpr bool sizes_agree() {
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (kInfo[i].itemsize != itemsize(static_cast<DType>(i))) return false;
+  return true;
+}
+static_assert(sizes_agree(), "the table's item sizes and itemsize() disagree");
 }  // namespace
 
-std::size_t itemsize(DType dtype) { return info(dtype).itemsize; }
-bool is_floating_point(DType dtype) {
-  return dtype == DType::Float32 || dtype == DType::Float64 || is_reduced_floating_point(dtype);
-}
-bool is_reduced_floating_point(DType dtype) { return dtype == DType::Float16 || dtype == DType::BFloat16; }
-bool is_integral(DType dtype, bool include_bool) {
-  if (dtype == DType::Bool) return include_bool;
-  return !is_floating_point(dtype);
-}
 std::string dtype_name(DType dtype) { return info(dtype).name; }
 std::string scalar_type_name(DType dtype) { return info(dtype).scalar_type; }
 const char* c_type_name(DType dtype) { return info(dtype).c_type; }

@@ -45,11 +45,29 @@ constexpr DType kDouble = DType::Float64;
 constexpr DType kLong = DType::Int64;
 constexpr DType kInt = DType::Int32;
 
-std::size_t itemsize(DType dtype);
-bool is_floating_point(DType dtype);  // float16, bfloat16, float32, float64
+// These few are inline: every op asks them, several times a call.
+constexpr std::size_t itemsize(DType dtype) {
+  switch (dtype) {
+    case DType::Bool:
+    case DType::UInt8: return 1;
+    case DType::Float16:
+    case DType::BFloat16: return 2;
+    case DType::Int32:
+    case DType::Float32: return 4;
+    case DType::Int64:
+    case DType::Float64: return 8;
+  }
+  return 0;  // not a DType
+}
 // float16 and bfloat16: stored in 16 bits, computed in float32 (core/reduced_float.h).
-bool is_reduced_floating_point(DType dtype);
-bool is_integral(DType dtype, bool include_bool = false);
+constexpr bool is_reduced_floating_point(DType dtype) { return dtype == DType::Float16 || dtype == DType::BFloat16; }
+// float16, bfloat16, float32, float64
+constexpr bool is_floating_point(DType dtype) {
+  return dtype == DType::Float32 || dtype == DType::Float64 || is_reduced_floating_point(dtype);
+}
+constexpr bool is_integral(DType dtype, bool include_bool = false) {
+  return dtype == DType::Bool ? include_bool : !is_floating_point(dtype);
+}
 // "float32", "int64", ... (what PyTorch prints after "torch.").
 std::string dtype_name(DType dtype);
 // "Float", "Long", ... (PyTorch's ScalarType names, used in its error messages).

@@ -106,12 +106,14 @@ std::int64_t compute_storage_nbytes(IntArrayRef sizes, IntArrayRef strides, std:
 }
 
 bool is_contiguous_layout(IntArrayRef sizes, IntArrayRef strides) {
-  if (compute_numel(sizes) == 0) return true;
+  if (contains_zero(sizes)) return true;  // no element: any strides will do
   std::int64_t expected = 1;
   for (std::size_t i = sizes.size(); i-- > 0;) {
     if (sizes[i] == 1) continue;
     if (strides[i] != expected) return false;
-    expected *= sizes[i];
+    // A tensor's sizes fit (make_tensor checks them); for sizes that do not, the unsigned
+    // product wraps rather than overflowing a signed integer (undefined behaviour).
+    expected = static_cast<std::int64_t>(static_cast<std::uint64_t>(expected) * static_cast<std::uint64_t>(sizes[i]));
   }
   return true;
 }

@@ -106,7 +106,12 @@ class Tensor {
   // asks for sizes, and a call per question showed in the small-step profiles.
   std::int64_t size(std::int64_t dim) const { return entry_at_dim(impl().sizes, dim); }
   std::int64_t stride(std::int64_t dim) const { return entry_at_dim(impl().strides, dim); }
-  std::int64_t numel() const { return compute_numel(impl().sizes); }
+  // A plain product: make_tensor, where every tensor is born, already checked that it fits.
+  std::int64_t numel() const {
+    std::uint64_t product = 1;
+    for (std::int64_t size : impl().sizes) product *= static_cast<std::uint64_t>(size);
+    return static_cast<std::int64_t>(product);
+  }
   std::int64_t storage_offset() const { return impl().storage_offset; }
   DType dtype() const { return impl().dtype; }
   DType scalar_type() const { return impl().dtype; }
