@@ -209,6 +209,16 @@ void gemm_table() {
     shapes.push_back({"bwd dY.W " + name, batch, in, out, false, false});
     shapes.push_back({"bwd dY^T.X " + name, out, in, batch, true, false});
   }
+  // The toy MLP 2-30-20-2 at batch 32 (ember-bench's train_step/toy/b32): products so small
+  // that a tile's last vector is partly used (--shape toy; docs/performance.md, "fifth pass").
+  const std::int64_t toy_layers[][2] = {{2, 30}, {30, 20}, {20, 2}};
+  for (const auto& layer : toy_layers) {
+    const std::int64_t in = layer[0], out = layer[1];
+    const std::string name = std::to_string(in) + "->" + std::to_string(out);
+    shapes.push_back({"toy fwd x.W^T " + name, 32, out, in, false, true});
+    shapes.push_back({"toy bwd dY.W " + name, 32, in, out, false, false});
+    shapes.push_back({"toy bwd dY^T.X " + name, out, in, 32, true, false});
+  }
   for (const GemmShape& shape : shapes)
     if (shape.label.find(gemm_filter) != std::string::npos) run_gemm(shape, rng);
 }

@@ -51,6 +51,7 @@ struct Zmm32 {
   static HalfV half_zero() { return _mm256_setzero_ps(); }
   static HalfV half_load(const T* p) { return _mm256_loadu_ps(p); }
   static HalfV half_load_partial(const T* p, int n) { return _mm256_maskz_loadu_ps(static_cast<__mmask8>((1u << n) - 1), p); }
+  static HalfV half_broadcast(const T* p) { return _mm256_set1_ps(*p); }
   static HalfV lower_half(V v) { return _mm512_castps512_ps256(v); }
   static HalfV half_fma(HalfV a, HalfV b, HalfV c) { return _mm256_fmadd_ps(a, b, c); }
   static V widen(HalfV v) { return _mm512_zextps256_ps512(v); }
@@ -73,6 +74,7 @@ struct Zmm64 {
   static HalfV half_zero() { return _mm256_setzero_pd(); }
   static HalfV half_load(const T* p) { return _mm256_loadu_pd(p); }
   static HalfV half_load_partial(const T* p, int n) { return _mm256_maskz_loadu_pd(static_cast<__mmask8>((1u << n) - 1), p); }
+  static HalfV half_broadcast(const T* p) { return _mm256_set1_pd(*p); }
   static HalfV lower_half(V v) { return _mm512_castpd512_pd256(v); }
   static HalfV half_fma(HalfV a, HalfV b, HalfV c) { return _mm256_fmadd_pd(a, b, c); }
   static V widen(HalfV v) { return _mm512_zextpd256_pd512(v); }

@@ -115,11 +115,17 @@ template <class Ops, int ROWS, int COLS, bool A_ROWS, bool HALF_TAIL>
       }
       b += b_step;
     };
-    // One k step of row i: A(i, p) broadcast in `av`, into every column's accumulator.
-    auto fma_row = [&](int i, V av, const V (&bv)[COLS], HalfV bh) {
+    // One k step of row i: A(i, p) (at `a_value`) broadcast, into every column's accumulator.
+    // A tile of only the half column broadcasts at half width too.
+    auto fma_row = [&](int i, const T* a_value, const V (&bv)[COLS], HalfV bh) {
+      if constexpr (kFull == 0) {
+        half_acc[i] = Ops::half_fma(Ops::half_broadcast(a_value), bh, half_acc[i]);
+      } else {
+        const V av = Ops::broadcast(a_value);
 #pragma GCC unroll 4
-      for (int j = 0; j < kFull; ++j) acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
-      if constexpr (HALF_TAIL) half_acc[i] = Ops::half_fma(Ops::lower_half(av), bh, half_acc[i]);
+        for (int j = 0; j < kFull; ++j) acc[i][j] = Ops::fma(av, bv[j], acc[i][j]);
+        if constexpr (HALF_TAIL) half_acc[i] = Ops::half_fma(Ops::lower_half(av), bh, half_acc[i]);
+      }
     };
 
     if constexpr (A_ROWS) {
@@ -150,7 +156,7 @@ template <class Ops, int ROWS, int COLS, bool A_ROWS, bool HALF_TAIL>
         HalfV bh;
         load_b(bv, bh);
 #pragma GCC unroll 16
-        for (int i = 0; i < ROWS; ++i) fma_row(i, Ops::broadcast(row_value(i)), bv, bh);
+        for (int i = 0; i < ROWS; ++i) fma_row(i, row_value(i), bv, bh);
         ++base_low;
         ++base_high;
       }
@@ -164,7 +170,7 @@ template <class Ops, int ROWS, int COLS, bool A_ROWS, bool HALF_TAIL>
         HalfV bh;
         load_b(bv, bh);
 #pragma GCC unroll 16
-        for (int i = 0; i < ROWS; ++i) fma_row(i, Ops::broadcast(column + i), bv, bh);
+        for (int i = 0; i < ROWS; ++i) fma_row(i, column + i, bv, bh);
         column += a_step;
       }
     }
