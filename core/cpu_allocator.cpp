@@ -152,12 +152,26 @@ constexpr std::size_t kIndexedClassLimit = kMiB;
 constexpr std::size_t kIndexedClasses = 8 + 8 * 11;  // up to 512 bytes, then (512 B, 1 MiB]
 
 // The array index of a size class (allocation_size's result) of at most kIndexedClassLimit.
-std::size_t class_index(std::size_t size) {
+constexpr std::size_t class_index(std::size_t size) {
   if (size <= 512) return size / kCpuAlignment - 1;
   const int top = std::bit_width(size - 1) - 1;  // 2^top < size <= 2^(top + 1), top >= 9
   const std::size_t step = std::size_t{1} << (top - 3);
   return 8 + static_cast<std::size_t>(top - 9) * 8 + (size / step - 9);
 }
+
+// The size class at an array index (the inverse of class_index).
+constexpr std::size_t class_size(std::size_t index) {
+  if (index < 8) return (index + 1) * kCpuAlignment;
+  const std::size_t top = 9 + (index - 8) / 8, eighths = 9 + (index - 8) % 8;
+  return eighths << (top - 3);
+}
+
+constexpr bool class_indices_round_trip() {
+  for (std::size_t index = 0; index < kIndexedClasses; ++index)
+    if (class_index(class_size(index)) != index) return false;
+  return class_size(kIndexedClasses - 1) == kIndexedClassLimit;
+}
+static_assert(class_indices_round_trip(), "class_size must invert class_index over the indexed classes");
 
 class CachingCpuAllocator final : public Allocator {
  public:
@@ -220,7 +234,7 @@ class CachingCpuAllocator final : public Allocator {
       std::lock_guard<std::mutex> lock(mutex_);
       for (std::size_t index = 0; index < kIndexedClasses; ++index) {
         for (const CachedBlock& block : indexed_blocks_[index])
-          released.push_back({block.pointer, block.freed_at, indexed_sizes_[index]});
+          released.push_back({block.pointer, block.freed_at, class_size(index)});
         indexed_blocks_[index].clear();
       }
       for (auto& [size, blocks] : free_blocks_)
@@ -286,7 +300,7 @@ class CachingCpuAllocator final : public Allocator {
         oldest_size = size;
       }
     };
-    for (std::size_t index = 0; index < kIndexedClasses; ++index) consider(indexed_blocks_[index], indexed_sizes_[index]);
+    for (std::size_t index = 0; index < kIndexedClasses; ++index) consider(indexed_blocks_[index], class_size(index));
     for (auto& [size, blocks] : free_blocks_) consider(blocks, size);
     CachedBlock block = oldest->front();
     block.size = oldest_size;
@@ -296,17 +310,8 @@ class CachingCpuAllocator final : public Allocator {
     return block;
   }
 
-  // The class size of each indexed list (the inverse of class_index).
-  static std::array<std::size_t, kIndexedClasses> indexed_class_sizes() {
-    std::array<std::size_t, kIndexedClasses> sizes{};
-    for (std::size_t nbytes = 1; nbytes <= kIndexedClassLimit; nbytes = allocation_size(nbytes) + 1)
-      sizes[class_index(allocation_size(nbytes))] = allocation_size(nbytes);
-    return sizes;
-  }
-
   std::mutex mutex_;
   std::array<std::deque<CachedBlock>, kIndexedClasses> indexed_blocks_;  // classes up to 1 MiB, oldest first
-  const std::array<std::size_t, kIndexedClasses> indexed_sizes_ = indexed_class_sizes();
   std::map<std::size_t, std::deque<CachedBlock>> free_blocks_;  // larger classes -> blocks, oldest first
   std::size_t limit_;
   std::uint64_t clock_ = 0;
