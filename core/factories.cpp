@@ -10,6 +10,7 @@
 // formulas (including how its vectorised CPU loop rounds) and then moved if needed.
 #include <ember/core/factories.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -331,6 +332,31 @@ Tensor eye(std::int64_t n, std::optional<std::int64_t> m, TensorOptions options)
     for (std::int64_t i = 0; i < std::min(n, columns); ++i) out[i * columns + i] = static_cast<scalar_t>(1);
   });
   return finish(result, options);
+}
+
+// ----------------------------------------------------------------------- strided memory
+
+Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions options) {
+  EMBER_CHECK(sizes.size() == strides.size(), ShapeError, "dimensionality of sizes (", sizes.size(),
+              ") must match dimensionality of strides (", strides.size(), ")");
+  for (std::int64_t size : sizes) {
+    EMBER_CHECK(size >= 0, ShapeError, "Trying to create tensor with negative dimension ", size, ": ",
+                shape_to_string(sizes));
+  }
+  const DType dtype = options.dtype_or(default_float_dtype());
+  // Before anything is allocated: an overflowing sum would ask for a few bytes.
+  const std::int64_t nbytes = compute_storage_nbytes(sizes, strides, itemsize(dtype));
+  // What is left negative sits on a dim of at most one element (or the tensor is empty):
+  // filled in from the dims after it, as c10's set_sizes_and_strides does.
+  Shape filled = to_shape(strides);
+  for (std::size_t d = filled.size(); d-- > 0;) {
+    if (filled[d] >= 0) continue;
+    filled[d] = d + 1 == filled.size() ? 1 : filled[d + 1] * std::max<std::int64_t>(sizes[d + 1], 1);
+  }
+  Tensor result = make_tensor(make_storage(static_cast<std::size_t>(nbytes), options.device()), to_shape(sizes),
+                              std::move(filled), 0, dtype);
+  if (options.requires_grad()) result.requires_grad_(true);
+  return result;
 }
 
 // ----------------------------------------------------------------------- borrowed memory

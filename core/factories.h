@@ -45,6 +45,11 @@ Tensor empty_like(const Tensor& other, std::optional<TensorOptions> options = st
 Tensor zeros_like(const Tensor& other, std::optional<TensorOptions> options = std::nullopt);
 Tensor ones_like(const Tensor& other, std::optional<TensorOptions> options = std::nullopt);
 Tensor full_like(const Tensor& other, Scalar value, std::optional<TensorOptions> options = std::nullopt);
+// torch.empty_strided: an uninitialised tensor with the given strides over a fresh storage
+// just large enough for its farthest element (strides may leave gaps or overlap). PyTorch's
+// rules: a negative stride over two or more elements is a storage-size overflow; on a dim of
+// at most one element it means "unspecified" and becomes that dim's contiguous stride.
+Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions options = {});
 // Wraps memory the caller owns (no copy). The deleter, if given, runs when the last view dies.
 Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions options = {},
                  std::function<void(void*)> deleter = {});

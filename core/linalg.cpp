@@ -15,6 +15,7 @@
 // The error messages are PyTorch 2.x's (measured on 2.15), including the ones its folding
 // produces.
 #include <ember/core/backend.h>
+#include <ember/core/factories.h>
 #include <ember/core/native.h>
 #include <ember/core/profiler.h>
 
@@ -328,14 +329,9 @@ Tensor mm_transposed(const Tensor& a, bool transpose_a, const Tensor& b, bool tr
   check_mm_dtypes(a, b);
   check_not_bool(a, "addmm_impl_cpu_");
   profiler::add_flops(2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n));
-  Tensor out;
-  if (transposed_result) {  // the transpose of a contiguous [n, m]: strides (1, m), 1 for an empty dim
-    const std::int64_t nbytes = compute_storage_nbytes({m, n}, itemsize(a.dtype()));
-    out = make_tensor(make_storage(static_cast<std::size_t>(nbytes), a.device()), {m, n},
-                      {1, std::max<std::int64_t>(m, 1)}, 0, a.dtype());
-  } else {
-    out = empty({m, n}, a.options());
-  }
+  // A transposed result is the transpose of a contiguous [n, m]: strides (1, m), 1 for an empty dim.
+  const Tensor out = transposed_result ? empty_strided({m, n}, {1, std::max<std::int64_t>(m, 1)}, a.options())
+                                       : empty({m, n}, a.options());
   run_gemm({&a, -1, a_row, 1 - a_row}, {&b, -1, b_row, 1 - b_row}, {&out, -1, 0, 1}, 1, m, n, k, 0.0, 1.0);
   return out;
 }

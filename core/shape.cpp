@@ -94,8 +94,10 @@ std::int64_t compute_storage_nbytes(IntArrayRef sizes, IntArrayRef strides, std:
   // The farthest element sits at offset + sum (size_d - 1) · stride_d; one past it, in bytes.
   std::int64_t last = storage_offset;
   for (std::size_t d = 0; fits && d < sizes.size(); ++d) {
+    // PyTorch sums in unsigned arithmetic, where a negative stride over two or more elements
+    // is a huge number: it reports an overflow, and so does this.
     std::int64_t step = 0;
-    fits = multiply(sizes[d] - 1, strides[d], step) && add(last, step, last);
+    fits = !(strides[d] < 0 && sizes[d] > 1) && multiply(sizes[d] - 1, strides[d], step) && add(last, step, last);
   }
   std::int64_t nbytes = 0;
   if (!fits || !add(last, 1, last) || !multiply(last, static_cast<std::int64_t>(itemsize), nbytes)) {

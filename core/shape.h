@@ -76,9 +76,10 @@ std::int64_t compute_storage_nbytes(IntArrayRef sizes, std::size_t itemsize);
 
 // Bytes a strided layout reaches: (storage_offset + 1 + sum (size_d - 1) · stride_d) ·
 // itemsize, 0 when numel is 0 (offset · itemsize must still fit: data_ptr() computes it;
-// PyTorch lets a 0-element view sit at any offset). Strides must be non-negative (checked by the callers, with
-// their own messages). Overflow: "Storage size calculation overflowed with sizes=[2] and
-// strides=[4611686018427387904]" (PyTorch's message for as_strided).
+// PyTorch lets a 0-element view sit at any offset). Overflow: "Storage size calculation
+// overflowed with sizes=[2] and strides=[4611686018427387904]" (PyTorch's message), also
+// for a negative stride over two or more elements, as PyTorch's unsigned sum reports it
+// (as_strided and from_blob refuse negative strides first, with their own messages).
 std::int64_t compute_storage_nbytes(IntArrayRef sizes, IntArrayRef strides, std::size_t itemsize,
                                     std::int64_t storage_offset = 0);
 // True when sizes/strides describe a row-major layout (size-1 dims may have any stride).

@@ -1,5 +1,5 @@
 // tests/core/test_factories.cpp — ember::tensor, zeros/ones/full, arange, linspace, eye, *_like,
-// from_blob. Dtype inference and error texts follow PyTorch; arange/linspace values are
+// empty_strided, from_blob. Dtype inference and error texts follow PyTorch; arange/linspace values are
 // compared bit for bit with tests/reference/factories.json (gen_factories.py).
 #include <catch2/catch.hpp>
 
@@ -213,6 +213,58 @@ TEST_CASE("eye builds identity matrices", "[factories]") {
   REQUIRE(eye(0).numel() == 0);
   REQUIRE_THROWS_WITH(eye(-1), "n must be greater or equal to 0, got -1");
   REQUIRE_THROWS_WITH(eye(2, -1), "m must be greater or equal to 0, got -1");
+}
+
+TEST_CASE("empty_strided gives PyTorch's strides and storage size", "[factories]") {
+  int count = 0;
+  for (const auto& item : reference()["empty_strided"]) {
+    INFO("empty_strided(" << item["sizes"].dump() << ", " << item["strides"].dump() << ") dtype " << item["dtype"].dump());
+    const Shape sizes = item["sizes"].get<Shape>(), strides = item["strides"].get<Shape>();
+    TensorOptions options;
+    if (!item["dtype"].is_null()) options = options.dtype(testing::dtype_from_name(item["dtype"]));
+    const Tensor t = empty_strided(sizes, strides, options);
+    CHECK(t.sizes() == sizes);
+    CHECK(t.strides() == item["result_strides"].get<Shape>());
+    CHECK(static_cast<std::int64_t>(t.storage()->nbytes()) == item["nbytes"].get<std::int64_t>());
+    CHECK(t.is_contiguous() == item["contiguous"].get<bool>());
+    CHECK(dtype_name(t.dtype()) == item["dtype_out"].get<std::string>());
+    CHECK(t.storage_offset() == 0);
+    CHECK_FALSE(t.requires_grad());
+    ++count;
+  }
+  REQUIRE(count == 15);
+}
+
+TEST_CASE("empty_strided: every element is addressable and the layout is the one asked for", "[factories]") {
+  // A transposed layout: element (i, j) at i + 2 j, so filling it row by row and reading the
+  // storage in order gives the column-major sequence.
+  Tensor t = empty_strided({2, 3}, {1, 2});
+  t.copy_(arange(6, kFloat32).view({2, 3}));
+  const float* storage = t.data_ptr<float>();
+  CHECK(std::vector<float>(storage, storage + 6) == std::vector<float>{0, 3, 1, 4, 2, 5});
+  CHECK(values_of<float>(t.contiguous()) == std::vector<float>{0, 1, 2, 3, 4, 5});
+  // Rows with a gap: the padding is storage, never an element (the last row ends the storage).
+  Tensor padded = empty_strided({3, 2}, {5, 1}, kFloat64);
+  CHECK(padded.storage()->nbytes() == (2 * 5 + 2) * sizeof(double));
+  padded.fill_(1.5);
+  CHECK(padded.sum().item<double>() == 9.0);
+  // Options: dtype, requires_grad (a leaf, as torch.empty_strided(..., requires_grad=True)).
+  Tensor leaf = empty_strided({2}, {3}, TensorOptions().dtype(kFloat64).requires_grad(true));
+  CHECK(leaf.requires_grad());
+  CHECK(leaf.is_leaf());
+  CHECK(leaf.dtype() == kFloat64);
+}
+
+TEST_CASE("empty_strided errors use PyTorch's messages", "[factories]") {
+  int count = 0;
+  for (const auto& item : reference()["empty_strided_errors"]) {
+    const Shape sizes = item["sizes"].get<Shape>(), strides = item["strides"].get<Shape>();
+    INFO("empty_strided(" << item["sizes"].dump() << ", " << item["strides"].dump() << ")");
+    CHECK_THROWS_WITH(empty_strided(sizes, strides), item["message"].get<std::string>());
+    CHECK_THROWS_AS(empty_strided(sizes, strides), ShapeError);
+    ++count;
+  }
+  REQUIRE(count == 6);
 }
 
 TEST_CASE("from_blob wraps caller memory without copying", "[factories]") {

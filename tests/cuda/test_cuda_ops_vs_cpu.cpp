@@ -9,11 +9,13 @@
 // reductions, GEMM and losses within 1e-5 relative of a float64 reference computed on the
 // CPU from the same values; comparisons, indices, casts, copies and max/min exactly.
 // Needs a GPU; skipped without one (EMBER_REQUIRE_GPU, test_gpu_skip.cpp).
+#include <array>
 #include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include <ember/core/native.h>
 #include <ember/ember.h>
 
 #include "cuda_test_support.h"
@@ -251,6 +253,35 @@ TEST_CASE("cuda ops vs cpu: GEMM through cuBLAS matches ember's kernel and the C
       Tensor got = a.cuda().mm(b.cuda()).cpu().to(kFloat64);
       REQUIRE(((got - reference).abs() - (scale * 1e-5 + 1e-7)).max().item<double>() <= 0.0);
     }
+  }
+  cuda::set_matmul_backend(cuda::MatmulBackend::Ember);
+}
+
+TEST_CASE("cuda ops vs cpu: mm_transposed writes its result in the layout asked for on every backend",
+          "[cuda][gpu][ops][gemm]") {
+  EMBER_REQUIRE_GPU();
+  // Autograd's weight gradients (native::mm_transposed): op(a)·op(b) from the stored matrices,
+  // the result row-major or column-major (strides (1, m)). 300 x 260 outputs reach the fast
+  // kernel's tile count; the small product stays on the reading kernel.
+  for (auto [m, k, n] : {std::array<std::int64_t, 3>{37, 19, 23}, std::array<std::int64_t, 3>{300, 45, 260}}) {
+    for (bool transpose_a : {false, true})
+      for (bool transpose_b : {false, true})
+        for (bool transposed_result : {false, true}) {
+          const Tensor a = transpose_a ? ember::randn({k, m}) : ember::randn({m, k});
+          const Tensor b = transpose_b ? ember::randn({n, k}) : ember::randn({k, n});
+          const Tensor a64 = (transpose_a ? a.t() : a).to(kFloat64), b64 = (transpose_b ? b.t() : b).to(kFloat64);
+          const Tensor reference = a64.mm(b64), scale = a64.abs().mm(b64.abs());
+          for (auto backend : {cuda::MatmulBackend::Ember, cuda::MatmulBackend::EmberSimple, cuda::MatmulBackend::Cublas}) {
+            INFO("m " << m << " transpose_a " << transpose_a << " transpose_b " << transpose_b << " transposed_result "
+                      << transposed_result << " backend " << int(backend));
+            cuda::set_matmul_backend(backend);
+            const Tensor result = native::mm_transposed(a.cuda(), transpose_a, b.cuda(), transpose_b, transposed_result);
+            REQUIRE(result.sizes() == Shape{m, n});
+            REQUIRE(result.strides() == (transposed_result ? Shape{1, m} : Shape{n, 1}));
+            const Tensor got = result.cpu().to(kFloat64);
+            REQUIRE(((got - reference).abs() - (scale * 1e-5 + 1e-7)).max().item<double>() <= 0.0);
+          }
+        }
   }
   cuda::set_matmul_backend(cuda::MatmulBackend::Ember);
 }

@@ -38,7 +38,7 @@ void run_gemm(const GemmPlan& plan, Kernel kernel, std::int64_t max_blocks_x = g
 
 template <class T>
 void check_gemm(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, Layout sa, Layout sb,
-                double alpha, double beta, Kernel kernel = Kernel::Reading) {
+                double alpha, double beta, Kernel kernel = Kernel::Reading, Layout sc = Layout::RowMajor) {
   GemmPlan plan;
   plan.batch = batch;
   plan.m = m;
@@ -51,12 +51,11 @@ void check_gemm(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t
   const std::int64_t span_b = testing::matrix_strides(sb, k, n, plan.row_stride_b, plan.col_stride_b);
   plan.batch_stride_a = span_a;
   plan.batch_stride_b = span_b;
-  plan.row_stride_c = n;
-  plan.col_stride_c = 1;
-  plan.batch_stride_c = m * n;
+  const std::int64_t span_c = testing::matrix_strides(sc, m, n, plan.row_stride_c, plan.col_stride_c);
+  plan.batch_stride_c = span_c;
   auto a = random_values<T>(batch * span_a, -1, 1, 1);
   auto b = random_values<T>(batch * span_b, -1, 1, 2);
-  auto c_start = random_values<T>(batch * m * n, -1, 1, 3);
+  auto c_start = random_values<T>(batch * span_c, -1, 1, 3);
   std::vector<T> got = c_start, want = c_start;
   plan.a = a.data();
   plan.b = b.data();
@@ -65,10 +64,11 @@ void check_gemm(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t
   cpu_plan.c = want.data();
   run_gemm(plan, kernel);
   cpu::gemm(cpu_plan);
-  INFO((kernel == Kernel::Fast ? "fast kernel" : "reading kernel") << " batch " << batch << " m " << m << " n " << n << " k " << k << " storage " << int(sa) << "," << int(sb)
+  INFO((kernel == Kernel::Fast ? "fast kernel" : "reading kernel") << " batch " << batch << " m " << m << " n " << n << " k " << k << " storage " << int(sa) << "," << int(sb) << "," << int(sc)
                 << " alpha " << alpha << " beta " << beta);
   const double tolerance = sizeof(T) == 4 ? 1e-4 : 1e-10;
-  REQUIRE(first_mismatch(got.data(), want.data(), batch * m * n, tolerance, tolerance) == -1);
+  // Over all of C's span: a padded C's gaps must come back untouched too.
+  REQUIRE(first_mismatch(got.data(), want.data(), batch * span_c, tolerance, tolerance) == -1);
 }
 
 }  // namespace
@@ -96,6 +96,19 @@ TEST_CASE("cuda kernels (emulated): gemm reads transposed and padded operands th
       check_gemm<float>(1, 128, 128, 24, sa, sb, 1.0, 0.0, Kernel::Fast);  // whole tiles
       check_gemm<float>(1, 130, 129, 21, sa, sb, 1.0, 0.0, Kernel::Fast);  // vectors crossing the edges
     }
+}
+
+TEST_CASE("cuda kernels (emulated): gemm writes a column-major or padded C through its strides",
+          "[cuda][gemm]") {
+  // A column-major C is what native::mm_transposed asks for when autograd wants a gradient in
+  // its parameter's transposed layout; the epilogue's stores follow C's strides.
+  EMBER_EACH_EMULATOR_SCHEDULE();
+  for (Layout sc : {Layout::Transposed, Layout::Padded})
+    for (Kernel kernel : kKernels) {
+      check_gemm<float>(1, 33, 31, 20, Layout::RowMajor, Layout::Transposed, 1.0, 0.0, kernel, sc);
+      check_gemm<float>(2, 130, 129, 9, Layout::Transposed, Layout::RowMajor, 0.5, 1.0, kernel, sc);
+    }
+  check_gemm<double>(1, 65, 33, 17, Layout::RowMajor, Layout::RowMajor, 1.0, 0.0, Kernel::Reading, Layout::Transposed);
 }
 
 TEST_CASE("cuda kernels (emulated): gemm is batched and applies alpha and beta", "[cuda][gemm]") {

@@ -1,4 +1,5 @@
-"""tests/reference/gen_factories.py — torch.tensor / arange / linspace / eye / full values.
+"""tests/reference/gen_factories.py — torch.tensor / arange / linspace / eye / full values,
+and empty_strided's layouts (strides kept or filled in, storage bytes) and errors.
 
 Run with PyTorch 2.x: python3 tests/reference/gen_factories.py   (writes factories.json)
 tests/core/test_factories.cpp rebuilds each case with ember and compares dtype, shape and
@@ -21,6 +22,18 @@ linspace_cases = [
     ((0, 1, 100), None), ((-3.3, 7.7, 37), None), ((0, 1, 50), "float64"), ((0, 10, 4), "int64"),
     ((5, -5, 16), None), ((2, 2, 3), None), ((-1, 1, 33), None),
 ]
+empty_strided_cases = [
+    # (sizes, strides, dtype or None): gaps, overlaps, a transposed layout, empty and 0-d
+    # tensors, and negative strides where PyTorch accepts them (dims of at most one element).
+    ((2, 3), (1, 2), None), ((2, 3), (3, 1), None), ((2, 3), (4, 1), None), ((2, 3), (0, 0), None),
+    ((0, 3), (5, 7), None), ((), (), None), ((2, 3), (1, 2), "float64"), ((4,), (3,), "int32"),
+    ((1, 3), (-5, 1), None), ((2, 1), (1, -4), None), ((1,), (-3,), None), ((0, 3), (1, -2), None),
+    ((2, 0), (-1, 1), None), ((3, 1, 2), (2, -1, 1), None), ((1, 3), (7, 1), None),
+]
+empty_strided_errors = [
+    ((2, 3), (-1, 1)), ((2, 3), (-1, 2)), ((2, 3), (1,)), ((-2, 3), (1, 1)), ((2, 3), (2**62, 1)),
+    ((2**62, 4), (4, 1)),
+]
 DT = {None: None, "float32": torch.float32, "float64": torch.float64, "int64": torch.int64, "int32": torch.int32}
 
 out = {"arange": [], "linspace": []}
@@ -31,5 +44,19 @@ for args, dtype in arange_cases:
 for args, dtype in linspace_cases:
     t = torch.linspace(*args, dtype=DT[dtype]) if dtype else torch.linspace(*args)
     out["linspace"].append({"args": list(args), "dtype": dtype, "result": tensor_json(t)})
+
+out["empty_strided"] = []
+for sizes, strides, dtype in empty_strided_cases:
+    t = torch.empty_strided(sizes, strides, dtype=DT[dtype]) if dtype else torch.empty_strided(sizes, strides)
+    out["empty_strided"].append({"sizes": list(sizes), "strides": list(strides), "dtype": dtype,
+                                 "result_strides": list(t.stride()), "nbytes": t.untyped_storage().nbytes(),
+                                 "contiguous": t.is_contiguous(), "dtype_out": str(t.dtype).replace("torch.", "")})
+out["empty_strided_errors"] = []
+for sizes, strides in empty_strided_errors:
+    try:
+        torch.empty_strided(sizes, strides)
+        raise AssertionError("expected an error")
+    except RuntimeError as error:
+        out["empty_strided_errors"].append({"sizes": list(sizes), "strides": list(strides), "message": str(error)})
 
 write("factories.json", out)
