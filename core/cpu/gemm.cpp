@@ -234,16 +234,23 @@ Problem<T> transposed(const Problem<T>& p) {
 // What to pack, for a problem in kernel orientation. The kernels can read an operand in
 // place when it has a unit stride (B: along its columns; A: either way), so packing is a
 // choice, made by measurement (docs/performance.md):
-//   * an A panel meets every B panel of its rows (n / NR of them). Up to four meetings
-//     (n <= 4 NR: the MLP's 128-wide and narrower layers) reading A in place is faster; beyond,
-//     the contiguous packed panel wins;
+//   * an A panel meets every B panel of its rows (n / NR of them). A column-major A packs by
+//     copying, which repays itself beyond four meetings (n > 4 NR: wider than the MLP's
+//     128-wide layers). A row-major A packs by transposing, several times the copy's cost,
+//     and is read in place up to 32 meetings (the Linear forward's X, the convolution's
+//     weight gradient) — unless its rows lie a multiple of 4 KiB apart: the MR rows read side
+//     by side would then share the L1 cache's sets and evict each other (1024 x 1024 was
+//     10 % slower in place);
 //   * a row-major B read in place streams its rows with the matrix's own stride. Up to about
 //     a dozen A panels (m <= 12 MR: the MLP's batch of 128) that is faster than copying B
 //     first; beyond, the contiguous packed panels win.
 template <class T>
 Strategy choose_packing(const Problem<T>& p, const MicroKernel<T>& kernel) {
   Strategy s;
-  s.pack_a = !(p.a_rs == 1 || p.a_cs == 1) || p.n > 4 * kernel.nr;
+  const bool row_major_a = p.a_cs == 1 && p.a_rs != 1;
+  const bool rows_share_sets = (p.a_rs * static_cast<std::int64_t>(sizeof(T))) % 4096 == 0;
+  const std::int64_t meetings = row_major_a && !rows_share_sets ? 32 : 4;
+  s.pack_a = !(p.a_rs == 1 || p.a_cs == 1) || p.n > meetings * kernel.nr;
   s.pack_b = p.b_cs != 1 || p.m > 12 * kernel.mr;
   return s;
 }
