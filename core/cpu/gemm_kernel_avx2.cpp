@@ -81,12 +81,26 @@ inline __attribute__((always_inline)) void transpose8(__m256 r[8]) {
 
 // The packs (gemm_kernels.h's PackFn; the portable loops of core/cpu/gemm_pack.h copied and
 // transposed one float at a time, a tenth of the CNN's step on an AVX2 host). W = 6 (A) or 16 (B).
+//
+// Stores are whole vectors wherever they stay inside the panel: AMD's cores run a vmaskmov
+// store several times slower than a plain one (docs/performance.md, "AVX2 without masked
+// stores"). A 6-wide step stored as 8 lanes writes 2 lanes into the next step's slot, which
+// that step's own store overwrites next (steps are written in order); only a panel's last
+// step is masked.
+template <int W>
+void store_step(float* out, std::int64_t step, std::int64_t depth, int group, __m256 values) {
+  constexpr int kWidth = W < 8 ? W : 8;
+  if (W - group >= 8 || step + 1 < depth) _mm256_storeu_ps(out + step * W + group, values);
+  else _mm256_maskstore_ps(out + step * W + group, first_lanes32(kWidth), values);
+}
+
 // out[p * W + i] = src[i * stride + p] for i < rows (zeros up to W), p < depth: 8 x 8 blocks
 // transposed in registers.
 template <int W>
 void pack_transposed(const float* src, std::int64_t stride, std::int64_t rows, std::int64_t depth, float* out) {
+  static_assert(W % 8 == 0 || W < 8, "a group is a whole vector or the panel's only one");
+  // Steps in order within each group: a 6-wide step's spill is overwritten by the next one.
   for (int group = 0; group < W; group += 8) {
-    const __m256i store_mask = first_lanes32(W - group < 8 ? W - group : 8);
     for (std::int64_t p0 = 0; p0 < depth; p0 += 8) {
       const int steps = depth - p0 < 8 ? static_cast<int>(depth - p0) : 8;
       const __m256i load_mask = first_lanes32(steps);
@@ -96,20 +110,19 @@ void pack_transposed(const float* src, std::int64_t stride, std::int64_t rows, s
         r[i] = (group + i < W && row < rows) ? _mm256_maskload_ps(src + row * stride + p0, load_mask) : _mm256_setzero_ps();
       }
       transpose8(r);
-      for (int q = 0; q < steps; ++q) _mm256_maskstore_ps(out + (p0 + q) * W + group, store_mask, r[q]);
+      for (int q = 0; q < steps; ++q) store_step<W>(out, p0 + q, depth, group, r[q]);
     }
   }
 }
 
 // out[p * W + i] = src[p * stride + i]: each step's values are adjacent, one or two masked
-// copies (the masked-off loads read nothing and give the padding zeros).
+// loads (the masked-off lanes read nothing and give the padding zeros) and whole stores.
 template <int W>
 void pack_copied(const float* src, std::int64_t stride, std::int64_t rows, std::int64_t depth, float* out) {
   for (std::int64_t p = 0; p < depth; ++p) {
     for (int group = 0; group < W; group += 8) {
       const std::int64_t valid = rows - group < 0 ? 0 : (rows - group < 8 ? rows - group : 8);
-      const __m256 values = _mm256_maskload_ps(src + p * stride + group, first_lanes32(static_cast<int>(valid)));
-      _mm256_maskstore_ps(out + p * W + group, first_lanes32(W - group < 8 ? W - group : 8), values);
+      store_step<W>(out, p, depth, group, _mm256_maskload_ps(src + p * stride + group, first_lanes32(static_cast<int>(valid))));
     }
   }
 }
