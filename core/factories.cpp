@@ -348,10 +348,15 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions optio
   const std::int64_t nbytes = compute_storage_nbytes(sizes, strides, itemsize(dtype));
   // What is left negative sits on a dim of at most one element (or the tensor is empty):
   // filled in from the dims after it, as c10's set_sizes_and_strides does.
+  // An empty tensor skips the size check, so the product is checked here (PyTorch's message).
   Shape filled = to_shape(strides);
   for (std::size_t d = filled.size(); d-- > 0;) {
     if (filled[d] >= 0) continue;
-    filled[d] = d + 1 == filled.size() ? 1 : filled[d + 1] * std::max<std::int64_t>(sizes[d + 1], 1);
+    filled[d] = 1;
+    if (d + 1 < filled.size()) {
+      EMBER_CHECK(!__builtin_mul_overflow(filled[d + 1], std::max<std::int64_t>(sizes[d + 1], 1), &filled[d]),
+                  ShapeError, "Stride calculation overflowed");
+    }
   }
   Tensor result = make_tensor(make_storage(static_cast<std::size_t>(nbytes), options.device()), to_shape(sizes),
                               std::move(filled), 0, dtype);

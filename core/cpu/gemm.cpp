@@ -239,8 +239,8 @@ Problem<T> transposed(const Problem<T>& p) {
 //     128-wide layers). A row-major A packs by transposing, several times the copy's cost,
 //     and is read in place up to 32 meetings (the Linear forward's X, the convolution's
 //     weight gradient) — unless its rows lie a multiple of 4 KiB apart: the MR rows read side
-//     by side would then share the L1 cache's sets and evict each other (1024 x 1024 was
-//     10 % slower in place);
+//     by side would then share the L1 cache's sets and evict each other (a square 1024
+//     product measured slower in place);
 //   * a row-major B read in place streams its rows with the matrix's own stride. Up to about
 //     a dozen A panels (m <= 12 MR: the MLP's batch of 128) that is faster than copying B
 //     first; beyond, the contiguous packed panels win.

@@ -13,11 +13,13 @@
 //
 // Loads and stores are whole vectors wherever they stay inside the plane: AMD's cores run a
 // vmaskmov store several times slower than a plain one, and the masked loads held the forward
-// well below the AVX-512 kernel's speed (docs/performance.md, "AVX2 without masked stores"). A row's last step of fewer than eight windows
-// then reads lanes it discards and writes past the row's end, into places that a later store
-// of this call writes again (the next rows' windows; the backward's zero fill of the columns
-// and rows no window reaches), so the backward runs each row pair's steps last to first. Only
-// an access that would leave the plane is masked.
+// well below the AVX-512 kernel's speed (docs/performance.md, "AVX2 without masked stores").
+// A row's last step of fewer than eight windows then reads lanes it discards and writes past
+// the row's end, into places that a later store of this call writes again (the next rows'
+// windows; the backward's zero fill of the columns and rows no window reaches), so the
+// backward runs each row pair's steps last to first. Only an access that would leave the
+// plane is masked. (Bounds are compared as offsets: a pointer past the buffer's end is not
+// even formed.)
 #include <immintrin.h>
 
 #include <algorithm>
@@ -53,14 +55,14 @@ __m256 right_columns(__m256 low, __m256 high) {
 void max_pool_2x2_plane_avx2(const float* in, std::int64_t in_w, std::int64_t out_h, std::int64_t out_w, float* out,
                              std::int64_t* indices) {
   const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
-  const float* const rows_end = in + 2 * out_h * in_w;  // the rows the windows cover
+  const std::int64_t rows_end = 2 * out_h * in_w;  // the rows the windows cover
   for (std::int64_t y = 0; y < out_h; ++y) {
     const float* top = in + 2 * y * in_w;
     const float* bottom = top + in_w;
     for (std::int64_t x0 = 0; x0 < out_w; x0 += 8) {
       const std::int64_t count = std::min<std::int64_t>(8, out_w - x0);  // windows in this step
       __m256 top_low, top_high, bottom_low, bottom_high;
-      if (bottom + 2 * x0 + 16 <= rows_end) {  // whole loads: lanes past the row are computed, never kept
+      if ((2 * y + 1) * in_w + 2 * x0 + 16 <= rows_end) {  // whole loads: lanes past the row are computed, never kept
         top_low = _mm256_loadu_ps(top + 2 * x0);
         top_high = _mm256_loadu_ps(top + 2 * x0 + 8);
         bottom_low = _mm256_loadu_ps(bottom + 2 * x0);
@@ -158,7 +160,7 @@ bool max_pool_2x2_backward_plane_avx2(const float* grad_out, const std::int64_t*
       const auto store_row = [&](float* row, __m256 left, __m256 right) {  // left0 right0 left1 right1 ...
         const __m256 first = _mm256_unpacklo_ps(left, right), second = _mm256_unpackhi_ps(left, right);
         const __m256 low = _mm256_permute2f128_ps(first, second, 0x20), high = _mm256_permute2f128_ps(first, second, 0x31);
-        if (row + 2 * x0 + 16 <= grad_in + plane_end) {
+        if ((row - grad_in) + 2 * x0 + 16 <= plane_end) {
           _mm256_storeu_ps(row + 2 * x0, low);
           _mm256_storeu_ps(row + 2 * x0 + 8, high);
         } else {

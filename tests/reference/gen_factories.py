@@ -32,7 +32,7 @@ empty_strided_cases = [
 ]
 empty_strided_errors = [
     ((2, 3), (-1, 1)), ((2, 3), (-1, 2)), ((2, 3), (1,)), ((-2, 3), (1, 1)), ((2, 3), (2**62, 1)),
-    ((2**62, 4), (4, 1)),
+    ((2**62, 4), (4, 1)), ((1, 3, 0), (-1, 2**62, 5)),
 ]
 DT = {None: None, "float32": torch.float32, "float64": torch.float64, "int64": torch.int64, "int32": torch.int32}
 
