@@ -15,6 +15,8 @@
 #include <vector>
 
 #include <ember/autograd/gradcheck.h>
+#include <ember/core/cpu/cpu_kernels.h>
+#include <ember/core/cpu/gemm_kernels.h>
 #include <ember/core/kernel_mode.h>
 #include <ember/core/native.h>
 #include <ember/ember.h>
@@ -484,6 +486,55 @@ TEST_CASE("max_pool2d(2) forward and backward: the same bits as the reference lo
           CHECK(grad_bits[0] == grad_bits[1]);
         }
       }
+    }
+  }
+}
+
+// The AVX2 kernels store whole vectors wherever they stay inside the plane (a short step's
+// spill lands where a later store of the call writes) and mask what would leave it: called on
+// one plane whose output, indices and input gradient are followed by guard values, every guard
+// survives, and the plane holds each window's maximum, its index and the routed gradient. The
+// inputs are exactly their size, so under ASan a read past the plane fails too.
+TEST_CASE("max_pool2d(2)'s AVX2 kernels never write past the plane", "[pool]") {
+  if (!cpu::gemm_kernel_available("avx2")) {
+    testing::mark_skipped("the CPU has no AVX2");
+    return;
+  }
+  constexpr std::int64_t kGuards = 16;
+  const float guard = -12345.0f;
+  for (const std::int64_t in_h : {2, 3, 4, 5}) {
+    for (const std::int64_t in_w : {2, 3, 5, 14, 16, 17, 28, 33}) {
+      INFO("in_h " << in_h << " in_w " << in_w);
+      const std::int64_t out_h = in_h / 2, out_w = in_w / 2, outputs = out_h * out_w;
+      std::vector<float> in(static_cast<std::size_t>(in_h * in_w));
+      for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>((i * 37) % 101) - 50.0f;  // distinct per window
+      std::vector<float> out(static_cast<std::size_t>(outputs + kGuards), guard);
+      std::vector<std::int64_t> indices(static_cast<std::size_t>(outputs + kGuards), -7);
+      cpu::max_pool_2x2_plane_avx2(in.data(), in_w, out_h, out_w, out.data(), indices.data());
+      for (std::int64_t y = 0; y < out_h; ++y) {
+        for (std::int64_t x = 0; x < out_w; ++x) {
+          std::int64_t best = 2 * y * in_w + 2 * x;
+          for (const std::int64_t at : {best + 1, best + in_w, best + in_w + 1})
+            if (in[static_cast<std::size_t>(at)] > in[static_cast<std::size_t>(best)]) best = at;
+          CHECK(indices[static_cast<std::size_t>(y * out_w + x)] == best);
+          CHECK(out[static_cast<std::size_t>(y * out_w + x)] == in[static_cast<std::size_t>(best)]);
+        }
+      }
+      for (std::int64_t i = outputs; i < outputs + kGuards; ++i) {
+        CHECK(out[static_cast<std::size_t>(i)] == guard);
+        CHECK(indices[static_cast<std::size_t>(i)] == -7);
+      }
+      std::vector<float> grad_out(static_cast<std::size_t>(outputs));
+      for (std::size_t i = 0; i < grad_out.size(); ++i) grad_out[i] = 1.0f + static_cast<float>(i);
+      const std::vector<std::int64_t> forward_indices(indices.begin(), indices.begin() + outputs);
+      std::vector<float> grad_in(static_cast<std::size_t>(in_h * in_w + kGuards), guard);
+      REQUIRE(cpu::max_pool_2x2_backward_plane_avx2(grad_out.data(), forward_indices.data(), in_h, in_w, out_h, out_w,
+                                                    grad_in.data()));
+      std::vector<float> want(static_cast<std::size_t>(in_h * in_w), 0.0f);
+      for (std::int64_t o = 0; o < outputs; ++o)
+        want[static_cast<std::size_t>(forward_indices[static_cast<std::size_t>(o)])] = grad_out[static_cast<std::size_t>(o)];
+      CHECK(std::vector<float>(grad_in.begin(), grad_in.begin() + in_h * in_w) == want);
+      for (std::int64_t i = in_h * in_w; i < in_h * in_w + kGuards; ++i) CHECK(grad_in[static_cast<std::size_t>(i)] == guard);
     }
   }
 }
