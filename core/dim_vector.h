@@ -26,6 +26,16 @@
 
 namespace ember {
 
+// Whether two lists of n dims hold the same values: the one comparison behind DimVector's
+// and IntArrayRef's ==. A plain loop: std::equal on int64 becomes a call to memcmp, slower
+// for a few dims.
+inline bool same_dims(const std::int64_t* a, const std::int64_t* b, std::size_t n) noexcept {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
 class DimVector {
  public:
   using value_type = std::int64_t;
@@ -173,18 +183,13 @@ class DimVector {
     *this = std::move(held);
   }
 
-  // Plain loops: std::equal on int64 becomes a call to memcmp, slower for a few dims.
   friend bool operator==(const DimVector& a, const DimVector& b) noexcept {
-    if (a.size_ != b.size_) return false;
-    for (size_type i = 0; i < a.size_; ++i) {
-      if (a.data_[i] != b.data_[i]) return false;
-    }
-    return true;
+    return a.size_ == b.size_ && same_dims(a.data_, b.data_, a.size_);
   }
   // Against a std::vector directly: through the conversions, `vector == DimVector` would be
   // ambiguous between C++20's two argument orders.
   friend bool operator==(const DimVector& a, const std::vector<std::int64_t>& b) noexcept {
-    return a.size_ == b.size() && std::equal(a.begin(), a.end(), b.begin());
+    return a.size_ == b.size() && same_dims(a.data_, b.data(), a.size_);
   }
   friend bool operator<(const DimVector& a, const DimVector& b) noexcept {
     return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());

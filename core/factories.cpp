@@ -339,10 +339,7 @@ Tensor eye(std::int64_t n, std::optional<std::int64_t> m, TensorOptions options)
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, TensorOptions options) {
   EMBER_CHECK(sizes.size() == strides.size(), ShapeError, "dimensionality of sizes (", sizes.size(),
               ") must match dimensionality of strides (", strides.size(), ")");
-  for (std::int64_t size : sizes) {
-    EMBER_CHECK(size >= 0, ShapeError, "Trying to create tensor with negative dimension ", size, ": ",
-                shape_to_string(sizes));
-  }
+  check_no_negative_sizes(sizes);
   const DType dtype = options.dtype_or(default_float_dtype());
   // Before anything is allocated: an overflowing sum would ask for a few bytes.
   const std::int64_t nbytes = compute_storage_nbytes(sizes, strides, itemsize(dtype));
@@ -373,10 +370,7 @@ Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions options, std::func
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions options,
                  std::function<void(void*)> deleter) {
   EMBER_CHECK(sizes.size() == strides.size(), ShapeError, "mismatch in length of strides and shape");
-  for (std::int64_t size : sizes) {
-    EMBER_CHECK(size >= 0, ShapeError, "Trying to create tensor with negative dimension ", size, ": ",
-                shape_to_string(sizes));
-  }
+  check_no_negative_sizes(sizes);
   // A negative stride would reach memory before `data`, which the storage below does not
   // cover (as_strided refuses them for the same reason).
   for (std::int64_t stride : strides) {

@@ -10,11 +10,7 @@ namespace ember {
 
 // A plain loop: std::equal on int64 becomes a call to memcmp, slower than a few compares.
 bool IntArrayRef::operator==(const IntArrayRef& other) const {
-  if (size() != other.size()) return false;
-  for (std::size_t i = 0; i < size(); ++i) {
-    if ((*this)[i] != other[i]) return false;
-  }
-  return true;
+  return size() == other.size() && same_dims(data(), other.data(), size());
 }
 
 namespace {
@@ -66,11 +62,17 @@ Shape contiguous_strides(IntArrayRef sizes) {
   return strides;
 }
 
-void check_sizes_fit(IntArrayRef sizes) {
-  std::int64_t product = 1;
+void check_no_negative_sizes(IntArrayRef sizes) {
   for (std::int64_t size : sizes) {
     EMBER_CHECK(size >= 0, ShapeError, "Trying to create tensor with negative dimension ", size, ": ",
                 shape_to_string(sizes));
+  }
+}
+
+void check_sizes_fit(IntArrayRef sizes) {
+  check_no_negative_sizes(sizes);
+  std::int64_t product = 1;
+  for (std::int64_t size : sizes) {
     EMBER_CHECK(multiply(product, std::max<std::int64_t>(size, 1), product), ShapeError,
                 "numel: integer multiplication overflow");
   }

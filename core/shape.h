@@ -62,6 +62,10 @@ std::int64_t compute_numel(IntArrayRef sizes);
 // stride does not fit in int64 — possible only with a 0 among huge sizes, [0, 2^40, 2^40].
 Shape contiguous_strides(IntArrayRef sizes);
 
+// "Trying to create tensor with negative dimension -1: [-1]" (PyTorch's words) when a size
+// is negative: the first check of every factory and view that takes sizes from the caller.
+void check_no_negative_sizes(IntArrayRef sizes);
+
 // The size invariant every tensor keeps (make_tensor checks it; core/tensor.cpp): no size
 // is negative ("Trying to create tensor with negative dimension -1: [-1]") and the product
 // of the sizes, 0s counted as 1, fits in int64 ("numel: integer multiplication overflow").

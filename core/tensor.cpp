@@ -120,10 +120,7 @@ Tensor make_tensor(Storage storage, Shape sizes, Shape strides, std::int64_t sto
 }
 
 Tensor empty(IntArrayRef sizes, TensorOptions options) {
-  for (std::int64_t size : sizes) {
-    EMBER_CHECK(size >= 0, ShapeError, "Trying to create tensor with negative dimension ", size, ": ",
-                shape_to_string(sizes));
-  }
+  check_no_negative_sizes(sizes);
   DType dtype = options.dtype_or(default_float_dtype());
   // Sizes and byte count are checked before the allocator sees them: an overflowing
   // product would otherwise ask for a few bytes and let the tensor read far past them.

@@ -87,10 +87,7 @@ std::string describe_for_expand(const Tensor& self) {
 Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, std::int64_t storage_offset) {
   EMBER_CHECK(sizes.size() == strides.size(), ShapeError, "mismatch in length of strides and shape");
   EMBER_CHECK(storage_offset >= 0, ValueError, "Tensor: invalid storage offset ", storage_offset);
-  for (std::int64_t size : sizes) {
-    EMBER_CHECK(size >= 0, ShapeError, "Trying to create tensor with negative dimension ", size, ": ",
-                shape_to_string(sizes));
-  }
+  check_no_negative_sizes(sizes);
   // A negative stride would walk before the view's first element, where the bounds check
   // below does not look (PyTorch refuses them too).
   for (std::int64_t stride : strides) {

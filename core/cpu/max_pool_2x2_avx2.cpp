@@ -61,19 +61,15 @@ void max_pool_2x2_plane_avx2(const float* in, std::int64_t in_w, std::int64_t ou
     const float* bottom = top + in_w;
     for (std::int64_t x0 = 0; x0 < out_w; x0 += 8) {
       const std::int64_t count = std::min<std::int64_t>(8, out_w - x0);  // windows in this step
-      __m256 top_low, top_high, bottom_low, bottom_high;
-      if ((2 * y + 1) * in_w + 2 * x0 + 16 <= rows_end) {  // whole loads: lanes past the row are computed, never kept
-        top_low = _mm256_loadu_ps(top + 2 * x0);
-        top_high = _mm256_loadu_ps(top + 2 * x0 + 8);
-        bottom_low = _mm256_loadu_ps(bottom + 2 * x0);
-        bottom_high = _mm256_loadu_ps(bottom + 2 * x0 + 8);
-      } else {
-        const __m256i low_mask = first_lanes(2 * count), high_mask = first_lanes(2 * count - 8);
-        top_low = _mm256_maskload_ps(top + 2 * x0, low_mask);
-        top_high = _mm256_maskload_ps(top + 2 * x0 + 8, high_mask);
-        bottom_low = _mm256_maskload_ps(bottom + 2 * x0, low_mask);
-        bottom_high = _mm256_maskload_ps(bottom + 2 * x0 + 8, high_mask);
-      }
+      // Whole loads where the 16 floats stay inside the rows the windows cover: lanes past the
+      // row are computed, never kept.
+      const bool whole_loads = (2 * y + 1) * in_w + 2 * x0 + 16 <= rows_end;
+      const auto load = [whole_loads](const float* from, std::int64_t lanes) {
+        return whole_loads ? _mm256_loadu_ps(from) : _mm256_maskload_ps(from, first_lanes(lanes));
+      };
+      const __m256 top_low = load(top + 2 * x0, 2 * count), top_high = load(top + 2 * x0 + 8, 2 * count - 8);
+      const __m256 bottom_low = load(bottom + 2 * x0, 2 * count);
+      const __m256 bottom_high = load(bottom + 2 * x0 + 8, 2 * count - 8);
       const __m256 window[4] = {left_columns(top_low, top_high), right_columns(top_low, top_high),
                                 left_columns(bottom_low, bottom_high), right_columns(bottom_low, bottom_high)};
       __m256 best = window[0];

@@ -1,6 +1,6 @@
 // tests/core/test_factories.cpp — ember::tensor, zeros/ones/full, arange, linspace, eye, *_like,
-// empty_strided, from_blob. Dtype inference and error texts follow PyTorch; arange/linspace values are
-// compared bit for bit with tests/reference/factories.json (gen_factories.py).
+// empty_strided, from_blob. Dtype inference and error texts follow PyTorch; arange/linspace
+// values are compared bit for bit with tests/reference/factories.json (gen_factories.py).
 #include <catch2/catch.hpp>
 
 #include <cstring>
