@@ -17,8 +17,9 @@
 //   3. what to pack: a panel is packed when it is reused often enough to repay the copy (large
 //      products), and read in place when it is used once or twice (thin products);
 //   4. threads: only when the product is large enough to repay handing half of it to a
-//      second core; small products give each thread a fixed part, large ones let the threads
-//      claim parts as they go (core/cpu/gemm_driver.h).
+//      second core; small products give each thread a fixed part, mid-sized ones whose B is
+//      packed give each thread its own columns to pack and multiply, large ones let the
+//      threads claim parts as they go (core/cpu/gemm_driver.h).
 // None of these choices depends on the thread count, and neither does the order in which
 // each element sums over k (fixed kc slices, one thread per element), so results are
 // bit-identical for any number of threads.
@@ -59,6 +60,11 @@ constexpr std::int64_t kParallelMinWork = 64 * 64 * 64;
 // Below this many multiply-adds the threads take fixed units (core/cpu/gemm_driver.h):
 // measured as fast as claiming, or faster, from 64^3 up to 128 x 256 x 128.
 constexpr std::int64_t kFixedUnitsMaxWork = 128 * 128 * 384;
+
+// Below this many multiply-adds a product whose B is packed gives each thread its own columns
+// and lets it pack their B panels itself: measured faster from 256^3 and the MLP's
+// 128 x 784 x 256 products, as fast at 512^3 (docs/performance.md, "B packed per thread").
+constexpr std::int64_t kPrivateBMaxWork = std::int64_t{512} * 512 * 512;
 
 // The portable micro-kernel, for every dtype and CPU. A 4 x 8 tile; the accumulators are a
 // local array with compile-time bounds so the compiler keeps them in registers.
@@ -331,6 +337,14 @@ void gemm_typed(const GemmPlan& plan) {
   const std::int64_t work = p.batch * p.m * p.n * p.k;
   strategy.threads = work >= kParallelMinWork ? get_num_threads() : 1;
   strategy.fixed_units = strategy.threads > 1 && !strategy.pack_b && work < kFixedUnitsMaxWork;
+  // A mid-sized product whose B is packed: each thread packs only the B panels of its own
+  // columns (one fixed unit per thread) instead of all threads packing one shared copy and
+  // waiting for it to be complete (docs/performance.md, "B packed per thread").
+  const std::int64_t b_panels = (p.n + kernel.nr - 1) / kernel.nr;
+  strategy.private_b = strategy.threads > 1 && strategy.pack_b && p.batch == 1 &&
+                       work < kPrivateBMaxWork && b_panels >= 2 * strategy.threads &&
+                       driver::columns_cut_on_lines(p, kernel);
+  if (strategy.private_b) strategy.fixed_units = true;
   run_gemm(p, kernel, strategy);
 }
 

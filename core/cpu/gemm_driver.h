@@ -22,7 +22,11 @@
 //     takes unit t. A C tile is then written by the same core call after call (a loop of
 //     small GEMMs keeps its half of C in that core's cache instead of moving it between
 //     cores), and the threads share nothing but the operands. A unit whose pool thread has
-//     not started by the time the caller is done is run by the caller (core/parallel.cpp).
+//     not started by the time the caller is done is run by the caller (core/parallel.cpp);
+//   * fixed with private B (mid-sized products whose B is packed: the MLP's 784-wide layer):
+//     the units are cut along C's columns, and each thread packs the B panels of its own
+//     columns, slice by slice, into its own buffer. Nothing is shared, so no thread waits for
+//     another's packing, and no packed panel moves between cores' caches.
 // Every C element belongs to exactly one unit and sums its k slices in order, so the result
 // does not depend on which thread ran what.
 #pragma once
@@ -64,7 +68,8 @@ struct Strategy {
   bool pack_a = true;   // else A is read in place (needs a_rs == 1 or a_cs == 1)
   bool pack_b = true;   // else B is read in place (needs b_cs == 1)
   std::int64_t threads = 1;
-  bool fixed_units = false;  // one unit per thread, thread t runs unit t (needs !pack_b)
+  bool fixed_units = false;  // one unit per thread, thread t runs unit t (needs !pack_b or private_b)
+  bool private_b = false;    // with fixed units cut along columns: each unit packs its own B panels
 };
 
 namespace driver {
@@ -95,7 +100,7 @@ struct AlignedBuffer {
 // a fresh multi-MiB buffer per call would come from mmap and page faults every time.
 template <class T>
 struct Workspace {
-  std::unique_ptr<AlignedBuffer<T>> a_panel, b_edge, c_tile, packed_b;
+  std::unique_ptr<AlignedBuffer<T>> a_panel, b_edge, c_tile, packed_b, private_b;
 
   static T* ensure(std::unique_ptr<AlignedBuffer<T>>& buffer, std::int64_t size) {
     if (!buffer || buffer->count < size) buffer = std::make_unique<AlignedBuffer<T>>(std::max<std::int64_t>(size, 1));
@@ -187,6 +192,13 @@ void compute_unit(const Phase<T>& ph, Workspace<T>& work, std::int64_t batch, st
       const bool has_edge = !s.pack_b && edge_col + nr > p.n;
       const bool copy_edge = has_edge && !kernel.reads_partial_b;
       if (copy_edge) pack::pack_b_panel(b, depth0, depth, edge_col, p.n - edge_col, kernel, work.b_edge->data);
+      // Private B: this slice of the block's panels, packed by the thread that reads them.
+      if (s.private_b)
+        for (std::int64_t q = jb0; q < jb1; ++q) {
+          const std::int64_t col = (ph.panel0 + q) * nr;
+          pack::pack_b_panel(b, depth0, depth, col, std::min(nr, p.n - col), kernel,
+                             work.private_b->data + (q - jb0) * kc * nr);
+        }
 
       for (std::int64_t mp = mp0; mp < mp1; ++mp) {
         const std::int64_t row = mp * mr, rows = std::min(mr, p.m - row);
@@ -211,7 +223,10 @@ void compute_unit(const Phase<T>& ph, Workspace<T>& work, std::int64_t batch, st
           // tiles), so a short k loop does not pay the call and the set-up per tile.
           t.panels = c_in_place && t.cols == nr ? std::min(jb1, p.n / nr - ph.panel0) - q : 1;
           t.b_partial = false;
-          if (s.pack_b) {
+          if (s.private_b) {
+            t.b = work.private_b->data + (q - jb0) * kc * nr;
+            t.b_k_step = nr;
+          } else if (s.pack_b) {
             t.b = ph.packed_panel(batch, slice, q);
             t.b_k_step = nr;
           } else if (copy_edge && q == jb1 - 1) {
@@ -281,6 +296,8 @@ void participate(Phase<T>& ph, std::int64_t begin, std::int64_t end) {
   Workspace<T>::ensure(work.a_panel, kernel.mr * kernel.kc);
   Workspace<T>::ensure(work.b_edge, kernel.kc * kernel.nr);
   Workspace<T>::ensure(work.c_tile, kernel.mr * kernel.nr);
+  if (ph.strategy->private_b)
+    Workspace<T>::ensure(work.private_b, kernel.kc * std::max<std::int64_t>(1, kernel.nc / kernel.nr) * kernel.nr);
   if (ph.strategy->fixed_units) {
     for (std::int64_t slot = begin; slot < end; ++slot)
       for (std::int64_t unit = slot; unit < ph.units; unit += ph.threads) run_unit(ph, work, unit);
@@ -301,6 +318,15 @@ void participate(Phase<T>& ph, std::int64_t begin, std::int64_t end) {
     if (unit >= ph.units) break;
     run_unit(ph, work, unit);
   }
+}
+
+// Whether cuts between C's columns at multiples of NR fall on cache-line boundaries: they do
+// if C's rows all start on one.
+template <class T>
+bool columns_cut_on_lines(const Problem<T>& p, const MicroKernel<T>& kernel) {
+  const std::int64_t line = 64 / static_cast<std::int64_t>(sizeof(T));
+  return p.c_cs == 1 && reinterpret_cast<std::uintptr_t>(p.c) % 64 == 0 && p.c_rs % line == 0 &&
+         p.c_batch % line == 0 && kernel.nr % line == 0;
 }
 
 // How to cut one batch entry's C into `units` fixed units: along rows when there are enough
@@ -326,7 +352,7 @@ void run_phase(const Problem<T>& p, const MicroKernel<T>& kernel, const Strategy
   ph.panel0 = panel0;
   ph.panels = panels;
   ph.slices = (p.k + kernel.kc - 1) / kernel.kc;
-  if (s.pack_b) {
+  if (s.pack_b && !s.private_b) {
     ph.packed_b = packed_b;
     ph.pieces_per_slice = (panels + kPanelsPerPackPiece - 1) / kPanelsPerPackPiece;
     ph.pack_pieces = batches * ph.slices * ph.pieces_per_slice;
@@ -336,11 +362,12 @@ void run_phase(const Problem<T>& p, const MicroKernel<T>& kernel, const Strategy
   const std::int64_t mp = (p.m + kernel.mr - 1) / kernel.mr;
   std::int64_t row_groups = 1, col_groups = 1;
   if (s.fixed_units) {
-    // Column cuts fall on multiples of NR: on cache-line boundaries if C's rows all start on one.
-    const std::int64_t line = 64 / static_cast<std::int64_t>(sizeof(T));
-    const bool line_aligned = p.c_cs == 1 && reinterpret_cast<std::uintptr_t>(p.c) % 64 == 0 &&
-                              p.c_rs % line == 0 && p.c_batch % line == 0 && kernel.nr % line == 0;
-    std::tie(row_groups, col_groups) = fixed_groups(p.m, p.n, kernel.mr, kernel.nr, s.threads, line_aligned);
+    if (s.private_b) {
+      col_groups = std::min(s.threads, panels);  // gemm.cpp checked the cuts fall on cache lines
+    } else {
+      std::tie(row_groups, col_groups) =
+          fixed_groups(p.m, p.n, kernel.mr, kernel.nr, s.threads, columns_cut_on_lines(p, kernel));
+    }
   } else if (s.threads > 1) {
     const std::int64_t per_batch = std::max<std::int64_t>(1, (kUnitsPerThread * s.threads + batches - 1) / batches);
     col_groups = std::clamp<std::int64_t>((per_batch + mp - 1) / mp, 1, panels);
@@ -368,7 +395,7 @@ void run_gemm(const Problem<T>& p, const MicroKernel<T>& kernel, const Strategy&
   const std::int64_t panel_size = slices * kernel.kc * kernel.nr;  // one panel, all of k
   std::int64_t batches_per_phase = p.batch, panels_per_phase = total_panels;
   T* packed_b = nullptr;
-  if (s.pack_b) {
+  if (s.pack_b && !s.private_b) {
     if (panel_size * total_panels > kMaxPackedB) {
       batches_per_phase = 1;
       panels_per_phase = std::max<std::int64_t>(1, kMaxPackedB / panel_size);

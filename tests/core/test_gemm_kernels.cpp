@@ -260,7 +260,8 @@ class ThreadCount {
 };
 
 // Products large enough to be shared between threads (core/cpu/gemm.cpp: from 64^3
-// multiply-adds; fixed units below 6.3 M when B is read in place, claimed units above):
+// multiply-adds; fixed units below 6.3 M when B is read in place, fixed units with private B
+// below 512^3 when B is packed and C's rows start on cache lines, claimed units otherwise):
 // correct, and bit-identical to the one-thread result (each C element is summed over k in
 // the same order by exactly one thread).
 template <class T>
@@ -292,6 +293,12 @@ void check_kernel_threads(const std::string& name) {
       {100, 90, 40, false, false, false, 1, 1.0, 0.0},  {100, 90, 40, true, true, false, 1, 1.0, 0.5},
       {20, 160, 128, false, false, false, 1, 1.0, 0.0}, {20, 160, 128, false, true, false, 1, 2.0, 0.5},
       {20, 150, 128, false, false, false, 1, 1.0, 0.0}, {40, 64, 50, false, false, false, 1, 1.0, 0.0, 4},
+      // Private B (packed B below 512^3, rows on cache lines): each thread packs its own
+      // columns, slice by slice. The MLP's forward (B transposed, k over four kc slices, the
+      // last 16 deep), with beta; its weight gradient (B copied, the last panel half full,
+      // units of unequal width); a unit wider than one nc block.
+      {128, 256, 784, false, true, false, 1, 1.0, 0.0}, {128, 256, 784, false, true, false, 1, 1.0, 0.5},
+      {256, 784, 128, true, false, false, 1, 1.0, 0.0}, {13, 3200, 300, false, true, false, 1, 2.0, 1.0},
   };
   for (const Case& test : cases) {
     INFO(name << " m " << test.m << " n " << test.n << " k " << test.k << " batch " << test.batch);
