@@ -339,9 +339,11 @@ void gemm_typed(const GemmPlan& plan) {
   strategy.fixed_units = strategy.threads > 1 && !strategy.pack_b && work < kFixedUnitsMaxWork;
   // A mid-sized product whose B is packed: each thread packs only the B panels of its own
   // columns (one fixed unit per thread) instead of all threads packing one shared copy and
-  // waiting for it to be complete (docs/performance.md, "B packed per thread").
+  // waiting for it to be complete (docs/performance.md, "B packed per thread"). Each thread
+  // then reads all of A, so only where C is no taller than wide (A no larger than B, per
+  // unit of k): the GPT's 2048-row products are slower so.
   const std::int64_t b_panels = (p.n + kernel.nr - 1) / kernel.nr;
-  strategy.private_b = strategy.threads > 1 && strategy.pack_b && p.batch == 1 &&
+  strategy.private_b = strategy.threads > 1 && strategy.pack_b && p.batch == 1 && p.m <= p.n &&
                        work < kPrivateBMaxWork && b_panels >= 2 * strategy.threads &&
                        driver::columns_cut_on_lines(p, kernel);
   if (strategy.private_b) strategy.fixed_units = true;
