@@ -69,13 +69,16 @@ void check_no_negative_sizes(IntArrayRef sizes) {
   }
 }
 
+// One pass (every tensor is born through here): a negative size is reported where it is
+// met, an overflow only after every size was seen, so a negative one wins as in PyTorch.
 void check_sizes_fit(IntArrayRef sizes) {
-  check_no_negative_sizes(sizes);
   std::int64_t product = 1;
+  bool overflowed = false;
   for (std::int64_t size : sizes) {
-    EMBER_CHECK(multiply(product, std::max<std::int64_t>(size, 1), product), ShapeError,
-                "numel: integer multiplication overflow");
+    if (size < 0) check_no_negative_sizes(sizes);  // throws
+    overflowed = overflowed || !multiply(product, std::max<std::int64_t>(size, 1), product);
   }
+  EMBER_CHECK(!overflowed, ShapeError, "numel: integer multiplication overflow");
 }
 
 std::int64_t compute_storage_nbytes(IntArrayRef sizes, std::size_t itemsize) {
