@@ -70,6 +70,9 @@ struct Strategy {
   std::int64_t threads = 1;
   bool fixed_units = false;  // one unit per thread, thread t runs unit t (needs !pack_b or private_b)
   bool private_b = false;    // with fixed units cut along columns: each unit packs its own B panels
+
+  // B is packed once, into one buffer every thread reads (the threads pack it piece by piece).
+  bool shares_packed_b() const { return pack_b && !private_b; }
 };
 
 namespace driver {
@@ -352,7 +355,7 @@ void run_phase(const Problem<T>& p, const MicroKernel<T>& kernel, const Strategy
   ph.panel0 = panel0;
   ph.panels = panels;
   ph.slices = (p.k + kernel.kc - 1) / kernel.kc;
-  if (s.pack_b && !s.private_b) {
+  if (s.shares_packed_b()) {
     ph.packed_b = packed_b;
     ph.pieces_per_slice = (panels + kPanelsPerPackPiece - 1) / kPanelsPerPackPiece;
     ph.pack_pieces = batches * ph.slices * ph.pieces_per_slice;
@@ -395,7 +398,7 @@ void run_gemm(const Problem<T>& p, const MicroKernel<T>& kernel, const Strategy&
   const std::int64_t panel_size = slices * kernel.kc * kernel.nr;  // one panel, all of k
   std::int64_t batches_per_phase = p.batch, panels_per_phase = total_panels;
   T* packed_b = nullptr;
-  if (s.pack_b && !s.private_b) {
+  if (s.shares_packed_b()) {
     if (panel_size * total_panels > kMaxPackedB) {
       batches_per_phase = 1;
       panels_per_phase = std::max<std::int64_t>(1, kMaxPackedB / panel_size);
