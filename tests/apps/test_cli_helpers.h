@@ -27,7 +27,7 @@
 namespace ember::testing::cli {
 
 // tests/apps/fixtures/cli (made by its make_fixtures.py).
-inline std::string fixtures_dir() { return std::string(EMBER_SOURCE_DIR) + "/tests/apps/fixtures/cli"; }
+inline std::string fixtures_dir() { return EMBER_SOURCE_DIR "/tests/apps/fixtures/cli"; }
 
 // A fresh, empty directory for one test, removed when the object goes out of scope.
 class ScratchDir {

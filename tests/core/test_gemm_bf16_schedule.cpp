@@ -18,7 +18,7 @@
 namespace ember {
 namespace {
 
-using cpu::bf16_schedule::Shape;
+using ScheduleShape = cpu::bf16_schedule::Shape;
 
 std::unique_ptr<std::atomic<int>[]> counters(std::int64_t n) {
   return std::make_unique<std::atomic<int>[]>(static_cast<std::size_t>(n));
@@ -27,13 +27,13 @@ std::unique_ptr<std::atomic<int>[]> counters(std::int64_t n) {
 struct Counts {
   // a: copy c's panel r at c * row_panels + r; b likewise with col_panels.
   std::unique_ptr<std::atomic<int>[]> a, b, units;
-  Counts(const Shape& s, int threads)
+  Counts(const ScheduleShape& s, int threads)
       : a(counters(s.row_panels * threads)), b(counters(s.col_panels * threads)),
         units(counters(s.groups() * s.row_panels)) {}
 };
 
 // Runs the schedule with counting callbacks; returns how many units saw an unpacked panel.
-int run_counting(const Shape& shape, int threads, Counts& counts) {
+int run_counting(const ScheduleShape& shape, int threads, Counts& counts) {
   std::atomic<int> early{0};
   cpu::bf16_schedule::run(
       shape, threads, [&](std::int64_t r, std::int64_t copy) { counts.a[copy * shape.row_panels + r].fetch_add(1); },
@@ -86,7 +86,8 @@ TEST_CASE("bfloat16 GEMM schedule: every panel packed once and every unit run on
     for (int threads : {1, 2, 3, 5}) {
       set_num_threads(threads);
       const bool per_thread = c.shared_per_thread && threads > 1;
-      const Shape shape{c.row_panels, c.col_panels, c.group, c.pack_b, c.own_rows, per_thread};
+      const ScheduleShape shape{c.row_panels, c.col_panels, c.group,
+                                c.pack_b, c.own_rows, per_thread};
       for (int repeat = 0; repeat < 20; ++repeat) {  // different interleavings
         Counts counts(shape, threads);
         std::ostringstream where;
@@ -118,7 +119,7 @@ TEST_CASE("bfloat16 GEMM schedule: groups fit half an L2, four units a thread, t
   CHECK(column_group_panels(4, 64, 4 << 20, 1) == 1);
 
   // 1024 x 1024: two groups for two threads own columns; A (2 MiB) is shared, packed once.
-  Shape s = plan(32, 32, 64 << 10, 64 << 10, true, 2);
+  ScheduleShape s = plan(32, 32, 64 << 10, 64 << 10, true, 2);
   CHECK_FALSE(s.own_rows);
   CHECK_FALSE(s.shared_per_thread);
   // The MLP's 128 x 784 x 256: columns owned, A (200 KiB) packed by each thread.
