@@ -25,14 +25,8 @@
 #include <ember/core/allocator.h>
 #include <ember/core/error.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define EMBER_HAVE_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define EMBER_HAVE_ASAN 1
-#endif
-#endif
-#ifdef EMBER_HAVE_ASAN
+#include <ember/core/address_sanitizer.h>
+#if EMBER_ADDRESS_SANITIZER
 #include <sanitizer/asan_interface.h>
 #endif
 
@@ -47,7 +41,7 @@ constexpr std::size_t kHugePage = 2 * kMiB;
 constexpr std::size_t kHugePageThreshold = 4 * kMiB;
 
 void poison(void* pointer, std::size_t nbytes) {
-#ifdef EMBER_HAVE_ASAN
+#if EMBER_ADDRESS_SANITIZER
   ASAN_POISON_MEMORY_REGION(pointer, nbytes);
 #else
   (void)pointer, (void)nbytes;
@@ -55,7 +49,7 @@ void poison(void* pointer, std::size_t nbytes) {
 }
 
 void unpoison(void* pointer, std::size_t nbytes) {
-#ifdef EMBER_HAVE_ASAN
+#if EMBER_ADDRESS_SANITIZER
   ASAN_UNPOISON_MEMORY_REGION(pointer, nbytes);
 #else
   (void)pointer, (void)nbytes;
@@ -75,12 +69,12 @@ bool huge_pages_enabled();
 // ASan's allocator aborts the process (rather than failing) for requests above its limit
 // (1 TiB on x86-64, with the default allocator_may_return_null=0): in a sanitized build such
 // a request fails here instead, as it would anyway, so the caller still gets the error.
-#ifdef EMBER_HAVE_ASAN
+#if EMBER_ADDRESS_SANITIZER
 constexpr std::size_t kAsanMaxAllocation = std::size_t{1} << 40;
 #endif
 
 void* system_allocate(std::size_t size) {
-#ifdef EMBER_HAVE_ASAN
+#if EMBER_ADDRESS_SANITIZER
   if (size > kAsanMaxAllocation) return nullptr;
 #endif
   const bool huge = size >= kHugePageThreshold && huge_pages_enabled();
@@ -135,7 +129,7 @@ std::size_t default_cache_limit() {
                 text, "'");
     return static_cast<std::size_t>(bytes);
   }
-#ifdef EMBER_HAVE_ASAN
+#if EMBER_ADDRESS_SANITIZER
   return 0;  // let ASan's allocator see every block (see the header)
 #else
   const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);

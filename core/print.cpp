@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <type_traits>
 #include <vector>
 
 #include <ember/core/autograd_meta.h>
@@ -52,7 +53,9 @@ class HostView {
     EMBER_DISPATCH_ALL_AND_REDUCED(tensor_.dtype(), {
       scalar_t value = static_cast<const scalar_t*>(tensor_.data_ptr())[offset];
       element.floating = static_cast<double>(value);
-      element.integral = static_cast<std::int64_t>(value);
+      // Only integer and bool tensors print `integral`; converting a NaN or an infinity to an
+      // integer is undefined behaviour (clang's UBSan reports it), so floats leave it 0.
+      if constexpr (std::is_integral_v<scalar_t>) element.integral = static_cast<std::int64_t>(value);
     });
     return element;
   }

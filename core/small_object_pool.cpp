@@ -1,20 +1,14 @@
 // core/small_object_pool.cpp — the per-thread free lists behind make_pooled (why: the header).
 #include <ember/core/small_object_pool.h>
 
+#include <ember/core/address_sanitizer.h>
+
 #include <cstdint>
 #include <new>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define EMBER_POOL_DISABLED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define EMBER_POOL_DISABLED 1
-#endif
-#endif
-
 namespace ember::detail {
 
-#ifndef EMBER_POOL_DISABLED  // under AddressSanitizer every block goes to operator new and delete
+#if !EMBER_ADDRESS_SANITIZER  // under AddressSanitizer every block goes to operator new and delete
 namespace {
 
 constexpr std::size_t kClassBytes = 16;     // size classes 16, 32, ..., 512 bytes
@@ -57,7 +51,7 @@ std::size_t class_of(std::size_t nbytes) { return (nbytes + kClassBytes - 1) / k
 #endif
 
 void* pool_allocate(std::size_t nbytes) {
-#ifndef EMBER_POOL_DISABLED
+#if !EMBER_ADDRESS_SANITIZER
   if (nbytes != 0 && nbytes <= kMaxPooledBytes) {
     const std::size_t c = class_of(nbytes);
     if (FreeBlock* block = lists.heads[c]) {
@@ -72,7 +66,7 @@ void* pool_allocate(std::size_t nbytes) {
 }
 
 void pool_deallocate(void* block, [[maybe_unused]] std::size_t nbytes) noexcept {
-#ifndef EMBER_POOL_DISABLED
+#if !EMBER_ADDRESS_SANITIZER
   if (nbytes != 0 && nbytes <= kMaxPooledBytes && !lists.closed) {
     if (!lists.registered) {
       lists.registered = true;
@@ -93,7 +87,7 @@ void pool_deallocate(void* block, [[maybe_unused]] std::size_t nbytes) noexcept 
 }
 
 bool pool_enabled() noexcept {
-#ifdef EMBER_POOL_DISABLED
+#if EMBER_ADDRESS_SANITIZER
   return false;
 #else
   return true;

@@ -9,7 +9,7 @@
 # Fails (exit 1) on any finding: a crash, a sanitizer report, a broken contract (the harness
 # aborts with "FUZZ FINDING"), a timeout or an out-of-memory; the input that caused it is in
 # $FUZZ_BUILD/fuzz-findings/ and is printed. New corpus entries go to $FUZZ_BUILD/fuzz-corpus/
-# (never into the committed seeds). Environment: FUZZ_BUILD (default build-fuzz), FUZZ_JOBS
+# (never into the committed seeds). Environment: FUZZ_BUILD (default build-sanitize), FUZZ_JOBS
 # (build parallelism, default nproc), FUZZ_ARGS (more libFuzzer flags, e.g. -runs=1000000),
 # EMBER_FUZZ_KNOWN=1 (also run the API calls known to crash today: tests/fuzz/api_fuzzer.cpp).
 set -euo pipefail
@@ -23,18 +23,23 @@ shift || true
 names=("$@")
 [ ${#names[@]} -eq 0 ] && names=("${ALL[@]}")
 case "$seconds" in ''|*[!0-9]*) echo "fuzz.sh: SECONDS must be a whole number, got '$seconds'" >&2; exit 2;; esac
-build=${FUZZ_BUILD:-build-fuzz}
+build=${FUZZ_BUILD:-build-sanitize}
 
 bash scripts/install-deps.sh fuzz
 launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
-# -O1 and line tables: quick to compile under the sanitizers, symbolised stack traces, and
-# assert() stays on (no NDEBUG).
+# One sanitized tree serves the fuzzers and the sanitized test suite (`make test-sanitize`
+# configures it through this script): every library is compiled once, with clang, ASan, UBSan
+# and the fuzzer's coverage counters. The libraries at -O1 (the suite runs about twice as fast
+# as at -O0), the test files at -O0 (they are most of the compile time, and -O1 doubles it
+# under the sanitizers); line tables for symbolised stack traces; assert() stays on (no
+# NDEBUG); no benchmarks (timing code).
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -gline-tables-only" \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DEMBER_CUDA=OFF -DEMBER_FUZZ=ON \
-  -DEMBER_BUILD_TESTS=OFF "${launcher[@]}" >/dev/null
+  -DCMAKE_C_FLAGS_RELEASE="-O1 -gline-tables-only" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DEMBER_CUDA=OFF -DEMBER_FUZZ=ON -DEMBER_BUILD_TESTS=ON -DEMBER_TEST_OPTIMIZATION=-O0 \
+  -DEMBER_BUILD_BENCHMARKS=OFF "${launcher[@]}" >/dev/null
 cmake --build "$build" -j "${FUZZ_JOBS:-$(nproc)}" --target ember_fuzzers
 [ $build_only -eq 1 ] && exit 0
 

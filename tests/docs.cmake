@@ -28,10 +28,12 @@ add_test(NAME "docs: the path checker passes a doc whose names all exist"
 # batch mode on a small program built with debug information whatever the build type.
 # Skipped (exit 4) where gdb is not installed. -femit-class-debug-always: GCC otherwise
 # describes a class with a vtable (autograd::Node) only where its key function is compiled,
-# which in a Release build of the library has no debug information at all.
+# which in a Release build of the library has no debug information at all (clang's
+# -fstandalone-debug says the same).
 add_executable(ember_gdb_printer_target ${CMAKE_CURRENT_SOURCE_DIR}/docs/gdb_printer_target.cpp)
 target_link_libraries(ember_gdb_printer_target PRIVATE ember::ember)
-target_compile_options(ember_gdb_printer_target PRIVATE ${EMBER_WARNINGS} -O0 -g -fno-eliminate-unused-debug-types -femit-class-debug-always)
+target_compile_options(ember_gdb_printer_target PRIVATE ${EMBER_WARNINGS} -O0 -g -fno-eliminate-unused-debug-types
+                       $<IF:$<CXX_COMPILER_ID:Clang>,-fstandalone-debug,-femit-class-debug-always>)
 add_test(NAME "docs: the gdb pretty-printer prints tensors, views and the tape"
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/docs/check_gdb_printer.sh $<TARGET_FILE:ember_gdb_printer_target>
           ${CMAKE_SOURCE_DIR}/scripts/gdb/ember_printers.py ${CMAKE_CURRENT_SOURCE_DIR}/docs/expected_gdb_printer.txt)

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <memory>
 
+#include <ember/core/address_sanitizer.h>
 #include <ember/core/error.h>
 
 #include "usage_error.h"
@@ -48,7 +49,7 @@ std::string plotting_unavailable() { return "ember was built without cairo: inst
 // configuration files, lost inside the library: nothing ember can free. Under
 // AddressSanitizer (make test-sanitize) LeakSanitizer would fail every `ember plot` at exit,
 // so this build tells it to ignore leaks made inside fontconfig only.
-#if defined(__SANITIZE_ADDRESS__)
+#if EMBER_ADDRESS_SANITIZER
 extern "C" const char* __lsan_default_suppressions() { return "leak:libfontconfig.so\n"; }
 extern "C" const char* __lsan_default_options() { return "print_suppressions=0"; }  // quiet stderr
 #endif

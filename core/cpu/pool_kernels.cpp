@@ -238,7 +238,8 @@ void pool2d_typed(const Pool2dPlan& p) {
         in = input + plane * in_plane;
         out = output + plane * out_plane;
       }
-      std::int64_t* indices = p.indices + plane * out_plane;
+      // Average pooling keeps no indices (p.indices is null): no pointer arithmetic on null.
+      std::int64_t* indices = p.indices ? p.indices + plane * out_plane : nullptr;
       if (kernel != Max2x2::kNone) {
         if constexpr (std::is_same_v<Compute, float>) {
           if (kernel == Max2x2::kAvx512) max_pool_2x2_plane_avx512(in, p.in_w, p.out_h, p.out_w, out, indices);

@@ -48,7 +48,7 @@ namespace {
 
 // AddressSanitizer must be told about stack switches, or it misreads the fibers' stacks.
 // Without ASan these are no-ops.
-#if defined(__SANITIZE_ADDRESS__)
+#if EMBER_ADDRESS_SANITIZER
 thread_local const void* scheduler_stack_bottom = nullptr;
 thread_local std::size_t scheduler_stack_size = 0;
 void before_switch(void** fake_stack, const void* bottom, std::size_t size) {

@@ -5,11 +5,12 @@
 // stacks, the shared arena and its shadow (who wrote / read each byte, for the checks).
 #pragma once
 
+#include <ember/core/address_sanitizer.h>
 #include <ember/cuda/emulate/emulator.h>
 
 #include <ucontext.h>
 
-#if defined(__SANITIZE_ADDRESS__)
+#if EMBER_ADDRESS_SANITIZER
 #include <sanitizer/common_interface_defs.h>
 #endif
 

@@ -30,6 +30,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <ember/core/address_sanitizer.h>
 #include <ember/core/factories.h>
 #include <ember/nn/serialize.h>
 
@@ -165,9 +166,10 @@ TEST_CASE("ember: a checkpoint's whole-number config fields refuse fractions, hu
       {"3.0 is not a whole number", [](nlohmann::json& c) { c["train"]["grad_accum"] = 3.0; }},
   };
   for (const auto& [message, damage] : damages) {
+    const auto& damage_config = damage;  // the lambda captures this (clang before 16 cannot capture a binding)
     edit_checkpoint(scratch / "ck.st", scratch / "bad.st", [&](ember::nn::StateDict&, ember::Metadata& metadata) {
       nlohmann::json config = nlohmann::json::parse(metadata.at("config"));
-      damage(config);
+      damage_config(config);
       metadata["config"] = config.dump();
     });
     std::string output = run_ember("eval --checkpoint " + scratch / "bad.st", &code);
@@ -482,12 +484,8 @@ TEST_CASE("ember: a UTF-8 BOM does not turn the first CSV row into a header", "[
 }
 
 TEST_CASE("ember train: worker threads that cannot start are an error, not an abort", "[cli][hostile]") {
-#if defined(__SANITIZE_ADDRESS__)
+#if EMBER_ADDRESS_SANITIZER
   EMBER_SKIP("ulimit -v does not leave AddressSanitizer room to start");
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  EMBER_SKIP("ulimit -v does not leave AddressSanitizer room to start");
-#endif
 #endif
   // Run `ember train --data toy` under `ulimit -v LIMIT_KB`; returns the exit code.
   auto run_limited = [](std::int64_t limit_kb, int workers, std::string* output) {

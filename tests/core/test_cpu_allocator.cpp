@@ -11,14 +11,14 @@
 #include <thread>
 #include <vector>
 
+#include <ember/core/address_sanitizer.h>
 #include <ember/core/allocator.h>
 #include <ember/core/cpu_allocator.h>
 #include <ember/core/factories.h>
 
 #include "test_support.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define EMBER_TEST_ASAN 1
+#if EMBER_ADDRESS_SANITIZER
 #include <sanitizer/asan_interface.h>
 #endif
 
@@ -220,7 +220,7 @@ TEST_CASE("cpu allocator: threads allocating and freeing at once leave consisten
   CHECK(stats.cache_hits > 0);
 }
 
-#ifdef EMBER_TEST_ASAN
+#if EMBER_ADDRESS_SANITIZER
 TEST_CASE("cpu allocator: under ASan a cached block, and the tail past the request, are poisoned") {
   CacheLimit cache(64 * kMiB);
   char* block = nullptr;

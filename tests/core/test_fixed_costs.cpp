@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include <ember/core/address_sanitizer.h>
 #include <ember/core/native.h>
 #include <ember/core/parallel.h>
 #include <ember/core/small_object_pool.h>
@@ -128,7 +129,7 @@ TEST_CASE("fixed costs: pooled objects are built, destroyed and their blocks reu
   CHECK(Counted::alive == 0);
   auto again = detail::make_pooled<Counted>(9);
   CHECK(again->payload[0] == 9);
-#if !defined(__SANITIZE_ADDRESS__)
+#if !EMBER_ADDRESS_SANITIZER
   CHECK(static_cast<const void*>(again.get()) == first_block);  // the same block, from the free list
 #endif
   // Made here, freed on another thread (as a DataLoader worker's batch is freed on the main

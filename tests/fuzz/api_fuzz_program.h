@@ -44,7 +44,7 @@ class ByteReader {
 
 // The program as C++ source, one statement per call. With EMBER_FUZZ_TRACE=1 in the
 // environment each statement is printed before it runs, so the last one printed before a
-// crash is the call that crashed:  EMBER_FUZZ_TRACE=1 build-fuzz/bin/api_fuzzer CRASH_FILE
+// crash is the call that crashed:  EMBER_FUZZ_TRACE=1 build-sanitize/bin/api_fuzzer CRASH_FILE
 class Trace {
  public:
   Trace() : enabled_(std::getenv("EMBER_FUZZ_TRACE") != nullptr) {}

@@ -37,7 +37,7 @@
 //            allocator's "can't allocate memory", tests/core/test_hostile_sizes.cpp), but
 //            ASan and libFuzzer report a multi-TiB request before ember can, so the guard stays.
 // Reproduce a finding with its program printed as C++:
-//   EMBER_FUZZ_TRACE=1 build-fuzz/bin/api_fuzzer CRASH_FILE
+//   EMBER_FUZZ_TRACE=1 build-sanitize/bin/api_fuzzer CRASH_FILE
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>

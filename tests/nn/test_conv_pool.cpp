@@ -412,7 +412,10 @@ TEST_CASE("max_pool2d's vectorised 2-wide path picks the reference path's maxima
   const std::vector<double> palette = {0.0, 1.0, 1.0, -inf, nan, 2.0, -1.0, 0.0};
   const std::vector<std::pair<std::int64_t, std::int64_t>> kernel_and_stride_h = {{1, 1}, {2, 1}, {3, 1}, {2, 2}};
   for (const DType dtype : {DType::Float32, DType::Float64, DType::BFloat16}) {
-    for (const auto& [kernel_h, stride_h] : kernel_and_stride_h) {
+    for (const auto& kernel_stride : kernel_and_stride_h) {
+      // Plain variables, not a structured binding: the lambda below captures them (clang
+      // before 16 cannot capture a binding).
+      const std::int64_t kernel_h = kernel_stride.first, stride_h = kernel_stride.second;
       for (const std::int64_t width : {2, 9, 34, 65}) {
         std::vector<double> values(static_cast<std::size_t>(2 * 3 * 7 * width));
         for (std::size_t i = 0; i < values.size(); ++i) values[i] = palette[(i * 7 + i / 5) % palette.size()];
