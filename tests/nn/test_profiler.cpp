@@ -423,8 +423,7 @@ TEST_CASE("profiler: events with GPU times get CUDA columns in the table and a G
 
 TEST_CASE("profiler: a scope left open across a restart is dropped, never closed on the new profile's events") {
   auto first = std::make_unique<ProfileGuard>();
-  std::optional<profiler::RecordScope> straddling;
-  straddling.emplace(EventKind::Annotation, "straddling");
+  auto straddling = std::make_unique<profiler::RecordScope>(EventKind::Annotation, "straddling");
   first->stop();
   ProfileGuard second;
   {
